@@ -115,7 +115,7 @@ class CudaBackend final : public Backend {
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_.get(); }
   // Two lines of cache statistics (device, pinned host) for the end of a run.
-  std::string memory_report() const;
+  std::string memory_report() const override;
 
  private:
   struct StreamDeleter {

@@ -82,6 +82,9 @@ class Backend {
   virtual void fill(float* x, std::size_t n, float value) = 0;
   // Waits until every op issued so far has finished (a no-op on the CPU).
   virtual void synchronize() = 0;
+  // Lines describing the backend's memory caches (hits, misses, peaks) for the end of a run;
+  // empty when the backend keeps none (the CPU).
+  virtual std::string memory_report() const { return {}; }
 
   // ---- vector arithmetic over flat buffers --------------------------------------------------
   virtual void scale(std::size_t n, float alpha, float* x) = 0;                   // x *= a

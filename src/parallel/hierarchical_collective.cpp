@@ -29,7 +29,7 @@ void HierarchicalCollective::barrier(int rank) {
   local_.barrier(rank);
 }
 
-std::unique_ptr<Collective> make_collective(int local_workers, ProcessGroup& processes) {
+std::unique_ptr<Collective> make_host_collective(int local_workers, ProcessGroup& processes) {
   if (processes.size() > 1)
     return std::make_unique<HierarchicalCollective>(local_workers, processes);
   if (local_workers > 1) return std::make_unique<ThreadCollective>(local_workers);

@@ -29,6 +29,6 @@ class HierarchicalCollective final : public Collective {
 
 // The collective for `local_workers` threads in this process and the processes of `processes`:
 // LocalCollective, ThreadCollective or HierarchicalCollective, whichever is the simplest fit.
-std::unique_ptr<Collective> make_collective(int local_workers, ProcessGroup& processes);
+std::unique_ptr<Collective> make_host_collective(int local_workers, ProcessGroup& processes);
 
 }  // namespace dl

@@ -55,14 +55,13 @@ class FirstFailure {
 
 ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
                                  const BackendFactory& make_backend,
-                                 std::unique_ptr<Collective> collective, ProcessGroup& processes)
+                                 const CollectiveFactory& make_collective,
+                                 ProcessGroup& processes)
     : config_(config),
       train_(train),
-      collective_(std::move(collective)),
       processes_(processes),
       first_global_worker_(processes.rank() * config.parallel.workers) {
   const int workers = config.parallel.workers;
-  DL_CHECK(collective_->size() == workers, "the collective must have one participant per worker");
   for (int w = 0; w < workers; ++w) {
     auto replica = std::make_unique<Replica>();
     replica->backend = make_backend(w);
@@ -72,6 +71,11 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
         replica->model->segments(), replica->model->parameter_count());
     replicas_.push_back(std::move(replica));
   }
+  std::vector<Backend*> backends;
+  for (const auto& r : replicas_) backends.push_back(r->backend.get());
+  collective_ = make_collective(backends);
+  DL_CHECK(collective_ != nullptr && collective_->size() == workers,
+           "the collective must have one participant per worker");
   round_loss_.assign(static_cast<std::size_t>(global_workers()), 0.0);
   round_samples_.assign(static_cast<std::size_t>(global_workers()), 0);
 }

@@ -53,6 +53,10 @@ enum class SyncAction { kContinue, kStop };
 using SyncPointCallback = std::function<SyncAction(const SyncPoint&)>;
 
 using BackendFactory = std::function<std::unique_ptr<Backend>(int worker)>;
+// Makes the collective once the workers' backends exist (a GPU collective needs their devices
+// and streams); `local_backends[w]` is local worker w's.
+using CollectiveFactory =
+    std::function<std::unique_ptr<Collective>(const std::vector<Backend*>& local_backends)>;
 
 class ParallelTrainer {
  public:
@@ -60,7 +64,7 @@ class ParallelTrainer {
   // config.parallel.workers local workers, global indices rank*workers ... rank*workers+workers-1.
   // The callback of run_epoch runs on process 0 only; its decision reaches every process.
   ParallelTrainer(const Config& config, const Dataset& train, const BackendFactory& make_backend,
-                  std::unique_ptr<Collective> collective, ProcessGroup& processes);
+                  const CollectiveFactory& make_collective, ProcessGroup& processes);
   ~ParallelTrainer();
 
   int workers() const { return static_cast<int>(replicas_.size()); }  // in this process

@@ -24,7 +24,7 @@
 #include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_directory.hpp"
-#include "parallel/hierarchical_collective.hpp"
+#include "parallel/collective_registry.hpp"
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/thread_budget.hpp"
 #include "train/early_stopping.hpp"
@@ -209,10 +209,14 @@ void FitLoop::build_trainer() {
   set_blas_threads(budget.blas_threads_per_worker);
   log_ << budget.describe() << "\n";
   const int workers = config_.parallel.workers;
+  const BackendKind kind = resolve_backend(config_);
   trainer_ = std::make_unique<ParallelTrainer>(
-      config_, *train_,
-      [this, kind = resolve_backend(config_)](int w) { return make_backend(kind, config_, w); },
-      make_collective(workers, processes_), processes_);
+      config_, *train_, [this, kind](int w) { return make_backend(kind, config_, w); },
+      [this, kind](const std::vector<Backend*>& backends) {
+        return make_collective(kind, config_, backends, processes_);
+      },
+      processes_);
+  log_ << "collective: " << trainer_->collective().name() << "\n";
   log_ << fmt::format(
       "model: {} parameters; {} mode, {} worker(s) x batch {}{}\n",
       trainer_->model(0).parameter_count(),
@@ -534,6 +538,10 @@ TrainOutcome FitLoop::run() {
         stop_signal_seen_ == kSignalInterrupt ? ExitCode::kInterrupted : ExitCode::kTerminated;
   }
   if (!root_) return outcome;
+  for (int w = 0; w < trainer_->workers(); ++w) {
+    const std::string report = trainer_->model(w).backend().memory_report();
+    if (!report.empty()) log_ << fmt::format("memory, worker {}:\n{}\n", w, report);
+  }
   if (stop_signal_seen_ == 0) {
     write_checkpoint(run_.file("model.dlm"), capture_state(kModelKind, epoch, 0, iteration_));
   }

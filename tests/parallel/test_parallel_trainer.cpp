@@ -56,9 +56,12 @@ dl::ProcessGroup& single_process() {
   return *group;
 }
 
-std::unique_ptr<dl::Collective> collective_for(int workers) {
-  if (workers == 1) return std::make_unique<dl::LocalCollective>();
-  return std::make_unique<dl::ThreadCollective>(workers);
+dl::CollectiveFactory collective_for(int workers) {
+  return [workers](const std::vector<dl::Backend*>& backends) -> std::unique_ptr<dl::Collective> {
+    REQUIRE(static_cast<int>(backends.size()) == workers);
+    if (workers == 1) return std::make_unique<dl::LocalCollective>();
+    return std::make_unique<dl::ThreadCollective>(workers);
+  };
 }
 
 std::vector<float> train_parameters(const Config& config, const dl::Dataset& data, int epochs = 1) {
