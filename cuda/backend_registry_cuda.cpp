@@ -63,4 +63,11 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, in
       config, devices[static_cast<std::size_t>(worker) % devices.size()], shares);
 }
 
+std::string describe_worker_placement(BackendKind kind, const Config& config) {
+  if (kind != BackendKind::kCuda) return {};
+  const gpu::DeviceScan scan = gpu::scan_devices();
+  return gpu::describe_worker_placement(
+      config, gpu::devices_for_run(config, static_cast<int>(scan.devices.size()), scan.problem));
+}
+
 }  // namespace dl

@@ -1,8 +1,11 @@
 #include "backend_selection.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 
@@ -76,6 +79,27 @@ int workers_sharing_device(const Config& config, std::size_t device_count, int w
     if (static_cast<std::size_t>(w) % device_count == mine) ++sharing;
   }
   return sharing > 0 ? sharing : 1;
+}
+
+std::string describe_worker_placement(const Config& config, const std::vector<int>& devices) {
+  if (devices.empty()) return "no GPU";
+  const int workers = std::max(config.parallel.workers, 1);
+  std::string line = fmt::format("{} worker(s) on {} GPU(s):", workers,
+                                 std::min<std::size_t>(devices.size(), workers));
+  for (int w = 0; w < workers; ++w) {
+    line += fmt::format("{} worker {} -> GPU {}", w == 0 ? "" : ",", w,
+                        devices[static_cast<std::size_t>(w) % devices.size()]);
+  }
+  if (workers > static_cast<int>(devices.size()) && workers % devices.size() != 0) {
+    const int most = workers_sharing_device(config, devices.size(), 0);
+    const int fewest =
+        workers_sharing_device(config, devices.size(), static_cast<int>(devices.size()) - 1);
+    line += fmt::format(
+        "; workers ({}) is not a multiple of the GPUs ({}): some GPUs run {} workers, others {}, "
+        "and the busiest sets the pace of each round",
+        workers, devices.size(), most, fewest);
+  }
+  return line;
 }
 
 }  // namespace dl::gpu

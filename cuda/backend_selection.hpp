@@ -41,4 +41,9 @@ std::vector<int> devices_for_run(const Config& config, int visible_devices, cons
 // devices[w mod devices.size()]); at least 1.
 int workers_sharing_device(const Config& config, std::size_t device_count, int worker);
 
+// One line for the start of a run: which GPU each worker runs on, and, when parallel.workers is
+// not a multiple of the devices, that some GPUs carry more workers than others (which then set
+// the pace of every round).
+std::string describe_worker_placement(const Config& config, const std::vector<int>& devices);
+
 }  // namespace dl::gpu

@@ -35,4 +35,7 @@ BackendKind resolve_backend(const Config& config);
 // A backend instance for worker `worker` (on GPU `worker mod devices` for CUDA).
 std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, int worker);
 
+// For the start of a run: which device each worker runs on (empty for the CPU backend).
+std::string describe_worker_placement(BackendKind kind, const Config& config);
+
 }  // namespace dl

@@ -26,4 +26,8 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& /*config*/
   return std::make_unique<CpuBackend>();
 }
 
+std::string describe_worker_placement(BackendKind /*kind*/, const Config& /*config*/) {
+  return {};
+}
+
 }  // namespace dl

@@ -23,6 +23,12 @@ class RunDirectory {
   RunDirectory(std::string path, Existing existing);
 
   const std::string& path() const { return path_; }
+
+  // Deletes the temporary files ("<name>.tmp-<pid>") that an atomic write leaves behind when its
+  // process is killed mid-write, here and in checkpoints/, when that process no longer exists on
+  // this machine. Only the rank that writes the run's files may call this: another node's live
+  // writer looks dead from here. Returns how many files were removed.
+  int remove_stale_temporary_files() const;
   std::string file(const std::string& name) const { return path_ + "/" + name; }
   std::string checkpoints() const { return file("checkpoints"); }
 

@@ -84,3 +84,23 @@ TEST_CASE("workers sharing a device share its cache limit", "[backend_selection]
   c.parallel.workers = 1;
   CHECK(dl::gpu::workers_sharing_device(c, 4, 0) == 1);
 }
+
+TEST_CASE("the placement line names each worker's GPU and warns when they do not divide evenly",
+          "[backend_selection]") {
+  dl::Config c;
+  c.parallel.workers = 4;
+  const std::string even = dl::gpu::describe_worker_placement(c, {0, 1});
+  CHECK(even.find("worker 0 -> GPU 0, worker 1 -> GPU 1, worker 2 -> GPU 0, worker 3 -> GPU 1") !=
+        std::string::npos);
+  CHECK(even.find("not a multiple") == std::string::npos);
+
+  c.parallel.workers = 3;
+  const std::string uneven = dl::gpu::describe_worker_placement(c, {2, 5});
+  CHECK(uneven.find("worker 2 -> GPU 2") != std::string::npos);
+  CHECK(uneven.find("not a multiple of the GPUs (2): some GPUs run 2 workers, others 1") !=
+        std::string::npos);
+
+  c.parallel.workers = 1;
+  CHECK(dl::gpu::describe_worker_placement(c, {0, 1}).find("1 worker(s) on 1 GPU(s)") !=
+        std::string::npos);
+}
