@@ -6,9 +6,12 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend_selection.hpp"
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "cuda_backend.hpp"
 #include "device_query.hpp"
@@ -27,6 +30,22 @@ BackendAvailability backend_availability() {
   return a;
 }
 
+namespace {
+
+// backend: auto fell back to the CPU, which trains in FLOAT only: a HALF or BFLOAT16 config must
+// not silently train in fp32.
+BackendKind cpu_for_auto(const Config& config, const std::string& why) {
+  if (config.dtype != DType::kFloat) {
+    throw ConfigError(fmt::format(
+        "{}: backend: auto chose the CPU because {}, and dtype {} needs the CUDA backend; set "
+        "dtype: FLOAT to train on the CPU, or run where a GPU is visible",
+        config.sourcePath, why, enum_name(config.dtype)));
+  }
+  return BackendKind::kCpu;
+}
+
+}  // namespace
+
 BackendKind resolve_backend(const Config& config) {
   switch (config.backend) {
     case BackendKind::kCpu:
@@ -38,10 +57,14 @@ BackendKind resolve_backend(const Config& config) {
     }
     case BackendKind::kAuto: {
       const gpu::BackendPriorities priorities = gpu::priorities_from_environment();
-      if (priorities.gpu <= priorities.cpu) return BackendKind::kCpu;
+      if (priorities.gpu <= priorities.cpu) {
+        return cpu_for_auto(config, "BACKEND_PRIORITY_CPU is not below BACKEND_PRIORITY_GPU");
+      }
       const gpu::DeviceScan scan = gpu::scan_devices();
       const int visible = static_cast<int>(scan.devices.size());
-      if (!gpu::auto_takes_gpu(priorities, visible)) return BackendKind::kCpu;
+      if (!gpu::auto_takes_gpu(priorities, visible)) {
+        return cpu_for_auto(config, "no GPU is visible (" + scan.problem + ")");
+      }
       gpu::devices_for_run(config, visible, scan.problem);  // a listed device must exist
       return BackendKind::kCuda;
     }

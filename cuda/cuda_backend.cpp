@@ -9,6 +9,7 @@
 
 #include "backend/cpu/dropout.hpp"
 #include "backend/cpu/updater.hpp"
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/random.hpp"
 #include "cuda_check.hpp"
@@ -21,6 +22,7 @@
 #include "ops/dropout.hpp"
 #include "ops/output_loss.hpp"
 #include "ops/pooling.hpp"
+#include "ops/precision_cast.hpp"
 #include "ops/updater.hpp"
 #include "ops/vector_ops.hpp"
 
@@ -33,6 +35,15 @@ namespace {
 constexpr std::size_t kCublasWorkspaceHopper = std::size_t{32} << 20;
 constexpr std::size_t kCublasWorkspaceEarlier = std::size_t{4} << 20;
 constexpr int kHopperMajor = 9;
+// BFLOAT16 tensors in cuDNN and cuBLAS need compute capability 8.0 (Ampere) or newer.
+constexpr int kBFloat16MinMajor = 8;
+// Each 16-bit operand of a dense GEMM starts at this byte boundary (cuBLAS's tensor-core kernels
+// want at least 16-byte aligned operands; 256 is what cudaMalloc gives).
+constexpr std::size_t kOperandAlignBytes = 256;
+
+std::size_t aligned_half_bytes(std::size_t values) {
+  return (values * kHalfBytes + kOperandAlignBytes - 1) / kOperandAlignBytes * kOperandAlignBytes;
+}
 
 LaunchLimits limits_of(const CudaConfig& c) {
   LaunchLimits l;
@@ -82,8 +93,16 @@ void CudaBackend::CublasDeleter::operator()(cublasContext* h) const {
 }
 
 CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
-    : device_(device), limits_(limits_of(config.cuda)) {
+    : device_(device), limits_(limits_of(config.cuda)), half_format_(half_format_of(config.dtype)) {
   DL_CUDA_CALL(cudaSetDevice(device_));
+  int major = 0, minor = 0;
+  DL_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
+  DL_CUDA_CALL(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device_));
+  if (half_format_ == HalfFormat::kBFloat16 && major < kBFloat16MinMajor)
+    throw ConfigError("dtype: BFLOAT16 needs a GPU of compute capability " +
+                      std::to_string(kBFloat16MinMajor) + ".0 or newer, device " +
+                      std::to_string(device_) + " has " + std::to_string(major) + "." +
+                      std::to_string(minor) + "; set dtype: HALF or FLOAT");
   cudaStream_t stream = nullptr;
   // Non-blocking: the worker's stream never waits for work on the legacy default stream.
   DL_CUDA_CALL(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -107,17 +126,16 @@ CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
   DL_CUBLAS_CALL(cublasCreate(&cublas));
   cublas_.reset(cublas);
   DL_CUBLAS_CALL(cublasSetStream(cublas, stream));
-  // Float32 GEMMs without TF32 tensor cores, like the CPU's sgemm.
+  // Float32 GEMMs without TF32 tensor cores, like the CPU's sgemm. The 16-bit GEMMs of mixed
+  // precision (cublasGemmEx with CUBLAS_COMPUTE_32F) use tensor cores under this mode too.
   DL_CUBLAS_CALL(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
-  int major = 0;
-  DL_CUDA_CALL(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device_));
   const std::size_t cublas_workspace =
       major >= kHopperMajor ? kCublasWorkspaceHopper : kCublasWorkspaceEarlier;
   DL_CUBLAS_CALL(
       cublasSetWorkspace(cublas, device_cache_->allocate(cublas_workspace), cublas_workspace));
 
   convolution_ = std::make_unique<CudnnConvolution>(
-      cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength));
+      cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength), half_format_);
   partials_ = static_cast<double*>(
       device_cache_->allocate(static_cast<std::size_t>(limits_.max_grid) * sizeof(double)));
   non_finite_flag_ = static_cast<int*>(device_cache_->allocate(sizeof(int)));
@@ -128,11 +146,19 @@ CudaBackend::~CudaBackend() {
   // Let queued work finish before its memory and handles go; errors here were (or will be)
   // reported by the op that caused them.
   if (cudaSetDevice(device_) == cudaSuccess) (void)cudaStreamSynchronize(stream_.get());
+  if (dense_scratch_ != nullptr) device_cache_->release(dense_scratch_);
   for (const Staging& s : staging_) {
     host_cache_->release(s.block);
     (void)cudaEventDestroy(s.copied);
   }
   for (cudaEvent_t e : idle_events_) (void)cudaEventDestroy(e);
+}
+
+std::string CudaBackend::name() const {
+  const std::string device = "cuda:" + std::to_string(device_);
+  if (!half_format_) return device;
+  const DType dtype = *half_format_ == HalfFormat::kHalf ? DType::kHalf : DType::kBFloat16;
+  return device + " (" + std::string(enum_name(dtype)) + ")";
 }
 
 void CudaBackend::activate() const {
@@ -166,6 +192,28 @@ void CudaBackend::reclaim_staging() {
     host_cache_->release(s.block);
     idle_events_.push_back(s.copied);
   }
+}
+
+void* CudaBackend::dense_scratch(std::size_t bytes) {
+  if (bytes <= dense_scratch_bytes_) return dense_scratch_;
+  if (dense_scratch_ != nullptr) device_cache_->release(dense_scratch_);
+  dense_scratch_ = nullptr;
+  dense_scratch_bytes_ = 0;
+  dense_scratch_ = device_cache_->allocate(bytes);
+  dense_scratch_bytes_ = bytes;
+  return dense_scratch_;
+}
+
+void CudaBackend::gemm_half_format(bool transpose_a, bool transpose_b, int m, int n, int k,
+                                   const void* a, int lda, const void* b, int ldb, bool accumulate,
+                                   float* c, int ldc) {
+  const cudaDataType_t type = cuda_data_type(*half_format_);
+  // CUBLAS_COMPUTE_32F takes float alpha and beta.
+  const float one = 1.0f, zero = 0.0f;
+  DL_CUBLAS_CALL(cublasGemmEx(cublas_.get(), transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &one, a, type, lda,
+                              b, type, ldb, accumulate ? &one : &zero, c, CUDA_R_32F, ldc,
+                              CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 std::string CudaBackend::memory_report() const {
@@ -268,6 +316,8 @@ bool CudaBackend::all_finite(std::size_t n, const float* x) {
 //   y  = x w       ->  y^T  = w^T x^T          (m = out, n = n,  k = in)
 //   dw = x^T dy    ->  dw^T = dy^T (x^T)^T     (m = out, n = in, k = n)
 //   dx = dy w^T    ->  dx^T = (w^T)^T dy^T     (m = in,  n = n,  k = out)
+// Mixed precision runs the same three products on 16-bit copies of x, w and dy (in the dense
+// scratch buffer: x, then w, then dy, each 256-byte aligned) into the float32 y, dw and dx.
 
 void CudaBackend::dense_forward(int n, int in, int out, const float* x, const float* w,
                                 const float* b, float* y) {
@@ -275,6 +325,20 @@ void CudaBackend::dense_forward(int n, int in, int out, const float* x, const fl
   activate();
   launch_broadcast_bias_rows(n, out, b, y, limits_, stream_.get());
   if (in <= 0) return;
+  if (half_format_) {
+    const std::size_t x_bytes = aligned_half_bytes(static_cast<std::size_t>(n) * in);
+    const std::size_t w_bytes = aligned_half_bytes(static_cast<std::size_t>(in) * out);
+    char* scratch = static_cast<char*>(dense_scratch(x_bytes + w_bytes));
+    void* x16 = scratch;
+    void* w16 = scratch + x_bytes;
+    launch_cast_to_half_format(*half_format_, static_cast<std::size_t>(n) * in, x, x16, limits_,
+                               stream_.get());
+    launch_cast_to_half_format(*half_format_, static_cast<std::size_t>(in) * out, w, w16, limits_,
+                               stream_.get());
+    constexpr bool kAccumulate = true;  // onto the bias
+    gemm_half_format(false, false, out, n, in, w16, out, x16, in, kAccumulate, y, out);
+    return;
+  }
   const float one = 1.0f;
   DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in, &one, w, out, x,
                              in, &one, y, out));
@@ -283,6 +347,10 @@ void CudaBackend::dense_forward(int n, int in, int out, const float* x, const fl
 void CudaBackend::dense_backward(int n, int in, int out, const float* x, const float* w,
                                  const float* dy, float* dx, float* dw, float* db) {
   activate();
+  if (half_format_ && n > 0 && in > 0 && out > 0) {
+    dense_backward_half_format(n, in, out, x, w, dy, dx, dw, db);
+    return;
+  }
   const float one = 1.0f, zero = 0.0f;
   if (in > 0 && out > 0) {
     if (n > 0) {
@@ -302,6 +370,30 @@ void CudaBackend::dense_backward(int n, int in, int out, const float* x, const f
   }
   DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &one, w, out, dy,
                              out, &zero, dx, in));
+}
+
+void CudaBackend::dense_backward_half_format(int n, int in, int out, const float* x, const float* w,
+                                             const float* dy, float* dx, float* dw, float* db) {
+  const std::size_t x_values = static_cast<std::size_t>(n) * in;
+  const std::size_t w_values = static_cast<std::size_t>(in) * out;
+  const std::size_t dy_values = static_cast<std::size_t>(n) * out;
+  const std::size_t x_bytes = aligned_half_bytes(x_values);
+  const std::size_t w_bytes = aligned_half_bytes(w_values);
+  char* scratch =
+      static_cast<char*>(dense_scratch(x_bytes + w_bytes + aligned_half_bytes(dy_values)));
+  void* x16 = scratch;
+  void* w16 = scratch + x_bytes;
+  void* dy16 = scratch + x_bytes + w_bytes;
+  const HalfFormat f = *half_format_;
+  launch_cast_to_half_format(f, x_values, x, x16, limits_, stream_.get());
+  launch_cast_to_half_format(f, dy_values, dy, dy16, limits_, stream_.get());
+  constexpr bool kOverwrite = false;
+  gemm_half_format(false, true, out, in, n, dy16, out, x16, in, kOverwrite, dw, out);
+  // The bias gradient needs no product: float32 column sums of dy, as with FLOAT.
+  launch_column_sums(n, out, dy, db, limits_, stream_.get());
+  if (dx == nullptr) return;
+  launch_cast_to_half_format(f, w_values, w, w16, limits_, stream_.get());
+  gemm_half_format(true, false, in, n, out, w16, out, dy16, out, kOverwrite, dx, in);
 }
 
 // ---- convolution ------------------------------------------------------------------------------

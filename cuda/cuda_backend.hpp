@@ -9,14 +9,20 @@
 // with Config::memory's limits, so a training step allocates nothing from the driver once the
 // caches are warm. Kernel launches respect Config::cuda's maximumGridSize and maximumBlockSize.
 //
-// Arithmetic is float32 throughout (no TF32): results match the CPU backend to float rounding,
-// and dropout masks match it exactly.
+// Precision follows Config::dtype. FLOAT: float32 throughout (no TF32), results match the CPU
+// backend to float rounding, and dropout masks match it exactly. HALF or BFLOAT16: mixed
+// precision in the manner of PyTorch's autocast: the convolutions (forward, backward-data,
+// backward-filter) and the dense layer's three GEMMs round their inputs to the 16-bit format and
+// run on tensor cores with float32 accumulation; every buffer of the Backend interface
+// (activations, parameters, gradients, updater state) stays float32, and so does every other op.
+// See docs/CUDA.md for exactly what is rounded where.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +30,7 @@
 #include "caching_allocator.hpp"
 #include "config/config.hpp"
 #include "launch_limits.hpp"
+#include "ops/precision_cast.hpp"
 
 struct cudnnContext;
 struct cublasContext;
@@ -45,13 +52,15 @@ struct CacheShares {
 
 class CudaBackend final : public Backend {
  public:
-  // Runs on GPU `device` (a CUDA device ordinal, visible to this process).
+  // Runs on GPU `device` (a CUDA device ordinal, visible to this process), in the precision of
+  // config.dtype. Throws ConfigError for BFLOAT16 on a GPU before compute capability 8.0.
   CudaBackend(const Config& config, int device, CacheShares shares = {});
   ~CudaBackend() override;
   CudaBackend(const CudaBackend&) = delete;
   CudaBackend& operator=(const CudaBackend&) = delete;
 
-  std::string name() const override { return "cuda:" + std::to_string(device_); }
+  // "cuda:0" for FLOAT, "cuda:0 (HALF)" or "cuda:0 (BFLOAT16)" for mixed precision.
+  std::string name() const override;
   BackendKind kind() const override { return BackendKind::kCuda; }
 
   void* allocate_bytes(std::size_t bytes) override;
@@ -114,6 +123,8 @@ class CudaBackend final : public Backend {
   // For the NCCL collective and the trainer: the GPU and the stream this backend's ops run on.
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_.get(); }
+  // The 16-bit format of the tensor-core inputs; none when config.dtype is FLOAT.
+  std::optional<HalfFormat> half_format() const { return half_format_; }
   // Two lines of cache statistics (device, pinned host) for the end of a run.
   std::string memory_report() const override;
 
@@ -139,9 +150,23 @@ class CudaBackend final : public Backend {
   // Returns staging blocks whose copies have finished to the pinned cache.
   void reclaim_staging();
   cudaEvent_t idle_event();
+  // The dense layer's 16-bit copies of its GEMM inputs, `bytes` at least. The Backend gives the
+  // dense ops no workspace, so the backend keeps one buffer, replaced by a larger one from the
+  // device cache only when a larger product is first seen: after a model's first step nothing is
+  // allocated. The old buffer goes back to the cache, which serves it only to later work on this
+  // stream, so GEMMs still queued on it are unaffected.
+  void* dense_scratch(std::size_t bytes);
+  // C = op(A) op(B) (+ C when accumulate) with 16-bit A and B in half_format_ and float32 C,
+  // float32 arithmetic (column-major arguments, as cublasGemmEx takes them).
+  // dense_backward in mixed precision, for n, in and out all positive.
+  void dense_backward_half_format(int n, int in, int out, const float* x, const float* w,
+                                  const float* dy, float* dx, float* dw, float* db);
+  void gemm_half_format(bool transpose_a, bool transpose_b, int m, int n, int k, const void* a,
+                        int lda, const void* b, int ldb, bool accumulate, float* c, int ldc);
 
   const int device_;
   const LaunchLimits limits_;
+  const std::optional<HalfFormat> half_format_;
   // Declaration order is teardown order reversed: the stream outlives everything queued on it,
   // the caches outlive the handles and scratch buffers that use their memory.
   std::unique_ptr<CUstream_st, StreamDeleter> stream_;
@@ -155,6 +180,8 @@ class CudaBackend final : public Backend {
   double* partials_ = nullptr;  // limits_.max_grid per-block partial sums of the reductions
   int* non_finite_flag_ = nullptr;
   int* host_flag_ = nullptr;  // pinned, for all_finite's read-back
+  void* dense_scratch_ = nullptr;
+  std::size_t dense_scratch_bytes_ = 0;
   std::deque<Staging> staging_;
   std::vector<cudaEvent_t> idle_events_;
 };

@@ -2,127 +2,200 @@
 
 #include <nccl.h>
 
-#include <algorithm>
-#include <utility>
+#include <chrono>
+#include <exception>
+#include <string>
+#include <thread>
 
 #include "core/error.hpp"
 #include "cuda_check.hpp"
 #include "library_check.hpp"
+#include "parallel/collective.hpp"
 
 namespace dl::gpu {
 
-NcclCollective::NcclCollective(std::vector<Participant> participants)
-    : participants_(std::move(participants)) {
-  DL_CHECK(!participants_.empty(), "an NCCL collective needs at least one participant");
-  std::vector<int> devices;
-  for (const Participant& p : participants_) devices.push_back(p.device);
-  std::vector<int> sorted = devices;
-  std::sort(sorted.begin(), sorted.end());
-  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
-    throw ConfigError(
-        "parallel.workers: NCCL runs one worker per GPU, but " +
-        std::to_string(participants_.size()) + " workers share " +
-        std::to_string(std::unique(sorted.begin(), sorted.end()) - sorted.begin()) +
-        " GPU(s); set parallel.workers to at most the number of devices in cuda.devices");
-  }
-  communicators_.assign(participants_.size(), nullptr);
-  DL_NCCL_CALL(
-      ncclCommInitAll(communicators_.data(), static_cast<int>(devices.size()), devices.data()));
-  for (const Participant& p : participants_) {
-    DL_CUDA_CALL(cudaSetDevice(p.device));
-    float* scratch = nullptr;
-    DL_CUDA_CALL(cudaMalloc(&scratch, sizeof(float)));
-    barrier_scratch_.push_back(scratch);
-  }
+namespace {
+
+// How often wait() looks at the event, the abort flag and NCCL's error state. Waits happen at
+// sync points, not per kernel, so a short sleep costs nothing measurable and keeps a core free.
+constexpr auto kPollInterval = std::chrono::microseconds(50);
+// Shown in NCCL's own log lines (NCCL_DEBUG=INFO).
+constexpr const char* kCommunicatorName = "dl-train";
+
+std::string nccl_failure(const char* what, ncclResult_t status, ncclComm* comm) {
+  std::string message = std::string("NCCL: ") + what + " failed: " + ncclGetErrorString(status);
+  const char* detail = ncclGetLastError(comm);
+  if (detail != nullptr && *detail != '\0') message += " (" + std::string(detail) + ")";
+  return message;
 }
 
-NcclCollective::~NcclCollective() {
-  // Communicators that abort() ended are already freed; the rest are destroyed after their
-  // queued work. Errors cannot be reported from here.
-  for (std::size_t r = 0; r < participants_.size(); ++r) {
-    if (cudaSetDevice(participants_[r].device) != cudaSuccess) continue;
-    if (!aborted_) {
-      (void)cudaStreamSynchronize(participants_[r].stream);
-      if (communicators_[r] != nullptr) (void)ncclCommDestroy(communicators_[r]);
+}  // namespace
+
+NcclCommunicator::NcclCommunicator(const std::vector<LocalRank>& local, int ranks,
+                                   ProcessGroup& processes)
+    : local_(local), ranks_(ranks), communicators_(local.size(), nullptr) {
+  DL_CHECK(!local_.empty(), "an NCCL communicator needs at least one local rank");
+  DL_CHECK(ranks_ >= static_cast<int>(local_.size()), "fewer NCCL ranks than local devices");
+
+  ncclUniqueId id{};
+  if (processes.is_root()) DL_NCCL_CALL(ncclGetUniqueId(&id));
+  processes.broadcast(&id, sizeof(id), 0);
+
+  // Blocking: calls return once their work is queued (or failed). NCCL_COMM_BLOCKING=0 in the
+  // environment overrides this, so every call below also copes with ncclInProgress.
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  config.commName = kCommunicatorName;
+
+  int previous_device = 0;
+  DL_CUDA_CALL(cudaGetDevice(&previous_device));
+  // The group is always closed, also when a call inside it fails, before anything is reported.
+  cudaError_t device_status = cudaSuccess;
+  ncclResult_t init_status = ncclSuccess;
+  DL_NCCL_CALL(ncclGroupStart());
+  for (std::size_t i = 0; i < local_.size(); ++i) {
+    device_status = cudaSetDevice(local_[i].device);
+    if (device_status != cudaSuccess) break;
+    init_status = ncclCommInitRankConfig(&communicators_[i], ranks_, id, local_[i].rank, &config);
+    if (init_status != ncclSuccess && init_status != ncclInProgress) break;
+  }
+  ncclResult_t group_status = ncclGroupEnd();
+  (void)cudaSetDevice(previous_device);
+  if (group_status == ncclInProgress) {
+    group_status = ncclSuccess;
+    for (std::size_t i = 0; i < local_.size() && group_status == ncclSuccess; ++i) {
+      if (communicators_[i] != nullptr) group_status = settle(i, ncclInProgress);
     }
-    if (r < barrier_scratch_.size()) (void)cudaFree(barrier_scratch_[r]);
+  }
+
+  const ncclResult_t failed =
+      init_status != ncclSuccess && init_status != ncclInProgress ? init_status : group_status;
+  if (device_status != cudaSuccess || failed != ncclSuccess) {
+    for (ncclComm* c : communicators_) {
+      if (c != nullptr) (void)ncclCommAbort(c);
+    }
+    DL_CUDA_CALL(device_status);
+    throw Error(ExitCode::kFailure,
+                nccl_failure(("setting up one communicator over " + std::to_string(ranks_) +
+                              " GPU(s) of " + std::to_string(processes.size()) + " process(es)")
+                                 .c_str(),
+                             failed, nullptr) +
+                    "; run with NCCL_DEBUG=WARN to see NCCL's reason, check that every process "
+                    "sees its GPUs and that the machines reach each other (NCCL_SOCKET_IFNAME)");
   }
 }
 
-void NcclCollective::check_rank(int rank) const {
-  DL_CHECK(rank >= 0 && rank < size(), "NCCL collective rank " + std::to_string(rank) +
-                                           " outside [0, " + std::to_string(size()) + ")");
+NcclCommunicator::~NcclCommunicator() {
+  if (aborted_) return;  // ncclCommAbort freed the communicators already
+  // Destroyed while an exception unwinds the stack (a failure outside the collective's calls):
+  // the other processes may be waiting in a collective this one will never join, and
+  // ncclCommDestroy waits for the ranks on this machine. Abort instead, so that the error reaches
+  // ProcessGroup::abort_job. Errors cannot be reported from a destructor.
+  const bool failing = std::uncaught_exceptions() > 0;
+  for (ncclComm* c : communicators_) {
+    if (c == nullptr) continue;
+    if (failing) {
+      (void)ncclCommAbort(c);
+    } else {
+      (void)ncclCommDestroy(c);
+    }
+  }
 }
 
-void NcclCollective::throw_if_aborted() const {
+ncclComm* NcclCommunicator::communicator(int local) const {
+  DL_CHECK(local >= 0 && local < local_ranks(), "NCCL local rank " + std::to_string(local) +
+                                                    " outside [0, " +
+                                                    std::to_string(local_ranks()) + ")");
+  return communicators_[static_cast<std::size_t>(local)];
+}
+
+void NcclCommunicator::throw_if_aborted() const {
   if (aborted_) throw CollectiveAborted();
 }
 
-void NcclCollective::all_reduce_sum(int rank, float* data, std::size_t n) {
-  check_rank(rank);
-  throw_if_aborted();
-  if (n == 0) return;
-  const Participant& p = participants_[static_cast<std::size_t>(rank)];
-  DL_CUDA_CALL(cudaSetDevice(p.device));
-  DL_NCCL_CALL(ncclAllReduce(data, data, n, ncclFloat, ncclSum,
-                             communicators_[static_cast<std::size_t>(rank)], p.stream));
+ncclResult_t NcclCommunicator::settle(std::size_t local, ncclResult_t status) const {
+  ncclComm* comm = communicators_[local];
+  while (status == ncclInProgress) {
+    throw_if_aborted();
+    std::this_thread::sleep_for(kPollInterval);
+    const ncclResult_t query = ncclCommGetAsyncError(comm, &status);
+    if (query != ncclSuccess) return query;
+  }
+  return status;
 }
 
-void NcclCollective::broadcast(int rank, float* data, std::size_t n, int root) {
-  check_rank(rank);
-  check_rank(root);
+void NcclCommunicator::check_async_error(int local) const {
   throw_if_aborted();
-  if (n == 0) return;
-  const Participant& p = participants_[static_cast<std::size_t>(rank)];
-  DL_CUDA_CALL(cudaSetDevice(p.device));
-  DL_NCCL_CALL(ncclBroadcast(data, data, n, ncclFloat, root,
-                             communicators_[static_cast<std::size_t>(rank)], p.stream));
+  ncclComm* comm = communicator(local);
+  ncclResult_t async = ncclSuccess;
+  const ncclResult_t status = ncclCommGetAsyncError(comm, &async);
+  throw_if_aborted();
+  if (status != ncclSuccess)
+    throw Error(ExitCode::kFailure, nccl_failure("ncclCommGetAsyncError", status, comm));
+  if (async != ncclSuccess && async != ncclInProgress) {
+    throw Error(ExitCode::kFailure,
+                nccl_failure("a collective on this process's GPU", async, comm) +
+                    "; another process or a network link failed: see the other processes' "
+                    "errors, or run with NCCL_DEBUG=WARN");
+  }
 }
 
-void NcclCollective::barrier(int rank) {
-  check_rank(rank);
+void NcclCommunicator::all_reduce_sum(int local, float* data, std::size_t n, cudaStream_t stream) {
   throw_if_aborted();
-  // An all-reduce of one float completes only when every participant has queued it; waiting for
-  // it on the host makes it a barrier.
-  const std::size_t r = static_cast<std::size_t>(rank);
-  const Participant& p = participants_[r];
-  DL_CUDA_CALL(cudaSetDevice(p.device));
-  DL_NCCL_CALL(ncclAllReduce(barrier_scratch_[r], barrier_scratch_[r], 1, ncclFloat, ncclSum,
-                             communicators_[r], p.stream));
-  const cudaError_t status = cudaStreamSynchronize(p.stream);
-  throw_if_aborted();  // an abort while waiting shows up as a failed wait
-  DL_CUDA_CALL(status);
+  ncclComm* comm = communicator(local);
+  const ncclResult_t status =
+      settle(static_cast<std::size_t>(local),
+             ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm, stream));
+  throw_if_aborted();  // a call that abort() interrupted reports the abort, not its own error
+  if (status != ncclSuccess)
+    throw Error(ExitCode::kFailure, nccl_failure("ncclAllReduce", status, comm));
+  check_async_error(local);
 }
 
-void NcclCollective::abort() {
+void NcclCommunicator::broadcast(int local, float* data, std::size_t n, int root,
+                                 cudaStream_t stream) {
+  DL_CHECK(root >= 0 && root < ranks_, "NCCL broadcast root " + std::to_string(root) +
+                                           " outside [0, " + std::to_string(ranks_) + ")");
+  throw_if_aborted();
+  ncclComm* comm = communicator(local);
+  const ncclResult_t status = settle(static_cast<std::size_t>(local),
+                                     ncclBroadcast(data, data, n, ncclFloat, root, comm, stream));
+  throw_if_aborted();
+  if (status != ncclSuccess)
+    throw Error(ExitCode::kFailure, nccl_failure("ncclBroadcast", status, comm));
+  check_async_error(local);
+}
+
+void NcclCommunicator::wait(int local, cudaEvent_t event) {
+  for (;;) {
+    throw_if_aborted();
+    const cudaError_t state = cudaEventQuery(event);
+    if (state == cudaSuccess) return;
+    if (state == cudaErrorNotReady) {
+      // Not an error, but the runtime may keep it as the thread's last error, which the next
+      // kernel launch check would then report as its own failure.
+      (void)cudaGetLastError();
+    } else {
+      throw_if_aborted();  // kernels ended by ncclCommAbort may leave an error behind
+      DL_CUDA_CALL(state);
+    }
+    check_async_error(local);
+    std::this_thread::sleep_for(kPollInterval);
+  }
+}
+
+void NcclCommunicator::abort() {
   if (aborted_.exchange(true)) return;
-  for (std::size_t r = 0; r < communicators_.size(); ++r) {
-    if (communicators_[r] == nullptr) continue;
-    (void)cudaSetDevice(participants_[r].device);
-    (void)ncclCommAbort(communicators_[r]);
+  int previous_device = 0;
+  const bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
+  // ncclCommAbort first raises the communicator's abort flag, which NCCL's kernels and proxy
+  // threads poll, then frees it; no rank of another process has to take part.
+  for (std::size_t i = 0; i < communicators_.size(); ++i) {
+    if (communicators_[i] == nullptr) continue;
+    (void)cudaSetDevice(local_[i].device);
+    (void)ncclCommAbort(communicators_[i]);
   }
-}
-
-void NcclCollective::all_reduce_sum_all(const std::vector<float*>& data, std::size_t n) {
-  DL_CHECK(data.size() == participants_.size(), "all_reduce_sum_all needs one buffer per rank");
-  throw_if_aborted();
-  if (n == 0) return;
-  // The group is always closed, even when a launch fails, before any error is reported.
-  cudaError_t device_status = cudaSuccess;
-  ncclResult_t launch_status = ncclSuccess;
-  DL_NCCL_CALL(ncclGroupStart());
-  for (std::size_t r = 0;
-       r < participants_.size() && device_status == cudaSuccess && launch_status == ncclSuccess;
-       ++r) {
-    device_status = cudaSetDevice(participants_[r].device);
-    if (device_status != cudaSuccess) break;
-    launch_status = ncclAllReduce(data[r], data[r], n, ncclFloat, ncclSum, communicators_[r],
-                                  participants_[r].stream);
-  }
-  const ncclResult_t group_status = ncclGroupEnd();
-  DL_CUDA_CALL(device_status);
-  DL_NCCL_CALL(launch_status);
-  DL_NCCL_CALL(group_status);
+  if (restore) (void)cudaSetDevice(previous_device);
 }
 
 }  // namespace dl::gpu

@@ -1,68 +1,77 @@
-// dl::Collective over NCCL for several GPUs in one process: one communicator per participant
-// (worker), all created at once with ncclCommInitAll.
+// The NCCL part of the GPU collective (gpu_collective.hpp): one communicator over every GPU of
+// every process of the job, of which this process holds one rank per local device.
 //
-// Construction (not yet wired into the trainer): make one CudaBackend per worker, then
-//   std::vector<NcclCollective::Participant> p;
-//   for (auto& b : backends) p.push_back({b->device(), b->stream()});
-//   NcclCollective collective(p);
-// Participant r is rank r. NCCL allows one rank per GPU, so the participants' devices must be
-// distinct (workers <= devices).
+// Set-up is collective over the ProcessGroup (every process constructs it at the same point,
+// from the thread that may call MPI): process 0 calls ncclGetUniqueId, ProcessGroup::broadcast
+// hands the id to the others, and each process creates its ranks inside one
+// ncclGroupStart/ncclGroupEnd, because ncclCommInitRank waits for the other ranks and one thread
+// creates them all.
 //
-// Each worker thread calls the operations with its own rank and a device pointer from its own
-// backend. The operation is queued on that backend's stream, ordered after the worker's earlier
-// ops and before its later ones, and the call returns without waiting: "afterwards" in the
-// Collective contract holds in stream order, which is what the worker's next op (or a download,
-// which synchronizes the stream) sees. barrier() does wait, on the host, for every participant.
+// Operations are queued on the caller's stream and return without waiting for the GPU. Each
+// local rank is driven by one thread at a time (its device group's leader); different local
+// ranks may be driven from different threads, which NCCL allows for distinct ncclComm_t.
 //
-// Sums: NCCL's reduction order is not rank order, but its result is the same on every
-// participant, and the same from run to run on the same GPUs, topology and NCCL version.
+// NCCL refuses two ranks on one GPU, within a process or across processes of one machine: the
+// GPU collective sums workers that share a device before they reach NCCL, and checks across
+// processes before creating the communicator.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <atomic>
 #include <cstddef>
-#include <string>
 #include <vector>
 
-#include "parallel/collective.hpp"
+#include "parallel/process_group.hpp"
 
-struct ncclComm;
+#include <nccl.h>
 
 namespace dl::gpu {
 
-class NcclCollective final : public Collective {
+class NcclCommunicator {
  public:
-  struct Participant {
-    int device = 0;
-    cudaStream_t stream = nullptr;  // the stream of the participant's backend
+  struct LocalRank {
+    int device = 0;  // CUDA device ordinal
+    int rank = 0;    // NCCL rank in the job-wide communicator
   };
 
-  explicit NcclCollective(std::vector<Participant> participants);
-  ~NcclCollective() override;
-  NcclCollective(const NcclCollective&) = delete;
-  NcclCollective& operator=(const NcclCollective&) = delete;
+  // Collective over `processes`: every process calls it with its own ranks; `ranks` is the
+  // communicator's size over all processes. Throws dl::Error when NCCL cannot set it up.
+  NcclCommunicator(const std::vector<LocalRank>& local, int ranks, ProcessGroup& processes);
+  ~NcclCommunicator();
+  NcclCommunicator(const NcclCommunicator&) = delete;
+  NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  int size() const override { return static_cast<int>(participants_.size()); }
-  std::string name() const override { return "nccl"; }
-  void all_reduce_sum(int rank, float* data, std::size_t n) override;
-  void broadcast(int rank, float* data, std::size_t n, int root) override;
-  void barrier(int rank) override;
-  // Aborts every communicator (ncclCommAbort), which also ends NCCL kernels waiting for a
-  // participant that will not come; later calls throw CollectiveAborted.
-  void abort() override;
+  int ranks() const { return ranks_; }
+  int local_ranks() const { return static_cast<int>(local_.size()); }
 
-  // The same all-reduce driven by one thread for all participants (data[r] is rank r's buffer),
-  // as one NCCL group so the per-rank launches cannot deadlock one another.
-  void all_reduce_sum_all(const std::vector<float*>& data, std::size_t n);
+  // In place on local rank `local`'s device; queued on `stream` (a stream of that device).
+  void all_reduce_sum(int local, float* data, std::size_t n, cudaStream_t stream);
+  // In place; afterwards every rank's `data` holds NCCL rank `root`'s.
+  void broadcast(int local, float* data, std::size_t n, int root, cudaStream_t stream);
+  // Blocks until `event` (recorded after this rank's NCCL work) has completed. Polls rather than
+  // sleeping in the CUDA runtime, so that abort() ends the wait at once and an asynchronous NCCL
+  // error (a peer or a link lost) is reported instead of waiting for ever.
+  void wait(int local, cudaEvent_t event);
+
+  // ncclCommAbort on every local rank: NCCL kernels still waiting for a peer quit, so every
+  // thread waiting on a stream behind them wakes. Later calls throw CollectiveAborted.
+  void abort();
+  bool aborted() const { return aborted_; }
 
  private:
-  void check_rank(int rank) const;
+  ncclComm* communicator(int local) const;
   void throw_if_aborted() const;
+  // A nonblocking communicator (NCCL_COMM_BLOCKING=0) may answer ncclInProgress; NCCL then wants
+  // its state polled until it changes before the next call. Returns the final status.
+  ncclResult_t settle(std::size_t local, ncclResult_t status) const;
+  // Throws when NCCL reports an asynchronous failure on the rank (CollectiveAborted once
+  // abort() has run: the abort is the cause, not the failure to report).
+  void check_async_error(int local) const;
 
-  std::vector<Participant> participants_;
+  std::vector<LocalRank> local_;
+  int ranks_ = 0;
   std::vector<ncclComm*> communicators_;
-  std::vector<float*> barrier_scratch_;  // one float per participant, on its device
   std::atomic<bool> aborted_{false};
 };
 

@@ -1,8 +1,11 @@
 // The convolution's own kernels around cuDNN: explicit zero padding (and its gradient, a crop)
 // for padding cuDNN cannot express, the bias add, and the bias gradient. The bias gradient takes
-// one block per channel and a block reduction, so it is deterministic.
+// one block per channel and a block reduction, so it is deterministic. Padding, crop and bias are
+// templates over the element types on each side, so the mixed-precision path converts to or from
+// 16-bit in the same pass (float -> float instantiations are the float32 path).
 #include "cuda_check.hpp"
 #include "ops/conv2d.hpp"
+#include "ops/half_format.cuh"
 #include "ops/kernel_support.cuh"
 
 namespace dl::gpu {
@@ -11,8 +14,9 @@ namespace {
 
 // ---- kernels ----------------------------------------------------------------------------------
 
+template <typename Out>
 __global__ void pad_planes_kernel(PlaneDims x_dims, PlaneDims padded_dims, int pad_top,
-                                  int pad_left, const float* x, float* padded) {
+                                  int pad_left, const float* x, Out* padded) {
   const std::size_t plane_size = static_cast<std::size_t>(padded_dims.height) * padded_dims.width;
   const std::size_t total = plane_size * padded_dims.planes;
   for (std::size_t i = first_index(); i < total; i += grid_stride()) {
@@ -20,13 +24,15 @@ __global__ void pad_planes_kernel(PlaneDims x_dims, PlaneDims padded_dims, int p
     const int h = static_cast<int>(i % plane_size) / padded_dims.width - pad_top;
     const int w = static_cast<int>(i % plane_size) % padded_dims.width - pad_left;
     const bool inside = h >= 0 && h < x_dims.height && w >= 0 && w < x_dims.width;
-    padded[i] =
-        inside ? x[(plane * x_dims.height + h) * static_cast<std::size_t>(x_dims.width) + w] : 0.0f;
+    padded[i] = to_storage<Out>(
+        inside ? x[(plane * x_dims.height + h) * static_cast<std::size_t>(x_dims.width) + w]
+               : 0.0f);
   }
 }
 
+template <typename In>
 __global__ void crop_planes_kernel(PlaneDims padded_dims, PlaneDims x_dims, int pad_top,
-                                   int pad_left, const float* padded, float* dx) {
+                                   int pad_left, const In* padded, float* dx) {
   const std::size_t plane_size = static_cast<std::size_t>(x_dims.height) * x_dims.width;
   const std::size_t total = plane_size * x_dims.planes;
   for (std::size_t i = first_index(); i < total; i += grid_stride()) {
@@ -34,18 +40,21 @@ __global__ void crop_planes_kernel(PlaneDims padded_dims, PlaneDims x_dims, int 
     const int h = static_cast<int>(i % plane_size) / x_dims.width + pad_top;
     const int w = static_cast<int>(i % plane_size) % x_dims.width + pad_left;
     const bool inside = h < padded_dims.height && w < padded_dims.width;
-    dx[i] = inside ? padded[(plane * padded_dims.height + h) *
-                                static_cast<std::size_t>(padded_dims.width) +
-                            w]
+    dx[i] = inside ? to_float(padded[(plane * padded_dims.height + h) *
+                                         static_cast<std::size_t>(padded_dims.width) +
+                                     w])
                    : 0.0f;
   }
 }
 
-__global__ void add_channel_bias_kernel(int batch, int channels, int spatial, const float* b,
-                                        float* y) {
+// y[i] = src[i] + b[channel of i]; src may be y itself (float32 path: read, then write, the same
+// element in the same thread).
+template <typename In>
+__global__ void add_channel_bias_kernel(int batch, int channels, int spatial, const In* src,
+                                        const float* b, float* y) {
   const std::size_t total = static_cast<std::size_t>(batch) * channels * spatial;
   for (std::size_t i = first_index(); i < total; i += grid_stride())
-    y[i] += b[(i / spatial) % channels];
+    y[i] = to_float(src[i]) + b[(i / spatial) % channels];
 }
 
 __global__ void channel_sums_kernel(int batch, int channels, int spatial, const float* dy,
@@ -63,6 +72,40 @@ __global__ void channel_sums_kernel(int batch, int channels, int spatial, const 
   }
 }
 
+template <typename Out>
+void pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int pad_left, const float* x,
+                Out* padded, const LaunchLimits& limits, cudaStream_t stream) {
+  const std::size_t total =
+      static_cast<std::size_t>(padded_dims.planes) * padded_dims.height * padded_dims.width;
+  if (total == 0) return;
+  const int block = limits.block();
+  pad_planes_kernel<Out><<<limits.grid(total, block), block, 0, stream>>>(
+      x_dims, padded_dims, pad_top, pad_left, x, padded);
+  DL_CUDA_LAUNCHED(pad_planes_kernel);
+}
+
+template <typename In>
+void crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
+                 const In* padded, float* dx, const LaunchLimits& limits, cudaStream_t stream) {
+  const std::size_t total = static_cast<std::size_t>(x_dims.planes) * x_dims.height * x_dims.width;
+  if (total == 0) return;
+  const int block = limits.block();
+  crop_planes_kernel<In><<<limits.grid(total, block), block, 0, stream>>>(
+      padded_dims, x_dims, pad_top, pad_left, padded, dx);
+  DL_CUDA_LAUNCHED(crop_planes_kernel);
+}
+
+template <typename In>
+void add_channel_bias(int batch, int channels, int spatial, const In* src, const float* b, float* y,
+                      const LaunchLimits& limits, cudaStream_t stream) {
+  const std::size_t total = static_cast<std::size_t>(batch) * channels * spatial;
+  if (total == 0) return;
+  const int block = limits.block();
+  add_channel_bias_kernel<In>
+      <<<limits.grid(total, block), block, 0, stream>>>(batch, channels, spatial, src, b, y);
+  DL_CUDA_LAUNCHED(add_channel_bias_kernel);
+}
+
 }  // namespace
 
 // ---- launchers --------------------------------------------------------------------------------
@@ -70,34 +113,54 @@ __global__ void channel_sums_kernel(int batch, int channels, int spatial, const 
 void launch_pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int pad_left,
                        const float* x, float* padded, const LaunchLimits& limits,
                        cudaStream_t stream) {
-  const std::size_t total =
-      static_cast<std::size_t>(padded_dims.planes) * padded_dims.height * padded_dims.width;
-  if (total == 0) return;
-  const int block = limits.block();
-  pad_planes_kernel<<<limits.grid(total, block), block, 0, stream>>>(x_dims, padded_dims, pad_top,
-                                                                     pad_left, x, padded);
-  DL_CUDA_LAUNCHED(pad_planes_kernel);
+  pad_planes(x_dims, padded_dims, pad_top, pad_left, x, padded, limits, stream);
+}
+
+void launch_pad_planes_to_half_format(HalfFormat f, PlaneDims x_dims, PlaneDims padded_dims,
+                                      int pad_top, int pad_left, const float* x, void* padded,
+                                      const LaunchLimits& limits, cudaStream_t stream) {
+  if (f == HalfFormat::kHalf) {
+    pad_planes(x_dims, padded_dims, pad_top, pad_left, x, static_cast<__half*>(padded), limits,
+               stream);
+  } else {
+    pad_planes(x_dims, padded_dims, pad_top, pad_left, x, static_cast<__nv_bfloat16*>(padded),
+               limits, stream);
+  }
 }
 
 void launch_crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
                         const float* padded, float* dx, const LaunchLimits& limits,
                         cudaStream_t stream) {
-  const std::size_t total = static_cast<std::size_t>(x_dims.planes) * x_dims.height * x_dims.width;
-  if (total == 0) return;
-  const int block = limits.block();
-  crop_planes_kernel<<<limits.grid(total, block), block, 0, stream>>>(padded_dims, x_dims, pad_top,
-                                                                      pad_left, padded, dx);
-  DL_CUDA_LAUNCHED(crop_planes_kernel);
+  crop_planes(padded_dims, x_dims, pad_top, pad_left, padded, dx, limits, stream);
+}
+
+void launch_crop_planes_from_half_format(HalfFormat f, PlaneDims padded_dims, PlaneDims x_dims,
+                                         int pad_top, int pad_left, const void* padded, float* dx,
+                                         const LaunchLimits& limits, cudaStream_t stream) {
+  if (f == HalfFormat::kHalf) {
+    crop_planes(padded_dims, x_dims, pad_top, pad_left, static_cast<const __half*>(padded), dx,
+                limits, stream);
+  } else {
+    crop_planes(padded_dims, x_dims, pad_top, pad_left, static_cast<const __nv_bfloat16*>(padded),
+                dx, limits, stream);
+  }
 }
 
 void launch_add_channel_bias(int batch, int channels, int spatial, const float* b, float* y,
                              const LaunchLimits& limits, cudaStream_t stream) {
-  const std::size_t total = static_cast<std::size_t>(batch) * channels * spatial;
-  if (total == 0) return;
-  const int block = limits.block();
-  add_channel_bias_kernel<<<limits.grid(total, block), block, 0, stream>>>(batch, channels, spatial,
-                                                                           b, y);
-  DL_CUDA_LAUNCHED(add_channel_bias_kernel);
+  add_channel_bias<float>(batch, channels, spatial, y, b, y, limits, stream);
+}
+
+void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int channels, int spatial,
+                                              const void* y16, const float* b, float* y,
+                                              const LaunchLimits& limits, cudaStream_t stream) {
+  if (f == HalfFormat::kHalf) {
+    add_channel_bias(batch, channels, spatial, static_cast<const __half*>(y16), b, y, limits,
+                     stream);
+  } else {
+    add_channel_bias(batch, channels, spatial, static_cast<const __nv_bfloat16*>(y16), b, y, limits,
+                     stream);
+  }
 }
 
 void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,

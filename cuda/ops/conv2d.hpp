@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include "launch_limits.hpp"
+#include "ops/precision_cast.hpp"
 
 namespace dl::gpu {
 
@@ -23,9 +24,23 @@ void launch_pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int
 void launch_crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
                         const float* padded, float* dx, const LaunchLimits& limits,
                         cudaStream_t stream);
+// launch_pad_planes with `padded` in format f (16-bit values, rounded to nearest even): the
+// padded input of a mixed-precision convolution in one pass.
+void launch_pad_planes_to_half_format(HalfFormat f, PlaneDims x_dims, PlaneDims padded_dims,
+                                      int pad_top, int pad_left, const float* x, void* padded,
+                                      const LaunchLimits& limits, cudaStream_t stream);
+// launch_crop_planes from a 16-bit `padded` in format f into float32 dx.
+void launch_crop_planes_from_half_format(HalfFormat f, PlaneDims padded_dims, PlaneDims x_dims,
+                                         int pad_top, int pad_left, const void* padded, float* dx,
+                                         const LaunchLimits& limits, cudaStream_t stream);
 // y[n][c][s] += b[c] over `spatial` positions per channel.
 void launch_add_channel_bias(int batch, int channels, int spatial, const float* b, float* y,
                              const LaunchLimits& limits, cudaStream_t stream);
+// y[n][c][s] = y16[n][c][s] (16-bit, format f) + b[c]: the mixed-precision forward's output
+// back in float32, with its bias, in one pass.
+void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int channels, int spatial,
+                                              const void* y16, const float* b, float* y,
+                                              const LaunchLimits& limits, cudaStream_t stream);
 // db[c] = sum over n and s of dy[n][c][s], in double, deterministic.
 void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,
                          const LaunchLimits& limits, cudaStream_t stream);

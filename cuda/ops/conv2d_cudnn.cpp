@@ -15,9 +15,9 @@ namespace dl::gpu {
 
 namespace {
 
-// The padded input starts the workspace; cuDNN's part follows at a 256-byte boundary, the
-// alignment cudaMalloc gives and cuDNN's kernels prefer.
-constexpr std::size_t kAlignFloats = 64;
+// Every part of the workspace starts at a 256-byte boundary, the alignment cudaMalloc gives and
+// cuDNN's (tensor-core) kernels prefer.
+constexpr std::size_t kAlignBytes = 256;
 constexpr std::size_t kUnusable = std::numeric_limits<std::size_t>::max();
 
 std::size_t round_up(std::size_t n, std::size_t step) {
@@ -47,31 +47,75 @@ bool symmetric_padding_fits(const Conv2dGeometry& g) {
          cudnn_output_size(g.in_width, g.pad_left, g.kernel_width, g.stride_width) == g.out_width;
 }
 
-// A measured or suggested algorithm may run here: it succeeded, it is deterministic (same
-// gradients every run), and it does not use tensor-core math (TF32 would change float32 results).
+std::size_t weight_count(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.out_channels) * g.in_channels * g.kernel_height *
+         g.kernel_width;
+}
+std::size_t output_count(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.out_channels * g.out_height * g.out_width;
+}
+
+cudnnDataType_t tensor_type(std::optional<HalfFormat> f) {
+  if (!f) return CUDNN_DATA_FLOAT;
+  return *f == HalfFormat::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
+}
+
+// The math a direction runs with when no search result names one: float32 never uses tensor
+// cores (TF32 would change its results); 16-bit may.
+cudnnMathType_t default_math(std::optional<HalfFormat> f) {
+  return f ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
+}
+
+// Algorithms that compute in a transformed domain (FFT, Winograd).
+bool transforms(cudnnConvolutionFwdAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms(cudnnConvolutionBwdDataAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+bool transforms(cudnnConvolutionBwdFilterAlgo_t a) {
+  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
+         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+}
+
+// A measured or suggested algorithm may run here: it succeeded and it is deterministic (same
+// gradients every run). float32: no tensor-core math (TF32 would change float32 results). 16-bit:
+// no down-conversion to another format, and a GEMM-based algorithm (see the header).
 template <typename Perf>
-bool acceptable(const Perf& p) {
-  return p.status == CUDNN_STATUS_SUCCESS && p.determinism == CUDNN_DETERMINISTIC &&
-         p.mathType != CUDNN_TENSOR_OP_MATH && p.mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+bool acceptable(const Perf& p, std::optional<HalfFormat> f) {
+  if (p.status != CUDNN_STATUS_SUCCESS || p.determinism != CUDNN_DETERMINISTIC) return false;
+  if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION) return false;
+  if (!f) return p.mathType != CUDNN_TENSOR_OP_MATH;
+  return !transforms(p.algo);
 }
 
 template <typename Algo>
 struct Choice {
   Algo algo;
+  cudnnMathType_t math;
   std::size_t bytes;
 };
 
 // Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; the fastest
 // measured (measure) or best suggested acceptable one that fits; the first fallback that fits.
 // `search(kind, count, &returned, results)` runs cudnnFind* (kind 0) or cudnnGet*_v7 (kind 1);
-// `size_of(algo)` is its workspace for this geometry, kUnusable when cuDNN cannot run it here.
+// `size_of(algo, math)` is its workspace for this geometry with that math, kUnusable when cuDNN
+// cannot run it here. float32 runs everything with CUDNN_FMA_MATH, whatever a result says.
 template <typename Perf, typename Algo, typename Search, typename SizeOf>
-Choice<Algo> choose(const char* direction, const Conv2dGeometry& g, bool measure, std::size_t limit,
-                    const Algo* reuse, std::initializer_list<Algo> fallbacks, int max_count,
+Choice<Algo> choose(const char* direction, const Conv2dGeometry& g,
+                    std::optional<HalfFormat> format, bool measure, std::size_t limit,
+                    const Choice<Algo>* reuse, std::initializer_list<Algo> fallbacks, int max_count,
                     Search search, SizeOf size_of) {
   if (reuse != nullptr) {
-    const std::size_t bytes = size_of(*reuse);
-    if (bytes <= limit) return {*reuse, bytes};
+    const std::size_t bytes = size_of(reuse->algo, reuse->math);
+    if (bytes <= limit) return {reuse->algo, reuse->math, bytes};
   }
   std::vector<Perf> results(static_cast<std::size_t>(std::max(max_count, 1)));
   constexpr int kFind = 0, kHeuristic = 1;
@@ -82,14 +126,15 @@ Choice<Algo> choose(const char* direction, const Conv2dGeometry& g, bool measure
         CUDNN_STATUS_SUCCESS)
       continue;  // e.g. cudnnFind* could not allocate its scratch: fall through to the next way
     for (int i = 0; i < returned; ++i) {
-      if (!acceptable(results[i])) continue;
-      const std::size_t bytes = size_of(results[i].algo);
-      if (bytes <= limit) return {results[i].algo, bytes};
+      if (!acceptable(results[i], format)) continue;
+      const cudnnMathType_t math = format ? results[i].mathType : CUDNN_FMA_MATH;
+      const std::size_t bytes = size_of(results[i].algo, math);
+      if (bytes <= limit) return {results[i].algo, math, bytes};
     }
   }
   for (const Algo algo : fallbacks) {
-    const std::size_t bytes = size_of(algo);
-    if (bytes <= limit) return {algo, bytes};
+    const std::size_t bytes = size_of(algo, default_math(format));
+    if (bytes <= limit) return {algo, default_math(format), bytes};
   }
   throw InternalError(describe(g) + ": no cuDNN " + direction + " algorithm fits a workspace of " +
                       std::to_string(limit) + " bytes");
@@ -104,11 +149,16 @@ struct CudnnConvolution::Plan {
   cudnnConvolutionDescriptor_t conv_desc = nullptr;
   bool explicit_padding = false;
   PlaneDims x_planes, padded_planes;
-  std::size_t padded_floats = 0;  // the padded input's share of the workspace, aligned
-  cudnnConvolutionFwdAlgo_t forward_algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
-  cudnnConvolutionBwdDataAlgo_t data_algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-  cudnnConvolutionBwdFilterAlgo_t filter_algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
-  std::size_t forward_bytes = 0, data_bytes = 0, filter_bytes = 0;
+  // Byte offsets into the workspace (see the header's layout). input_bytes is 0 for float32
+  // without explicit padding (cuDNN reads x itself).
+  std::size_t input_bytes = 0;
+  std::size_t weights_offset = 0, output_offset = 0, weight_grad_offset = 0;  // 16-bit only
+  std::size_t cudnn_offset = 0;
+  Choice<cudnnConvolutionFwdAlgo_t> forward{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+                                            CUDNN_FMA_MATH, 0};
+  Choice<cudnnConvolutionBwdDataAlgo_t> data{CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, 0};
+  Choice<cudnnConvolutionBwdFilterAlgo_t> filter{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
+                                                 CUDNN_FMA_MATH, 0};
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -121,13 +171,21 @@ struct CudnnConvolution::Plan {
     if (x_desc != nullptr) cudnnDestroyTensorDescriptor(x_desc);
   }
 
-  std::size_t cudnn_bytes() const { return std::max({forward_bytes, data_bytes, filter_bytes}); }
-  std::size_t workspace_floats() const { return padded_floats + bytes_to_floats(cudnn_bytes()); }
-  void* cudnn_workspace(float* workspace) const { return workspace + padded_floats; }
+  std::size_t cudnn_bytes() const { return std::max({forward.bytes, data.bytes, filter.bytes}); }
+  std::size_t workspace_floats() const { return bytes_to_floats(cudnn_offset + cudnn_bytes()); }
+  static void* at(float* workspace, std::size_t offset) {
+    return reinterpret_cast<char*>(workspace) + offset;
+  }
+  // The algorithms of one descriptor may have been chosen with different math types; cuDNN
+  // runs an algorithm with the math type its descriptor holds when it is called.
+  void use_math(cudnnMathType_t math) const {
+    DL_CUDNN_CALL(cudnnSetConvolutionMathType(conv_desc, math));
+  }
 };
 
-CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes)
-    : handle_(handle), max_workspace_bytes_(max_workspace_bytes) {}
+CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes,
+                                   std::optional<HalfFormat> half_format)
+    : handle_(handle), max_workspace_bytes_(max_workspace_bytes), half_format_(half_format) {}
 
 CudnnConvolution::~CudnnConvolution() = default;
 
@@ -147,25 +205,43 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
     in_w = (g.out_width - 1) * g.stride_width + g.kernel_width;
     pad_h = pad_w = 0;
     p.padded_planes = {p.x_planes.planes, in_h, in_w};
-    p.padded_floats =
-        round_up(static_cast<std::size_t>(p.x_planes.planes) * in_h * in_w, kAlignFloats);
   }
+
+  // The workspace layout of the header.
+  const std::size_t element = half_format_ ? kHalfBytes : sizeof(float);
+  std::size_t offset = 0;
+  if (half_format_ || p.explicit_padding) {
+    p.input_bytes = static_cast<std::size_t>(p.x_planes.planes) * in_h * in_w * element;
+    offset = round_up(p.input_bytes, kAlignBytes);
+  }
+  if (half_format_) {
+    p.weights_offset = offset;
+    offset = round_up(offset + weight_count(g) * kHalfBytes, kAlignBytes);
+    p.output_offset = offset;
+    offset = round_up(offset + output_count(g) * kHalfBytes, kAlignBytes);
+    p.weight_grad_offset = offset;
+    offset = round_up(offset + weight_count(g) * kHalfBytes, kAlignBytes);
+  }
+  p.cudnn_offset = offset;
+
+  const cudnnDataType_t type = tensor_type(half_format_);
   DL_CUDNN_CALL(cudnnCreateTensorDescriptor(&p.x_desc));
   DL_CUDNN_CALL(cudnnCreateTensorDescriptor(&p.y_desc));
   DL_CUDNN_CALL(cudnnCreateFilterDescriptor(&p.w_desc));
   DL_CUDNN_CALL(cudnnCreateConvolutionDescriptor(&p.conv_desc));
-  DL_CUDNN_CALL(cudnnSetTensor4dDescriptor(p.x_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g.batch,
+  DL_CUDNN_CALL(cudnnSetTensor4dDescriptor(p.x_desc, CUDNN_TENSOR_NCHW, type, g.batch,
                                            g.in_channels, in_h, in_w));
-  DL_CUDNN_CALL(cudnnSetTensor4dDescriptor(p.y_desc, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, g.batch,
+  DL_CUDNN_CALL(cudnnSetTensor4dDescriptor(p.y_desc, CUDNN_TENSOR_NCHW, type, g.batch,
                                            g.out_channels, g.out_height, g.out_width));
-  DL_CUDNN_CALL(cudnnSetFilter4dDescriptor(p.w_desc, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                           g.out_channels, g.in_channels, g.kernel_height,
-                                           g.kernel_width));
+  DL_CUDNN_CALL(cudnnSetFilter4dDescriptor(p.w_desc, type, CUDNN_TENSOR_NCHW, g.out_channels,
+                                           g.in_channels, g.kernel_height, g.kernel_width));
   constexpr int kNoDilation = 1;
+  // The compute type is float32 in both precisions: with 16-bit tensors this is cuDNN's
+  // PSEUDO_HALF / PSEUDO_BFLOAT16 configuration (16-bit storage, float32 arithmetic).
   DL_CUDNN_CALL(cudnnSetConvolution2dDescriptor(p.conv_desc, pad_h, pad_w, g.stride_height,
                                                 g.stride_width, kNoDilation, kNoDilation,
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  DL_CUDNN_CALL(cudnnSetConvolutionMathType(p.conv_desc, CUDNN_FMA_MATH));
+  p.use_math(default_math(half_format_));
 
   // The descriptors must describe the geometry's output exactly.
   int n = 0, c = 0, h = 0, w = 0;
@@ -175,17 +251,20 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
       n == g.batch && c == g.out_channels && h == g.out_height && w == g.out_width,
       describe(g) + ": cuDNN computes an output of " + std::to_string(h) + "x" + std::to_string(w));
 
-  DL_CHECK(budget_floats >= p.padded_floats,
-           describe(g) + ": the workspace cannot hold the padded input");
-  const std::size_t limit =
-      std::min(max_workspace_bytes_, (budget_floats - p.padded_floats) * sizeof(float));
+  const std::size_t budget_bytes =
+      std::min(budget_floats, std::numeric_limits<std::size_t>::max() / sizeof(float)) *
+      sizeof(float);
+  DL_CHECK(budget_bytes >= p.cudnn_offset,
+           describe(g) + ": the workspace cannot hold the padded or 16-bit tensors");
+  const std::size_t limit = std::min(max_workspace_bytes_, budget_bytes - p.cudnn_offset);
 
   int max_count = 0;
   DL_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
-  const auto forward = choose<cudnnConvolutionFwdAlgoPerf_t>(
-      "forward", g, measure, limit, reuse ? &reuse->forward_algo : nullptr,
+  p.forward = choose<cudnnConvolutionFwdAlgoPerf_t>(
+      "forward", g, half_format_, measure, limit, reuse ? &reuse->forward : nullptr,
       {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* results) {
+        p.use_math(default_math(half_format_));
         return kind == 0
                    ? cudnnFindConvolutionForwardAlgorithm(handle_, p.x_desc, p.w_desc, p.conv_desc,
                                                           p.y_desc, count, returned, results)
@@ -193,22 +272,22 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
                                                             p.conv_desc, p.y_desc, count, returned,
                                                             results);
       },
-      [&](cudnnConvolutionFwdAlgo_t algo) {
+      [&](cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math) {
         std::size_t bytes = 0;
+        p.use_math(math);
         return cudnnGetConvolutionForwardWorkspaceSize(handle_, p.x_desc, p.w_desc, p.conv_desc,
                                                        p.y_desc, algo,
                                                        &bytes) == CUDNN_STATUS_SUCCESS
                    ? bytes
                    : kUnusable;
       });
-  p.forward_algo = forward.algo;
-  p.forward_bytes = forward.bytes;
 
   DL_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
-  const auto data = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-      "backward-data", g, measure, limit, reuse ? &reuse->data_algo : nullptr,
+  p.data = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+      "backward-data", g, half_format_, measure, limit, reuse ? &reuse->data : nullptr,
       {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
+        p.use_math(default_math(half_format_));
         return kind == 0 ? cudnnFindConvolutionBackwardDataAlgorithm(handle_, p.w_desc, p.y_desc,
                                                                      p.conv_desc, p.x_desc, count,
                                                                      returned, results)
@@ -216,22 +295,22 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
                                                                        p.conv_desc, p.x_desc, count,
                                                                        returned, results);
       },
-      [&](cudnnConvolutionBwdDataAlgo_t algo) {
+      [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math) {
         std::size_t bytes = 0;
+        p.use_math(math);
         return cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, p.w_desc, p.y_desc,
                                                             p.conv_desc, p.x_desc, algo,
                                                             &bytes) == CUDNN_STATUS_SUCCESS
                    ? bytes
                    : kUnusable;
       });
-  p.data_algo = data.algo;
-  p.data_bytes = data.bytes;
 
   DL_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
-  const auto filter = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      "backward-filter", g, measure, limit, reuse ? &reuse->filter_algo : nullptr,
+  p.filter = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      "backward-filter", g, half_format_, measure, limit, reuse ? &reuse->filter : nullptr,
       {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
+        p.use_math(default_math(half_format_));
         return kind == 0 ? cudnnFindConvolutionBackwardFilterAlgorithm(handle_, p.x_desc, p.y_desc,
                                                                        p.conv_desc, p.w_desc, count,
                                                                        returned, results)
@@ -239,16 +318,15 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
                                handle_, p.x_desc, p.y_desc, p.conv_desc, p.w_desc, count, returned,
                                results);
       },
-      [&](cudnnConvolutionBwdFilterAlgo_t algo) {
+      [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math) {
         std::size_t bytes = 0;
+        p.use_math(math);
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, p.x_desc, p.y_desc,
                                                               p.conv_desc, p.w_desc, algo,
                                                               &bytes) == CUDNN_STATUS_SUCCESS
                    ? bytes
                    : kUnusable;
       });
-  p.filter_algo = filter.algo;
-  p.filter_bytes = filter.bytes;
   return plan;
 }
 
@@ -311,54 +389,111 @@ void CudnnConvolution::forward(const Conv2dGeometry& g, const float* x, const fl
                                const LaunchLimits& limits, cudaStream_t stream) {
   if (g.batch <= 0) return;
   const Plan& p = plan_for_call(g);
-  const float* input = x;
-  if (p.explicit_padding) {
-    launch_pad_planes(p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, workspace, limits,
-                      stream);
-    input = workspace;
+  const float one = 1.0f, zero = 0.0f;  // float scaling factors for FLOAT and PSEUDO_* configs
+  void* cudnn_workspace = Plan::at(workspace, p.cudnn_offset);
+  p.use_math(p.forward.math);
+  if (!half_format_) {
+    const float* input = x;
+    if (p.explicit_padding) {
+      launch_pad_planes(p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, workspace, limits,
+                        stream);
+      input = workspace;
+    }
+    DL_CUDNN_CALL(cudnnConvolutionForward(handle_, &one, p.x_desc, input, p.w_desc, w, p.conv_desc,
+                                          p.forward.algo, cudnn_workspace, p.forward.bytes, &zero,
+                                          p.y_desc, y));
+    launch_add_channel_bias(g.batch, g.out_channels, g.out_height * g.out_width, b, y, limits,
+                            stream);
+    return;
   }
-  const float one = 1.0f, zero = 0.0f;
-  DL_CUDNN_CALL(cudnnConvolutionForward(handle_, &one, p.x_desc, input, p.w_desc, w, p.conv_desc,
-                                        p.forward_algo, p.cudnn_workspace(workspace),
-                                        p.forward_bytes, &zero, p.y_desc, y));
-  launch_add_channel_bias(g.batch, g.out_channels, g.out_height * g.out_width, b, y, limits,
-                          stream);
+  const HalfFormat f = *half_format_;
+  void* x16 = Plan::at(workspace, 0);
+  void* w16 = Plan::at(workspace, p.weights_offset);
+  void* y16 = Plan::at(workspace, p.output_offset);
+  if (p.explicit_padding) {
+    launch_pad_planes_to_half_format(f, p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, x16,
+                                     limits, stream);
+  } else {
+    launch_cast_to_half_format(f, p.input_bytes / kHalfBytes, x, x16, limits, stream);
+  }
+  launch_cast_to_half_format(f, weight_count(g), w, w16, limits, stream);
+  DL_CUDNN_CALL(cudnnConvolutionForward(handle_, &one, p.x_desc, x16, p.w_desc, w16, p.conv_desc,
+                                        p.forward.algo, cudnn_workspace, p.forward.bytes, &zero,
+                                        p.y_desc, y16));
+  launch_add_channel_bias_from_half_format(f, g.batch, g.out_channels, g.out_height * g.out_width,
+                                           y16, b, y, limits, stream);
 }
 
 void CudnnConvolution::backward(const Conv2dGeometry& g, const float* x, const float* w,
                                 const float* dy, float* dx, float* dw, float* db, float* workspace,
                                 const LaunchLimits& limits, cudaStream_t stream) {
   if (g.batch <= 0) {  // no samples: zero gradients, as the CPU backend gives
-    const std::size_t weights =
-        static_cast<std::size_t>(g.out_channels) * g.in_channels * g.kernel_height * g.kernel_width;
-    DL_CUDA_CALL(cudaMemsetAsync(dw, 0, weights * sizeof(float), stream));
+    DL_CUDA_CALL(cudaMemsetAsync(dw, 0, weight_count(g) * sizeof(float), stream));
     DL_CUDA_CALL(cudaMemsetAsync(db, 0, g.out_channels * sizeof(float), stream));
     return;
   }
   const Plan& p = plan_for_call(g);
   launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, limits, stream);
-  // The padded input is rebuilt rather than trusted from forward: it costs one copy and keeps
-  // backward correct whatever ran on the workspace in between.
-  const float* input = x;
-  if (p.explicit_padding) {
-    launch_pad_planes(p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, workspace, limits,
-                      stream);
-    input = workspace;
-  }
   const float one = 1.0f, zero = 0.0f;
-  DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(
-      handle_, &one, p.x_desc, input, p.y_desc, dy, p.conv_desc, p.filter_algo,
-      p.cudnn_workspace(workspace), p.filter_bytes, &zero, p.w_desc, dw));
+  void* cudnn_workspace = Plan::at(workspace, p.cudnn_offset);
+  if (!half_format_) {
+    // The padded input is rebuilt rather than trusted from forward: it costs one copy and keeps
+    // backward correct whatever ran on the workspace in between.
+    const float* input = x;
+    if (p.explicit_padding) {
+      launch_pad_planes(p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, workspace, limits,
+                        stream);
+      input = workspace;
+    }
+    p.use_math(p.filter.math);
+    DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, input, p.y_desc, dy,
+                                                 p.conv_desc, p.filter.algo, cudnn_workspace,
+                                                 p.filter.bytes, &zero, p.w_desc, dw));
+    if (dx == nullptr) return;
+    // With explicit padding the data gradient lands in the padded buffer (the filter gradient,
+    // earlier on the same stream, is done with it) and is cropped into dx.
+    float* data_gradient = p.explicit_padding ? workspace : dx;
+    p.use_math(p.data.math);
+    DL_CUDNN_CALL(cudnnConvolutionBackwardData(handle_, &one, p.w_desc, w, p.y_desc, dy,
+                                               p.conv_desc, p.data.algo, cudnn_workspace,
+                                               p.data.bytes, &zero, p.x_desc, data_gradient));
+    if (p.explicit_padding)
+      launch_crop_planes(p.padded_planes, p.x_planes, g.pad_top, g.pad_left, workspace, dx, limits,
+                         stream);
+    return;
+  }
+  // 16-bit: x, w and dy are rounded again rather than trusted from forward, for the same reason.
+  const HalfFormat f = *half_format_;
+  void* x16 = Plan::at(workspace, 0);
+  void* w16 = Plan::at(workspace, p.weights_offset);
+  void* dy16 = Plan::at(workspace, p.output_offset);
+  void* dw16 = Plan::at(workspace, p.weight_grad_offset);
+  if (p.explicit_padding) {
+    launch_pad_planes_to_half_format(f, p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, x16,
+                                     limits, stream);
+  } else {
+    launch_cast_to_half_format(f, p.input_bytes / kHalfBytes, x, x16, limits, stream);
+  }
+  launch_cast_to_half_format(f, output_count(g), dy, dy16, limits, stream);
+  p.use_math(p.filter.math);
+  DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, x16, p.y_desc, dy16,
+                                               p.conv_desc, p.filter.algo, cudnn_workspace,
+                                               p.filter.bytes, &zero, p.w_desc, dw16));
+  launch_cast_to_float(f, weight_count(g), dw16, dw, limits, stream);
   if (dx == nullptr) return;
-  // With explicit padding the data gradient lands in the padded buffer (the filter gradient,
-  // earlier on the same stream, is done with it) and is cropped into dx.
-  float* data_gradient = p.explicit_padding ? workspace : dx;
-  DL_CUDNN_CALL(cudnnConvolutionBackwardData(handle_, &one, p.w_desc, w, p.y_desc, dy, p.conv_desc,
-                                             p.data_algo, p.cudnn_workspace(workspace),
-                                             p.data_bytes, &zero, p.x_desc, data_gradient));
-  if (p.explicit_padding)
-    launch_crop_planes(p.padded_planes, p.x_planes, g.pad_top, g.pad_left, workspace, dx, limits,
-                       stream);
+  // The data gradient (padded when padding is explicit) overwrites x16, which backward-filter,
+  // earlier on the same stream, is done with.
+  launch_cast_to_half_format(f, weight_count(g), w, w16, limits, stream);
+  p.use_math(p.data.math);
+  DL_CUDNN_CALL(cudnnConvolutionBackwardData(handle_, &one, p.w_desc, w16, p.y_desc, dy16,
+                                             p.conv_desc, p.data.algo, cudnn_workspace,
+                                             p.data.bytes, &zero, p.x_desc, x16));
+  if (p.explicit_padding) {
+    launch_crop_planes_from_half_format(f, p.padded_planes, p.x_planes, g.pad_top, g.pad_left, x16,
+                                        dx, limits, stream);
+  } else {
+    launch_cast_to_float(f, p.input_bytes / kHalfBytes, x16, dx, limits, stream);
+  }
 }
 
 }  // namespace dl::gpu

@@ -1,19 +1,33 @@
 // Convolution through cuDNN's convolution API: descriptors and algorithms per geometry, chosen
-// once and cached, with float32 arithmetic (CUDNN_FMA_MATH: no TF32 tensor cores, so results
-// agree with the CPU backend to float rounding).
+// once and cached.
+//
+// Precision. Without a 16-bit format (Config::dtype FLOAT) every tensor is float32 and the math
+// is CUDNN_FMA_MATH: no TF32 tensor cores, so results agree with the CPU backend to float
+// rounding. With a 16-bit format (HALF or BFLOAT16) x, w and dy are rounded to it by our kernels
+// into the layer's workspace and cuDNN runs its "pseudo" 16-bit configuration: 16-bit x, w, y
+// (and dx, dw, dy) with float32 arithmetic (the convolution descriptor's compute type is FLOAT),
+// tensor-core math allowed. cuDNN writes y, dx and dw in the 16-bit format; our kernels widen
+// them back into the float32 buffers of the Backend interface (y together with the bias add).
+// Only GEMM-based algorithms are taken in 16-bit: FFT and Winograd re-round transformed data,
+// which would void the error bound docs/CUDA.md states.
 //
 // Algorithm choice. conv2d_workspace_floats(g) is called when a layer is bound, for its largest
 // batch: that call times the algorithms (cudnnFind*, which allocates its own scratch memory, once)
-// and keeps the fastest deterministic float32 one whose workspace is at most max_workspace_bytes.
-// A later call with a smaller batch (the last minibatch of an epoch) reuses those algorithms when
-// their workspace still fits the buffer the layer holds, else takes cuDNN's heuristics
-// (cudnnGet*_v7) restricted to what fits; no timing and no allocation happen inside a step.
+// and keeps the fastest acceptable deterministic one whose workspace is at most
+// max_workspace_bytes. A later call with a smaller batch (the last minibatch of an epoch) reuses
+// those algorithms when their workspace still fits the buffer the layer holds, else takes cuDNN's
+// heuristics (cudnnGet*_v7) restricted to what fits; no timing and no allocation happen inside a
+// step.
 //
 // Padding. cuDNN pads symmetrically; the Backend contract pads pad_top/pad_left before and
 // whatever the output size implies after (ConvolutionMode::Same can need one more row below than
 // above). When symmetric padding gives the requested output size, cuDNN pads. Otherwise the input
 // is copied into a zero-padded buffer in the workspace first (and the data gradient cropped back
 // from it), and cuDNN runs unpadded.
+//
+// Workspace layout, each part starting on a 256-byte boundary: float32: [padded input, when
+// padding is explicit] [cuDNN's workspace]. 16-bit: [x (padded when explicit; backward-data
+// writes dx here after backward-filter has read x)] [w] [y or dy] [dw] [cuDNN's workspace].
 #pragma once
 
 #include <cudnn.h>
@@ -22,16 +36,20 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "backend/backend.hpp"
 #include "launch_limits.hpp"
+#include "ops/precision_cast.hpp"
 
 namespace dl::gpu {
 
 class CudnnConvolution {
  public:
   // `handle` is bound to the stream the calls below are given; it must outlive this object.
-  CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes);
+  // `half_format`: the 16-bit format of the tensor-core inputs, none for float32 throughout.
+  CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes,
+                   std::optional<HalfFormat> half_format);
   ~CudnnConvolution();
   CudnnConvolution(const CudnnConvolution&) = delete;
   CudnnConvolution& operator=(const CudnnConvolution&) = delete;
@@ -57,6 +75,7 @@ class CudnnConvolution {
 
   cudnnHandle_t handle_;
   std::size_t max_workspace_bytes_;
+  std::optional<HalfFormat> half_format_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
   // Per shape: batch -> the workspace floats conv2d_workspace_floats returned for it. A call with
   // batch b may rely only on the smallest of these over batches >= b.

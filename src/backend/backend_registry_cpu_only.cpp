@@ -1,8 +1,11 @@
 // The backend registry of a binary built without CUDA: the CPU backend only.
 #include <cstdlib>
 
+#include <fmt/format.h>
+
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -17,6 +20,12 @@ BackendKind resolve_backend(const Config& config) {
                       ": backend: cuda, but this dl-train was built without the CUDA backend; "
                       "set backend: cpu (or auto), or rebuild with -Dcuda=enabled on a machine "
                       "with the CUDA toolkit, cuDNN and NCCL");
+  }
+  if (config.backend == BackendKind::kAuto && config.dtype != DType::kFloat) {
+    throw ConfigError(fmt::format(
+        "{}: backend: auto means the CPU in this dl-train (built without the CUDA backend), and "
+        "dtype {} needs the CUDA backend; set dtype: FLOAT, or rebuild with -Dcuda=enabled",
+        config.sourcePath, enum_name(config.dtype)));
   }
   return BackendKind::kCpu;
 }

@@ -33,4 +33,9 @@ double effective_learning_rate(const UpdaterConfig& u) {
   return kSgdDefaultLearningRate;
 }
 
+LossScalingMode effective_loss_scaling_mode(const Config& c) {
+  if (c.lossScaling.mode) return *c.lossScaling.mode;
+  return c.dtype == DType::kHalf ? LossScalingMode::kDynamic : LossScalingMode::kNone;
+}
+
 }  // namespace dl

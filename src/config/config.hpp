@@ -15,8 +15,8 @@ namespace dl {
 // Where a value came from, for error messages: "file:line:column".
 struct SourceLocation {
   std::string file;
-  int line = 0;    // 1-based; 0 when unknown (a default, or a --set override)
-  int column = 0;  // 1-based
+  int line = 0;             // 1-based; 0 when unknown (a default, or a --set override)
+  int column = 0;           // 1-based
   std::string str() const;  // "file:line:column" or "file" or "--set"
 };
 
@@ -35,9 +35,9 @@ enum class LearningRateSchedule { kNone, kStep, kExponential, kInverse };
 
 struct ScheduleConfig {
   LearningRateSchedule type = LearningRateSchedule::kNone;
-  double gamma = 0.1;     // step: lr * gamma^floor(iter/step); exponential: lr * gamma^iter;
-  double power = 1.0;     // inverse: lr / (1 + gamma*iter)^power
-  int64_t step = 1000;    // iterations per step (step schedule)
+  double gamma = 0.1;   // step: lr * gamma^floor(iter/step); exponential: lr * gamma^iter;
+  double power = 1.0;   // inverse: lr / (1 + gamma*iter)^power
+  int64_t step = 1000;  // iterations per step (step schedule)
 };
 
 struct InputTypeConfig {
@@ -89,10 +89,10 @@ struct DataConfig {
 
 struct OutputConfig {
   std::string directory = "runs/mnist";
-  int64_t scoreEveryIterations = 10;    // a score row every N iterations (DL4J listener frequency)
+  int64_t scoreEveryIterations = 10;  // a score row every N iterations (DL4J listener frequency)
   int64_t checkpointEveryIterations = 0;  // 0 = checkpoint only at the end of each epoch
-  int keepLast = 3;                        // checkpoints kept; older ones are deleted
-  bool printEvaluation = true;             // Evaluation.stats() after each epoch
+  int keepLast = 3;                       // checkpoints kept; older ones are deleted
+  bool printEvaluation = true;            // Evaluation.stats() after each epoch
 };
 
 enum class LearningRateScaling { kNone, kLinear };
@@ -100,11 +100,11 @@ enum class LearningRateScaling { kNone, kLinear };
 struct ParallelConfig {
   ParallelMode mode = ParallelMode::kAveraging;
   int workers = 1;
-  int prefetchBuffer = 2;        // minibatches each worker's loader keeps ready; 0 = off
-  int averagingFrequency = 1;    // averaging mode: average every N rounds
-  bool averageUpdaters = true;   // averaging mode: average updater state too
+  int prefetchBuffer = 2;       // minibatches each worker's loader keeps ready; 0 = off
+  int averagingFrequency = 1;   // averaging mode: average every N rounds
+  bool averageUpdaters = true;  // averaging mode: average updater state too
   bool reportScoreAfterAveraging = true;
-  int blasThreads = 0;           // per worker; 0 = cores / workers (at least 1)
+  int blasThreads = 0;  // per worker; 0 = cores / workers (at least 1)
   LearningRateScaling learningRateScaling = LearningRateScaling::kNone;
   int64_t warmupIterations = 0;  // linear scaling: ramp from lr to workers*lr over N iterations
 };
@@ -129,16 +129,37 @@ enum class NonFiniteAction { kStop, kSkip };
 
 struct EarlyStoppingConfig {
   bool enabled = false;
-  int maxEpochs = 0;             // 0 = the run's `epochs`
-  int patience = 0;              // epochs without improvement before stopping; 0 = off
-  double minImprovement = 0.0;   // smallest change that counts as an improvement
+  int maxEpochs = 0;                      // 0 = the run's `epochs`
+  int patience = 0;                       // epochs without improvement before stopping; 0 = off
+  double minImprovement = 0.0;            // smallest change that counts as an improvement
   std::optional<double> bestScoreTarget;  // stop once the score reaches this
-  double maxTimeSeconds = 0.0;   // 0 = no limit
+  double maxTimeSeconds = 0.0;            // 0 = no limit
   std::optional<double> maxScore;  // iteration condition: stop when the minibatch score exceeds
   bool stopOnInvalidScore = true;  // iteration condition: NaN/Inf score
   ScoreCalculator scoreCalculator = ScoreCalculator::kTestLoss;
   int evaluateEveryNEpochs = 1;
   bool saveBestModel = true;
+};
+
+enum class LossScalingMode { kNone, kStatic, kDynamic };
+
+// Loss scaling for mixed precision: the loss gradient is multiplied by a scale S before the
+// backward pass and the gradients by 1/S before the update, so that small fp16 gradients do not
+// flush to zero. Dynamic: a step whose gradients overflow is skipped and S shrinks; S grows again
+// after growthInterval good steps. Powers of two keep the scaling exact.
+struct LossScalingConfig {
+  static constexpr double kDefaultInitialScale = 65536.0;  // 2^16
+  static constexpr double kDefaultGrowthFactor = 2.0;
+  static constexpr double kDefaultBackoffFactor = 0.5;
+  static constexpr int64_t kDefaultGrowthInterval = 2000;
+
+  // Unset in the file: dynamic for dtype HALF, none otherwise. The loader resolves it, so a loaded
+  // Config always has it set (see effective_loss_scaling_mode for a Config built in code).
+  std::optional<LossScalingMode> mode;
+  double initialScale = kDefaultInitialScale;
+  double growthFactor = kDefaultGrowthFactor;
+  double backoffFactor = kDefaultBackoffFactor;
+  int64_t growthInterval = kDefaultGrowthInterval;
 };
 
 struct Config {
@@ -166,9 +187,14 @@ struct Config {
   MemoryConfig memory;
   CudaConfig cuda;
   EarlyStoppingConfig earlyStopping;
+  LossScalingConfig lossScaling;
 };
 
 // The learning rate actually used: the configured one, or the updater's DL4J default.
 double effective_learning_rate(const UpdaterConfig& u);
+
+// The loss-scaling mode actually used: the configured one, or the dtype's default (dynamic for
+// HALF, none otherwise).
+LossScalingMode effective_loss_scaling_mode(const Config& c);
 
 }  // namespace dl

@@ -19,5 +19,9 @@ inline constexpr std::int64_t kMaxFeatureSize = std::int64_t{1} << 30;
 inline constexpr int kMinClasses = 2;
 inline constexpr int kMaxCudaDeviceIndex = 1023;
 inline constexpr int kMaxCudaBlockSize = 1024;
+// Loss scales: the smallest is fp16's smallest subnormal (2^-24), below which scaling down can no
+// longer keep any gradient finite; the largest is float's largest power of two (2^127).
+inline constexpr double kMinLossScale = 1.0 / (1 << 24);
+inline constexpr double kMaxLossScale = 1.7014118346046923e38;  // 2^127
 
 }  // namespace dl::config_limits

@@ -216,6 +216,7 @@ Config load_config_string(const std::string& yaml_text, const std::string& sourc
   read_fields(ctx, "", root, config_fields(), config);
   check_combinations(ctx, config);
   config.updater.learningRate = effective_learning_rate(config.updater);
+  config.lossScaling.mode = effective_loss_scaling_mode(config);
   resolve_layers(config);
   return config;
 }

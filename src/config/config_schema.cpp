@@ -375,6 +375,21 @@ const FieldTable<EarlyStoppingConfig>& early_stopping_fields() {
   return table;
 }
 
+const FieldTable<LossScalingConfig>& loss_scaling_fields() {
+  static const FieldTable<LossScalingConfig> table{
+      optional_enum_field("mode", &LossScalingConfig::mode),
+      real_field("initialScale", &LossScalingConfig::initialScale,
+                 RealRange{kMinLossScale, kMaxLossScale}),
+      // Above 1 and below 1 respectively: a factor of 1 would never move the scale.
+      real_field("growthFactor", &LossScalingConfig::growthFactor,
+                 RealRange::above_up_to(1.0, kMaxLossScale)),
+      real_field("backoffFactor", &LossScalingConfig::backoffFactor,
+                 RealRange{0.0, 1.0, false, false}),
+      integer_field("growthInterval", &LossScalingConfig::growthInterval, 1),
+  };
+  return table;
+}
+
 }  // namespace
 
 const FieldTable<Config>& config_fields() {
@@ -399,6 +414,7 @@ const FieldTable<Config>& config_fields() {
       section_field("memory", &Config::memory, memory_fields),
       section_field("cuda", &Config::cuda, cuda_fields),
       section_field("earlyStopping", &Config::earlyStopping, early_stopping_fields),
+      section_field("lossScaling", &Config::lossScaling, loss_scaling_fields),
   };
   return table;
 }

@@ -51,6 +51,8 @@ DL_ENUM_SPELLINGS(LearningRateScaling, "learning rate scaling",
                   {LearningRateScaling::kNone, "none"}, {LearningRateScaling::kLinear, "linear"})
 DL_ENUM_SPELLINGS(ScoreCalculator, "score calculator", {ScoreCalculator::kTestLoss, "testLoss"},
                   {ScoreCalculator::kAccuracy, "accuracy"}, {ScoreCalculator::kF1, "f1"})
+DL_ENUM_SPELLINGS(LossScalingMode, "loss scaling mode", {LossScalingMode::kDynamic, "dynamic"},
+                  {LossScalingMode::kStatic, "static"}, {LossScalingMode::kNone, "none"})
 
 #undef DL_ENUM_SPELLINGS
 

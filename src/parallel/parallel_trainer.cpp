@@ -1,5 +1,6 @@
 #include "parallel/parallel_trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -7,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/device_buffer.hpp"
 #include "core/error.hpp"
 #include "data/batch_loader.hpp"
 #include "data/epoch_plan.hpp"
@@ -17,6 +19,10 @@ struct ParallelTrainer::Replica {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::unique_ptr<Optimizer> optimizer;
+  std::unique_ptr<LossScaler> scaler;
+  FloatBuffer round_losses;        // the summed loss of each round since the last sync point
+  FloatBuffer loss_probe;          // synchronous overflow: the workers' losses, summed
+  std::vector<float> host_losses;  // round_losses read back at a sync point
 };
 
 namespace {
@@ -51,12 +57,18 @@ class FirstFailure {
   int worker_ = -1;
 };
 
+DivergenceError non_finite_error(int epoch, std::int64_t iteration, const char* what) {
+  return DivergenceError(
+      fmt::format("epoch {}, iteration {}: the {} is not finite (NaN or Inf); lower "
+                  "updater.learningRate, or set onNonFiniteLoss: skip to drop such batches",
+                  epoch, iteration, what));
+}
+
 }  // namespace
 
 ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
                                  const BackendFactory& make_backend,
-                                 const CollectiveFactory& make_collective,
-                                 ProcessGroup& processes)
+                                 const CollectiveFactory& make_collective, ProcessGroup& processes)
     : config_(config),
       train_(train),
       processes_(processes),
@@ -69,6 +81,8 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
     replica->optimizer = std::make_unique<Optimizer>(
         *replica->backend, config.updater, config.schedule, config.l2, config.l2Bias,
         replica->model->segments(), replica->model->parameter_count());
+    replica->scaler =
+        std::make_unique<LossScaler>(effective_loss_scaling_mode(config), config.lossScaling);
     replicas_.push_back(std::move(replica));
   }
   std::vector<Backend*> backends;
@@ -78,6 +92,15 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
            "the collective must have one participant per worker");
   round_loss_.assign(static_cast<std::size_t>(global_workers()), 0.0);
   round_samples_.assign(static_cast<std::size_t>(global_workers()), 0);
+  if (!every_round_is_sync_point()) {
+    loss_window_ = static_cast<std::size_t>(
+        std::min<std::int64_t>(config.parallel.averagingFrequency, rounds_per_epoch()));
+  }
+  for (auto& r : replicas_) {
+    r->round_losses = FloatBuffer(*r->backend, loss_window_);
+    r->loss_probe = FloatBuffer(*r->backend, 1);
+    r->host_losses.resize(loss_window_);
+  }
 }
 
 ParallelTrainer::~ParallelTrainer() = default;
@@ -87,6 +110,9 @@ Model& ParallelTrainer::model(int worker) {
 }
 Optimizer& ParallelTrainer::optimizer(int worker) {
   return *replicas_.at(worker)->optimizer;
+}
+LossScaler& ParallelTrainer::loss_scaler(int worker) {
+  return *replicas_.at(worker)->scaler;
 }
 
 void ParallelTrainer::initialize(std::uint64_t seed) {
@@ -107,8 +133,12 @@ std::int64_t ParallelTrainer::rounds_per_epoch() const {
       .rounds();
 }
 
+bool ParallelTrainer::every_round_is_sync_point() const {
+  return config_.parallel.mode == ParallelMode::kSynchronous || global_workers() == 1;
+}
+
 bool ParallelTrainer::is_sync_point(std::int64_t round, std::int64_t rounds) const {
-  if (config_.parallel.mode == ParallelMode::kSynchronous || global_workers() == 1) return true;
+  if (every_round_is_sync_point()) return true;
   return (round + 1) % config_.parallel.averagingFrequency == 0 || round + 1 == rounds;
 }
 
@@ -207,6 +237,34 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
   return shared_action_;
 }
 
+bool ParallelTrainer::group_loss_finite(int worker, const float* own_loss) {
+  Replica& r = *replicas_[static_cast<std::size_t>(worker)];
+  r.backend->copy(r.loss_probe.data(), own_loss, sizeof(float));
+  collective_->all_reduce_sum(worker, r.loss_probe.data(), 1);
+  return r.backend->all_finite(1, r.loss_probe.data());
+}
+
+void ParallelTrainer::collect_round_losses(int worker, int epoch, std::int64_t window_first_round,
+                                           std::int64_t round, std::int64_t iteration) {
+  Replica& r = *replicas_[static_cast<std::size_t>(worker)];
+  const std::size_t count = static_cast<std::size_t>(round - window_first_round + 1);
+  const auto losses = r.host_losses.begin();
+  r.backend->download(r.host_losses.data(), r.round_losses.data(), count * sizeof(float));
+  round_loss_[static_cast<std::size_t>(global(worker))] = losses[count - 1];
+  // Averaging mode applies a step without looking at its loss (so the step need not wait for
+  // it); a non-finite one stops the run here, before the replicas are averaged or saved, naming
+  // the round where it first went bad. Synchronous mode judges the summed gradient instead.
+  const bool check = config_.parallel.mode == ParallelMode::kAveraging &&
+                     config_.onNonFiniteLoss == NonFiniteAction::kStop;
+  if (!check) return;
+  const auto end = losses + static_cast<std::ptrdiff_t>(count);
+  const auto bad = std::find_if(losses, end, [](float loss) { return !std::isfinite(loss); });
+  if (bad == end) return;
+  const std::int64_t bad_iteration =
+      iteration - static_cast<std::int64_t>(count) + 1 + (bad - losses);
+  throw non_finite_error(epoch, bad_iteration, "training loss");
+}
+
 void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_round,
                                   std::int64_t first_iteration,
                                   const SyncPointCallback& on_sync_point) {
@@ -214,7 +272,9 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
   Backend& backend = *rep.backend;
   Model& model = *rep.model;
   Optimizer& optimizer = *rep.optimizer;
+  LossScaler& scaler = *rep.scaler;
   const bool synchronous = config_.parallel.mode == ParallelMode::kSynchronous;
+  const bool skip_non_finite = config_.onNonFiniteLoss == NonFiniteAction::kSkip;
   const auto plan =
       std::make_shared<const EpochPlan>(train_.size(), config_.batchSize, global_workers(),
                                         config_.seed, epoch, config_.data.shuffle);
@@ -223,14 +283,35 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
   const std::size_t params = model.parameter_count();
   const std::size_t sample = train_.sample_floats();
 
+  // The gradients of an accepted step, unscaled, go to the updater.
+  const auto apply_step = [&](std::int64_t iteration) {
+    if (scaler.enabled()) backend.scale(params, scaler.inverse_scale(), model.gradients());
+    optimizer.step(model.parameters(), model.gradients(), iteration, lr_multiplier(iteration));
+    if (scaler.dynamic()) scaler.on_good_step();
+  };
+  const auto on_overflow = [&](std::int64_t iteration) {
+    try {
+      scaler.on_overflow();
+    } catch (const DivergenceError& e) {
+      throw DivergenceError(fmt::format("epoch {}, iteration {}: {}", epoch, iteration, e.what()));
+    }
+  };
+  const auto host_loss = [&](const float* device_loss) {
+    float loss = 0.0f;
+    backend.download(&loss, device_loss, sizeof(float));
+    return loss;
+  };
+
   std::int64_t iteration = first_iteration;
   std::int64_t window_first_round = first_round;  // first round since the last averaging
   std::int64_t sync_window_first_round = first_round;
   for (std::int64_t round = first_round; round < rounds; ++round, ++iteration) {
     const HostBatch* batch = loader.next();
     DL_CHECK(batch != nullptr && batch->round == round, "the loader fell out of step");
+    const std::size_t slot = static_cast<std::size_t>(round - sync_window_first_round);
+    DL_CHECK(slot < rep.round_losses.size(), "more rounds between sync points than planned");
+    float* round_loss = rep.round_losses.data() + slot;
     const int n = static_cast<int>(batch->count);
-    double loss = 0.0;
     if (n > 0) {
       backend.upload(model.input(), batch->images.data(), n * sample * sizeof(float));
       backend.upload(model.labels(), batch->labels.data(), n * sizeof(std::int32_t));
@@ -243,30 +324,27 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
       // Synchronous: pre-scale by the round's sample count so the all-reduced sum is the mean
       // gradient over the whole round. Averaging: the mean over this worker's batch.
       const double denominator = synchronous ? plan->samples_in_round(round) : n;
-      model.backward(n, static_cast<float>(1.0 / denominator));
-      float loss_sum = 0.0f;
-      backend.download(&loss_sum, model.loss_sum(), sizeof(float));
-      loss = loss_sum;
-    } else if (synchronous) {
-      backend.fill(model.gradients(), params, 0.0f);
+      const float mean_scale = static_cast<float>(1.0 / denominator);
+      model.backward(
+          n, scaler.enabled() ? mean_scale * static_cast<float>(scaler.scale()) : mean_scale);
+      backend.copy(round_loss, model.loss_sum(), sizeof(float));
+    } else {
+      backend.fill(round_loss, 1, 0.0f);
+      if (synchronous) backend.fill(model.gradients(), params, 0.0f);
     }
-    round_loss_[static_cast<std::size_t>(global(worker))] = loss;
     round_samples_[static_cast<std::size_t>(global(worker))] = n;
 
-    const auto diverged = [&](const char* what) {
-      return DivergenceError(
-          fmt::format("epoch {}, iteration {}: the {} is not finite (NaN or Inf); lower "
-                      "updater.learningRate, or set onNonFiniteLoss: skip to drop such batches",
-                      epoch, iteration, what));
-    };
-    const bool skip_non_finite = config_.onNonFiniteLoss == NonFiniteAction::kSkip;
     if (synchronous) {
       collective_->all_reduce_sum(worker, model.gradients(), params);
       // Every replica holds the same summed gradient, so every replica takes the same decision.
-      if (!backend.all_finite(params, model.gradients())) {
-        if (!skip_non_finite) throw diverged("gradient");
-      } else {
-        optimizer.step(model.parameters(), model.gradients(), iteration, lr_multiplier(iteration));
+      if (backend.all_finite(params, model.gradients())) {
+        apply_step(iteration);
+      } else if (!scaler.dynamic()) {
+        if (!skip_non_finite) throw non_finite_error(epoch, iteration, "gradient");
+      } else if (group_loss_finite(worker, round_loss)) {
+        on_overflow(iteration);
+      } else if (!skip_non_finite) {
+        throw non_finite_error(epoch, iteration, "training loss");
       }
       // Batch-norm running statistics are updated by each replica's forward pass; average them
       // (weighted by samples) so the replicas stay identical.
@@ -278,21 +356,24 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
         collective_->all_reduce_sum(worker, model.parameters() + s.offset, s.count);
       }
     } else {
-      if (n > 0) {
-        if (!std::isfinite(loss)) {
-          if (!skip_non_finite) throw diverged("training loss");
+      // Skipping a non-finite loss needs its value now; stopping on one waits for the sync point.
+      if (n > 0 && !(skip_non_finite && !std::isfinite(host_loss(round_loss)))) {
+        if (!scaler.dynamic() || backend.all_finite(params, model.gradients())) {
+          apply_step(iteration);
+        } else if (std::isfinite(host_loss(round_loss))) {
+          on_overflow(iteration);
         } else {
-          optimizer.step(model.parameters(), model.gradients(), iteration,
-                         lr_multiplier(iteration));
+          throw non_finite_error(epoch, iteration, "training loss");
         }
-      }
-      if (is_sync_point(round, rounds)) {
-        average_replicas(worker, window_first_round, round, *plan);
-        window_first_round = round + 1;
       }
     }
 
     if (is_sync_point(round, rounds)) {
+      collect_round_losses(worker, epoch, sync_window_first_round, round, iteration);
+      if (!synchronous) {
+        average_replicas(worker, window_first_round, round, *plan);
+        window_first_round = round + 1;
+      }
       SyncPoint point;
       point.epoch = epoch;
       point.round = round;

@@ -16,6 +16,16 @@
 // saved: every round in synchronous mode or with one worker, averaging rounds otherwise. At a sync
 // point all workers meet, worker 0 runs the caller's callback (scores, checkpoints, stop
 // requests), and all workers then continue or stop together.
+//
+// Loss scaling (config lossScaling, for mixed precision): each replica has a LossScaler. The
+// loss gradient is scaled up before the backward pass and the gradients down before the update.
+// Dynamic scaling skips a step whose gradients overflow (not a divergence; a non-finite loss
+// still is): in synchronous mode every replica sees the same summed gradient and so takes the
+// same decision; in averaging mode each worker decides for its own replica.
+//
+// Each round's loss stays in backend memory (one float per round since the last sync point) and
+// is read back only at sync points, so a step does not wait for the host unless a decision needs
+// a value (finite gradients, onNonFiniteLoss: skip).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +38,7 @@
 #include "config/config.hpp"
 #include "data/dataset.hpp"
 #include "nn/model.hpp"
+#include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 #include "parallel/collective.hpp"
 #include "parallel/process_group.hpp"
@@ -71,6 +82,8 @@ class ParallelTrainer {
   int global_workers() const { return workers() * processes_.size(); }
   Model& model(int worker);
   Optimizer& optimizer(int worker);
+  // Local worker's loss scale (mode none: always 1); its state goes into checkpoints.
+  LossScaler& loss_scaler(int worker);
   const Collective& collective() const { return *collective_; }
 
   // Initializes replica 0 from the seed and copies it to the others.
@@ -92,12 +105,19 @@ class ParallelTrainer {
   struct Replica;
   void worker_loop(int worker, int epoch, std::int64_t first_round, std::int64_t first_iteration,
                    const SyncPointCallback& on_sync_point);
+  bool every_round_is_sync_point() const;
   bool is_sync_point(std::int64_t round, std::int64_t rounds) const;
   double lr_multiplier(std::int64_t iteration) const;
   int global(int local_worker) const { return first_global_worker_ + local_worker; }
   SyncAction meet_at_sync_point(int worker, SyncPoint& point, const SyncPointCallback& callback);
   void average_replicas(int worker, std::int64_t window_first_round, std::int64_t round,
                         const class EpochPlan& plan);
+  // Synchronous mode, every worker together: whether the round's loss is finite on all of them.
+  bool group_loss_finite(int worker, const float* own_loss);
+  // The losses of the rounds since the last sync point, read back into round_loss_ (the sync
+  // round's) and, in averaging mode, checked for the first non-finite one.
+  void collect_round_losses(int worker, int epoch, std::int64_t window_first_round,
+                            std::int64_t round, std::int64_t iteration);
 
   const Config& config_;
   const Dataset& train_;
@@ -105,6 +125,7 @@ class ParallelTrainer {
   ProcessGroup& processes_;
   int first_global_worker_ = 0;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  std::size_t loss_window_ = 1;  // the most rounds between two sync points
   // Indexed by global worker; each local worker writes its own entry in a round, worker 0 reads
   // them at sync points (the barrier orders the accesses) after summing them over processes.
   std::vector<double> round_loss_;

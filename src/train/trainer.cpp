@@ -4,8 +4,8 @@
 
 #include <charconv>
 #include <chrono>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -19,6 +19,7 @@
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "config/config_loader.hpp"
+#include "config/enum_names.hpp"
 #include "data/dataset.hpp"
 #include "io/append_file.hpp"
 #include "io/atomic_file.hpp"
@@ -42,6 +43,8 @@ constexpr const char* kTimingHeader = "epoch,iteration,images_per_second,elapsed
 constexpr const char* kEarlyStoppingStateKey = "early_stopping_state";
 constexpr const char* kTrainSecondsKey = "train_seconds";
 constexpr const char* kSamplesKey = "samples_trained";
+// Followed by the local worker's index: "loss_scaler.0", "loss_scaler.1", ...
+constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 constexpr int kSignalInterrupt = 2;  // SIGINT; the CLI maps signals to exit codes the same way
 
 double seconds_since(Clock::time_point t) {
@@ -110,6 +113,9 @@ RunDirectory open_run_directory(const Config& config, const TrainOptions& option
                                                               : RunDirectory::Existing::kRefuse;
   if (processes.is_root()) {
     RunDirectory directory(config.output.directory, existing);
+    // A writer killed mid-write leaves "<file>.tmp-<pid>"; only this rank writes here, so only
+    // it can tell a dead writer from a live one on another node.
+    directory.remove_stale_temporary_files();
     processes.barrier();
     return directory;
   }
@@ -145,6 +151,9 @@ class FitLoop {
                                 std::int64_t iteration);
   std::string save_checkpoint(std::int64_t epoch, std::int64_t round, std::int64_t iteration);
   void write_summary(const TrainOutcome& outcome, const std::string& stopped_by);
+  void restore_loss_scalers(const std::string& path, const CheckpointState& state);
+  std::string loss_scaling_report() const;
+  std::string loss_scaling_json() const;
 
   void check_same_config_on_every_rank();
 
@@ -216,6 +225,9 @@ void FitLoop::build_trainer() {
         return make_collective(kind, config_, backends, processes_);
       },
       processes_);
+  log_ << "backend: " << trainer_->model(0).backend().name() << "\n";
+  const std::string placement = describe_worker_placement(kind, config_);
+  if (!placement.empty()) log_ << "placement: " << placement << "\n";
   log_ << "collective: " << trainer_->collective().name() << "\n";
   log_ << fmt::format(
       "model: {} parameters; {} mode, {} worker(s) x batch {}{}\n",
@@ -225,6 +237,15 @@ void FitLoop::build_trainer() {
       config_.parallel.mode == ParallelMode::kAveraging && workers > 1
           ? fmt::format(", averaging every {} round(s)", config_.parallel.averagingFrequency)
           : std::string());
+  const LossScaler& scaler = trainer_->loss_scaler(0);
+  if (scaler.enabled()) {
+    const LossScalingConfig& s = config_.lossScaling;
+    log_ << fmt::format(
+        "loss scaling: {}, initial scale {}{}\n", enum_name(scaler.mode()), scaler.scale(),
+        scaler.dynamic() ? fmt::format(" (x{} after {} good steps, x{} on overflow)",
+                                       s.growthFactor, s.growthInterval, s.backoffFactor)
+                         : std::string());
+  }
 }
 
 void FitLoop::restore_or_initialize() {
@@ -291,6 +312,7 @@ void FitLoop::restore_or_initialize() {
   if (early_stopping_) {
     if (const std::string* s = meta(kEarlyStoppingStateKey)) early_stopping_->restore_state(*s);
   }
+  restore_loss_scalers(path, state);
   if (!root_) return;
   truncate_log_after(run_.file("scores.csv"), iteration_);
   truncate_log_after(run_.file("timing.csv"), iteration_);
@@ -299,6 +321,25 @@ void FitLoop::restore_or_initialize() {
   timing_ = std::make_unique<AppendFile>(run_.file("timing.csv"));
   log_ << fmt::format("resume: {} (epoch {}, round {}, iteration {})\n", path, start_epoch_,
                       start_round_, iteration_);
+}
+
+// Each worker's scaler from the checkpoint (worker w from the saved worker w modulo those saved,
+// as for updater states). A checkpoint written without loss scaling leaves the initial scale.
+void FitLoop::restore_loss_scalers(const std::string& path, const CheckpointState& state) {
+  std::vector<const std::string*> saved;
+  for (auto it = state.metadata.find(kLossScalerKeyPrefix + std::to_string(saved.size()));
+       it != state.metadata.end();
+       it = state.metadata.find(kLossScalerKeyPrefix + std::to_string(saved.size()))) {
+    saved.push_back(&it->second);
+  }
+  if (saved.empty() || !trainer_->loss_scaler(0).dynamic()) return;
+  for (int w = 0; w < trainer_->workers(); ++w) {
+    try {
+      trainer_->loss_scaler(w).restore_state(*saved[static_cast<std::size_t>(w) % saved.size()]);
+    } catch (const CheckpointError& e) {
+      throw CheckpointError(path + ": " + e.what());
+    }
+  }
 }
 
 double FitLoop::aggregated_score(const SyncPoint& point) {
@@ -402,6 +443,12 @@ CheckpointState FitLoop::capture_state(const std::string& kind, std::int64_t epo
         break;
     }
     if (early_stopping_) state.metadata[kEarlyStoppingStateKey] = early_stopping_->save_state();
+    if (trainer_->loss_scaler(0).dynamic()) {
+      for (int w = 0; w < trainer_->workers(); ++w) {
+        state.metadata[kLossScalerKeyPrefix + std::to_string(w)] =
+            trainer_->loss_scaler(w).save_state();
+      }
+    }
   }
   state.metadata[kTrainSecondsKey] =
       fmt::format("{:.6f}", train_seconds_before_ + seconds_since(train_start_));
@@ -455,6 +502,36 @@ void FitLoop::end_epoch(int epoch, double epoch_seconds, std::int64_t epoch_samp
   save_checkpoint(epoch + 1, 0, iteration_);
 }
 
+// The final loss scale and the steps skipped for overflow. Synchronous replicas share every
+// decision, so one worker's count is the run's; averaging workers skip on their own, so theirs
+// add up (replica-steps lost).
+std::int64_t skipped_for_overflow(ParallelTrainer& trainer, const Config& config) {
+  if (config.parallel.mode == ParallelMode::kSynchronous)
+    return trainer.loss_scaler(0).skipped_steps();
+  std::int64_t total = 0;
+  for (int w = 0; w < trainer.workers(); ++w) total += trainer.loss_scaler(w).skipped_steps();
+  return total;
+}
+
+std::string FitLoop::loss_scaling_report() const {
+  const LossScaler& scaler = trainer_->loss_scaler(0);
+  std::string scales;
+  for (int w = 0; w < trainer_->workers(); ++w) {
+    scales += fmt::format("{}{}", w == 0 ? "" : ", ", trainer_->loss_scaler(w).scale());
+  }
+  return fmt::format("loss scaling ({}): final scale {}{}; {} step(s) skipped for overflow",
+                     enum_name(scaler.mode()), scales,
+                     trainer_->workers() > 1 ? " (per worker)" : "",
+                     skipped_for_overflow(*trainer_, config_));
+}
+
+std::string FitLoop::loss_scaling_json() const {
+  const LossScaler& scaler = trainer_->loss_scaler(0);
+  return fmt::format("{{\"mode\": \"{}\", \"final_scale\": {}, \"skipped_steps\": {}}}",
+                     enum_name(scaler.mode()), scaler.scale(),
+                     skipped_for_overflow(*trainer_, config_));
+}
+
 void FitLoop::write_summary(const TrainOutcome& outcome, const std::string& stopped_by) {
   std::string json = fmt::format(
       "{{\n  \"test_accuracy\": {:.6f},\n  \"final_score\": {:.9g},\n  \"epochs\": {},\n"
@@ -465,6 +542,7 @@ void FitLoop::write_summary(const TrainOutcome& outcome, const std::string& stop
       outcome.train_seconds, outcome.images_per_second, peak_rss_bytes(), config_.parallel.workers,
       stopped_by);
   if (early_stopping_) json += ",\n  \"early_stopping\": " + early_stopping_->result().to_json();
+  if (trainer_->loss_scaler(0).enabled()) json += ",\n  \"loss_scaling\": " + loss_scaling_json();
   json += "\n}\n";
   write_file_atomically(run_.file("summary.json"), json);
 }
@@ -550,6 +628,7 @@ TrainOutcome FitLoop::run() {
     log_ << result.summary() << "\n";
     write_file_atomically(run_.file("early_stopping.json"), result.to_json() + "\n");
   }
+  if (trainer_->loss_scaler(0).enabled()) log_ << loss_scaling_report() << "\n";
   write_summary(outcome, stopped_by);
   log_ << fmt::format(
       "done: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s; run directory {}\n",

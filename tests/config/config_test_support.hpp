@@ -150,6 +150,12 @@ inline void check_same_config(const Config& a, const Config& b) {
   CHECK(e.scoreCalculator == f.scoreCalculator);
   CHECK(e.evaluateEveryNEpochs == f.evaluateEveryNEpochs);
   CHECK(e.saveBestModel == f.saveBestModel);
+
+  CHECK(a.lossScaling.mode == b.lossScaling.mode);
+  CHECK(a.lossScaling.initialScale == b.lossScaling.initialScale);
+  CHECK(a.lossScaling.growthFactor == b.lossScaling.growthFactor);
+  CHECK(a.lossScaling.backoffFactor == b.lossScaling.backoffFactor);
+  CHECK(a.lossScaling.growthInterval == b.lossScaling.growthInterval);
 }
 
 }  // namespace dl::testing

@@ -46,7 +46,9 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
       "earlyStopping: {enabled: true, maxEpochs: 20, patience: 3, minImprovement: 0.001,\n"
       "                bestScoreTarget: 0.98, maxTimeSeconds: 3600.5, maxScore: 1e6,\n"
       "                stopOnInvalidScore: false, scoreCalculator: f1, evaluateEveryNEpochs: 2,\n"
-      "                saveBestModel: false}\n";
+      "                saveBestModel: false}\n"
+      "lossScaling: {mode: static, initialScale: 512, growthFactor: 8, backoffFactor: 0.25,\n"
+      "              growthInterval: 10}\n";
   const dl::Config original = load(yaml);
   CHECK(original.data.trainLabels == "null");
   CHECK(original.data.testImages == "123");

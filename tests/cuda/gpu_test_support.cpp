@@ -43,16 +43,17 @@ bool gpu_test_can_run() {
   return false;
 }
 
-std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block) {
+std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block, DType dtype) {
   Config config;
   config.cuda.maximumGridSize = max_grid;
   config.cuda.maximumBlockSize = max_block;
+  config.dtype = dtype;
   return make_backend(BackendKind::kCuda, config, 0);
 }
 
-std::unique_ptr<Backend> make_gpu_backend() {
+std::unique_ptr<Backend> make_gpu_backend(DType dtype) {
   const Config defaults;
-  return make_gpu_backend(defaults.cuda.maximumGridSize, defaults.cuda.maximumBlockSize);
+  return make_gpu_backend(defaults.cuda.maximumGridSize, defaults.cuda.maximumBlockSize, dtype);
 }
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t stream, float scale) {

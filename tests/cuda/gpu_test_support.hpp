@@ -18,9 +18,9 @@ namespace dl::test {
 // [gpu] test cases skipped is printed when the test program exits.
 bool gpu_test_can_run();
 
-// A CUDA backend on device 0 with the given launch limits.
-std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block);
-std::unique_ptr<Backend> make_gpu_backend();
+// A CUDA backend on device 0 with the given launch limits and precision (Config::dtype).
+std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block, DType dtype = DType::kFloat);
+std::unique_ptr<Backend> make_gpu_backend(DType dtype = DType::kFloat);
 
 // Normally distributed values (scaled), reproducible from `stream`.
 std::vector<float> random_floats(std::size_t n, std::uint64_t stream, float scale = 1.0f);

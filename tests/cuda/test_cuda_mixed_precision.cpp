@@ -1,1 +1,535 @@
+// Mixed precision (Config::dtype HALF and BFLOAT16) in the CUDA backend.
+//
+//  - The casts: a host reference of round-to-nearest-even into each 16-bit format, checked on
+//    the CPU against values worked out by hand and against CUDA's own host conversions; the
+//    device kernels are then checked against it, bit for bit, and every 16-bit pattern is
+//    widened and narrowed back on the device.
+//  - Convolution and dense, forward and backward, against the CPU backend's float32 result,
+//    within an error bound derived from the 16-bit format (below).
+//
+// The [gpu] cases return at once, counted as skipped, when no CUDA device is visible.
+//
+// Error bound. Let u be the format's unit roundoff (half 2^-11, bfloat16 2^-8) and m its
+// smallest normal value (half 2^-14, bfloat16 2^-126). Rounding v to the format gives
+// v(1 + d) + e with |d| <= u and |e| <= u m (e only below m, where the spacing is fixed), so
+// |round(v) - v| <= u (|v| + m). A product of two rounded values is then within
+// (2u + u^2)(|x| + m)(|w| + m) of x w. An output element sums K such products (K: the reduction
+// length) in float32; with unit roundoff u32 (2^-24, doubled to 2^-23 to allow the truncating
+// accumulation of tensor cores) the sum adds at most gamma_K = K u32 / (1 - K u32) times the sum
+// of magnitudes, on the GPU and again in the CPU's float32 reference. So, with
+//   M = sum over the K terms of (|x| + m)(|w| + m)   (+ |b| where a bias is added),
+// computed exactly like the op itself by the CPU backend on those magnitudes,
+//   |gpu - cpu| <= (2u + u^2 + 2 gamma_{K+1}) M.
+// Where cuDNN writes its result in the 16-bit format (conv y, dx, dw) one more rounding adds
+// u ((1 + u)^2 M + m). M carries the reduction length: it is about K times the mean |x w|.
+// The bound holds for GEMM-based algorithms, the only ones the backend takes in 16-bit.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <catch2/catch.hpp>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "cuda_backend.hpp"
+#include "gpu_test_support.hpp"
+#include "ops/precision_cast.hpp"
+
+namespace {
+
+using dl::Backend;
+using dl::Conv2dGeometry;
+using dl::DType;
+using dl::FloatBuffer;
+using dl::gpu::HalfFormat;
+using dl::test::random_floats;
+using dl::test::require_close;
+using dl::test::to_device;
+using dl::test::to_host;
+using dl::test::unwritten;
+using dl::test::unwritten_host;
+
+constexpr int kTightGrid = 3;
+constexpr int kTightBlock = 100;
+
+// ---- the formats --------------------------------------------------------------------------------
+
+struct FormatTraits {
+  DType dtype;
+  HalfFormat format;
+  const char* name;
+  int significand_bits;  // including the implicit leading bit
+  int min_exponent;      // of the smallest normal value
+  double max_finite;
+  double unit_roundoff;  // 2^-significand_bits
+  double min_normal;     // 2^min_exponent
+};
+
+const FormatTraits kHalfTraits{DType::kHalf,         HalfFormat::kHalf,   "HALF", 11, -14, 65504.0,
+                               std::ldexp(1.0, -11), std::ldexp(1.0, -14)};
+const FormatTraits kBFloat16Traits{DType::kBFloat16,
+                                   HalfFormat::kBFloat16,
+                                   "BFLOAT16",
+                                   8,
+                                   -126,
+                                   (2.0 - std::ldexp(1.0, -7)) * std::ldexp(1.0, 127),
+                                   std::ldexp(1.0, -8),
+                                   std::ldexp(1.0, -126)};
+
+// float32's unit roundoff, doubled: see the bound at the top.
+const double kAccumulationRoundoff = std::ldexp(1.0, -23);
+
+// v rounded to the format, round to nearest with ties to even, as a float. Works in double, where
+// |v| / quantum is exact, so nearbyint (the default rounding mode: nearest, ties to even) rounds
+// exactly once. A magnitude that rounds above max_finite is infinity.
+float reference_round(float v, const FormatTraits& t) {
+  if (std::isnan(v) || std::isinf(v) || v == 0.0f) return v;
+  const double magnitude = std::fabs(static_cast<double>(v));
+  const int exponent = std::max(std::ilogb(magnitude), t.min_exponent);
+  const double quantum = std::ldexp(1.0, exponent - (t.significand_bits - 1));
+  const double rounded = std::nearbyint(magnitude / quantum) * quantum;
+  const double result = rounded > t.max_finite ? std::numeric_limits<double>::infinity() : rounded;
+  return static_cast<float>(std::copysign(result, static_cast<double>(v)));
+}
+
+// The float value of a 16-bit pattern, decoded field by field.
+float reference_decode(std::uint16_t bits, const FormatTraits& t) {
+  const int fraction_bits = t.significand_bits - 1;
+  const int exponent_bits = 15 - fraction_bits;
+  const int exponent_field = (bits >> fraction_bits) & ((1 << exponent_bits) - 1);
+  const int fraction = bits & ((1 << fraction_bits) - 1);
+  const int all_ones = (1 << exponent_bits) - 1;
+  const double sign = (bits & 0x8000u) != 0 ? -1.0 : 1.0;
+  if (exponent_field == all_ones)
+    return static_cast<float>(fraction == 0 ? sign * std::numeric_limits<double>::infinity()
+                                            : std::numeric_limits<double>::quiet_NaN());
+  const int bias = all_ones / 2;
+  if (exponent_field == 0)  // subnormal: no implicit bit, the smallest normal's exponent
+    return static_cast<float>(sign * std::ldexp(fraction, 1 - bias - fraction_bits));
+  return static_cast<float>(
+      sign * std::ldexp((1 << fraction_bits) + fraction, exponent_field - bias - fraction_bits));
+}
+
+bool same_float(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  std::uint32_t x = 0, y = 0;
+  std::memcpy(&x, &a, sizeof x);
+  std::memcpy(&y, &b, sizeof y);
+  return x == y;  // distinguishes -0 from +0
+}
+
+// Floats that exercise the rounding: random values over many binades, every tie and near-tie
+// around a few representable values, the format's limits, subnormals, zeros, infinities, NaN.
+std::vector<float> cast_inputs(const FormatTraits& t) {
+  std::vector<float> v;
+  const auto normals = random_floats(4000, 101);
+  for (std::size_t i = 0; i < normals.size(); ++i) {
+    const int binade = static_cast<int>(i % 60) - 30;
+    v.push_back(std::ldexp(normals[i], binade));
+  }
+  const int fraction_bits = t.significand_bits - 1;
+  for (const double base : {1.0, 1.5, 3.0, std::ldexp(1.0, t.min_exponent), t.max_finite}) {
+    const double quantum = std::ldexp(1.0, std::ilogb(base) - fraction_bits);
+    for (int k = -3; k <= 3; ++k) {
+      const double near = base + (k + 0.5) * quantum;
+      if (near > std::numeric_limits<float>::max()) continue;
+      const float tie = static_cast<float>(near);
+      v.push_back(tie);
+      v.push_back(std::nextafter(tie, 0.0f));
+      v.push_back(std::nextafter(tie, std::numeric_limits<float>::infinity()));
+      v.push_back(-tie);
+    }
+  }
+  for (int k = 1; k <= 8; ++k)  // the format's subnormal range and just below it
+    v.push_back(static_cast<float>(k * std::ldexp(t.min_normal, -fraction_bits - 1)));
+  v.push_back(std::numeric_limits<float>::denorm_min());
+  v.push_back(std::numeric_limits<float>::max());
+  v.push_back(0.0f);
+  v.push_back(-0.0f);
+  v.push_back(std::numeric_limits<float>::infinity());
+  v.push_back(-std::numeric_limits<float>::infinity());
+  v.push_back(std::numeric_limits<float>::quiet_NaN());
+  return v;
+}
+
+// ---- the error bound ----------------------------------------------------------------------------
+
+// The bound at the top of this file for every element, from M (`magnitudes`) and the reduction
+// length; `rounded_output`: cuDNN wrote the result in the 16-bit format.
+std::vector<double> error_bound(const std::vector<float>& magnitudes, std::size_t reduction,
+                                const FormatTraits& t, bool rounded_output) {
+  const double u = t.unit_roundoff;
+  const double terms = static_cast<double>(reduction + 1);
+  const double gamma = terms * kAccumulationRoundoff / (1.0 - terms * kAccumulationRoundoff);
+  std::vector<double> bound(magnitudes.size());
+  for (std::size_t i = 0; i < magnitudes.size(); ++i) {
+    const double m = magnitudes[i];
+    bound[i] = (2.0 * u + u * u + 2.0 * gamma) * m;
+    if (rounded_output) bound[i] += u * ((1.0 + u) * (1.0 + u) * m + t.min_normal);
+  }
+  return bound;
+}
+
+void require_within(const std::vector<float>& gpu, const std::vector<float>& cpu,
+                    const std::vector<double>& bound, const std::string& what) {
+  REQUIRE(gpu.size() == cpu.size());
+  REQUIRE(bound.size() == cpu.size());
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    const double error = std::fabs(double{gpu[i]} - double{cpu[i]});
+    if (!(error <= bound[i])) {
+      INFO(what << "[" << i << "]: gpu " << gpu[i] << ", cpu " << cpu[i] << ", bound " << bound[i]);
+      REQUIRE(error <= bound[i]);
+    }
+  }
+}
+
+// |v| + m for every element: the magnitudes M is computed from.
+std::vector<float> magnitudes_of(const std::vector<float>& v, const FormatTraits& t) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out[i] = std::fabs(v[i]) + static_cast<float>(t.min_normal);
+  return out;
+}
+std::vector<float> absolute(const std::vector<float>& v) {
+  std::vector<float> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = std::fabs(v[i]);
+  return out;
+}
+
+dl::CpuBackend& cpu() {
+  static dl::CpuBackend backend;
+  return backend;
+}
+
+// ---- the ops ------------------------------------------------------------------------------------
+
+Conv2dGeometry geometry(int batch, int in_c, int in_hw, int out_c, int kernel, int stride, int pad,
+                        int out_hw) {
+  Conv2dGeometry g;
+  g.batch = batch;
+  g.in_channels = in_c;
+  g.in_height = g.in_width = in_hw;
+  g.out_channels = out_c;
+  g.out_height = g.out_width = out_hw;
+  g.kernel_height = g.kernel_width = kernel;
+  g.stride_height = g.stride_width = stride;
+  g.pad_top = g.pad_left = pad;
+  return g;
+}
+
+std::size_t input_size(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.in_channels * g.in_height * g.in_width;
+}
+std::size_t output_size(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.out_channels * g.out_height * g.out_width;
+}
+std::size_t weight_size(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.out_channels) * g.in_channels * g.kernel_height *
+         g.kernel_width;
+}
+
+struct ConvResult {
+  std::vector<float> y, dx, dw, db;
+};
+
+ConvResult cpu_conv(const Conv2dGeometry& g, const std::vector<float>& x,
+                    const std::vector<float>& w, const std::vector<float>& b,
+                    const std::vector<float>& dy) {
+  ConvResult r{unwritten_host(output_size(g)), unwritten_host(input_size(g)),
+               unwritten_host(weight_size(g)),
+               unwritten_host(static_cast<std::size_t>(g.out_channels))};
+  std::vector<float> ws(cpu().conv2d_workspace_floats(g));
+  cpu().conv2d_forward(g, x.data(), w.data(), b.data(), r.y.data(), ws.data());
+  cpu().conv2d_backward(g, x.data(), w.data(), dy.data(), r.dx.data(), r.dw.data(), r.db.data(),
+                        ws.data());
+  return r;
+}
+
+// Conv forward and backward in 16-bit on `gpu` (workspace sized for `bound`, same shape, batch
+// >= run.batch) against the CPU's float32 result.
+void check_conv2d(Backend& gpu, const FormatTraits& t, const Conv2dGeometry& bound,
+                  const Conv2dGeometry& run) {
+  const auto x = random_floats(input_size(run), 111);
+  const auto w = random_floats(weight_size(run), 112, 0.3f);
+  const auto b = random_floats(static_cast<std::size_t>(run.out_channels), 113);
+  const auto dy = random_floats(output_size(run), 114);
+  const ConvResult expected = cpu_conv(run, x, w, b, dy);
+  const ConvResult magnitude =
+      cpu_conv(run, magnitudes_of(x, t), magnitudes_of(w, t), absolute(b), magnitudes_of(dy, t));
+
+  FloatBuffer ws(gpu, gpu.conv2d_workspace_floats(bound));
+  auto gx = to_device(gpu, x), gw = to_device(gpu, w), gb = to_device(gpu, b),
+       gdy = to_device(gpu, dy);
+  auto gy = unwritten(gpu, expected.y.size());
+  gpu.conv2d_forward(run, gx.data(), gw.data(), gb.data(), gy.data(), ws.data());
+  constexpr bool kRoundedOutput = true;
+  const std::size_t forward_terms =
+      static_cast<std::size_t>(run.in_channels) * run.kernel_height * run.kernel_width;
+  require_within(to_host(gpu, gy), expected.y,
+                 error_bound(magnitude.y, forward_terms, t, kRoundedOutput), "conv2d y");
+
+  auto gdx = unwritten(gpu, expected.dx.size()), gdw = unwritten(gpu, expected.dw.size()),
+       gdb = unwritten(gpu, expected.db.size());
+  gpu.conv2d_backward(run, gx.data(), gw.data(), gdy.data(), gdx.data(), gdw.data(), gdb.data(),
+                      ws.data());
+  const std::size_t data_terms =
+      static_cast<std::size_t>(run.out_channels) * run.kernel_height * run.kernel_width;
+  const std::size_t filter_terms =
+      static_cast<std::size_t>(run.batch) * run.out_height * run.out_width;
+  require_within(to_host(gpu, gdx), expected.dx,
+                 error_bound(magnitude.dx, data_terms, t, kRoundedOutput), "conv2d dx");
+  const auto dw_bound = error_bound(magnitude.dw, filter_terms, t, kRoundedOutput);
+  require_within(to_host(gpu, gdw), expected.dw, dw_bound, "conv2d dw");
+  // The bias gradient stays float32 (column sums of the float32 dy).
+  require_close(to_host(gpu, gdb), expected.db, "conv2d db");
+
+  auto gdw2 = unwritten(gpu, expected.dw.size()), gdb2 = unwritten(gpu, expected.db.size());
+  gpu.conv2d_backward(run, gx.data(), gw.data(), gdy.data(), nullptr, gdw2.data(), gdb2.data(),
+                      ws.data());
+  require_within(to_host(gpu, gdw2), expected.dw, dw_bound, "conv2d dw without dx");
+}
+
+struct DenseResult {
+  std::vector<float> y, dx, dw, db;
+};
+
+DenseResult cpu_dense(int n, int in, int out, const std::vector<float>& x,
+                      const std::vector<float>& w, const std::vector<float>& b,
+                      const std::vector<float>& dy) {
+  DenseResult r{unwritten_host(static_cast<std::size_t>(n) * out),
+                unwritten_host(static_cast<std::size_t>(n) * in),
+                unwritten_host(static_cast<std::size_t>(in) * out),
+                unwritten_host(static_cast<std::size_t>(out))};
+  cpu().dense_forward(n, in, out, x.data(), w.data(), b.data(), r.y.data());
+  cpu().dense_backward(n, in, out, x.data(), w.data(), dy.data(), r.dx.data(), r.dw.data(),
+                       r.db.data());
+  return r;
+}
+
+void check_dense(Backend& gpu, const FormatTraits& t, int n, int in, int out) {
+  const auto x = random_floats(static_cast<std::size_t>(n) * in, 121);
+  const auto w = random_floats(static_cast<std::size_t>(in) * out, 122, 0.3f);
+  const auto b = random_floats(static_cast<std::size_t>(out), 123);
+  const auto dy = random_floats(static_cast<std::size_t>(n) * out, 124);
+  const DenseResult expected = cpu_dense(n, in, out, x, w, b, dy);
+  const DenseResult magnitude = cpu_dense(n, in, out, magnitudes_of(x, t), magnitudes_of(w, t),
+                                          absolute(b), magnitudes_of(dy, t));
+
+  auto gx = to_device(gpu, x), gw = to_device(gpu, w), gb = to_device(gpu, b),
+       gdy = to_device(gpu, dy);
+  auto gy = unwritten(gpu, expected.y.size());
+  gpu.dense_forward(n, in, out, gx.data(), gw.data(), gb.data(), gy.data());
+  constexpr bool kFloatOutput = false;  // cublasGemmEx writes float32
+  require_within(to_host(gpu, gy), expected.y,
+                 error_bound(magnitude.y, static_cast<std::size_t>(in), t, kFloatOutput),
+                 "dense y");
+
+  auto gdx = unwritten(gpu, expected.dx.size()), gdw = unwritten(gpu, expected.dw.size()),
+       gdb = unwritten(gpu, expected.db.size());
+  gpu.dense_backward(n, in, out, gx.data(), gw.data(), gdy.data(), gdx.data(), gdw.data(),
+                     gdb.data());
+  require_within(to_host(gpu, gdx), expected.dx,
+                 error_bound(magnitude.dx, static_cast<std::size_t>(out), t, kFloatOutput),
+                 "dense dx");
+  const auto dw_bound = error_bound(magnitude.dw, static_cast<std::size_t>(n), t, kFloatOutput);
+  require_within(to_host(gpu, gdw), expected.dw, dw_bound, "dense dw");
+  REQUIRE(to_host(gpu, gdb) == expected.db);  // float32 column sums in the CPU's order: exact
+
+  auto gdw2 = unwritten(gpu, expected.dw.size());
+  gpu.dense_backward(n, in, out, gx.data(), gw.data(), gdy.data(), nullptr, gdw2.data(),
+                     gdb.data());
+  require_within(to_host(gpu, gdw2), expected.dw, dw_bound, "dense dw without dx");
+}
+
+dl::gpu::CudaBackend& as_cuda(Backend& b) {
+  auto* cuda = dynamic_cast<dl::gpu::CudaBackend*>(&b);
+  REQUIRE(cuda != nullptr);
+  return *cuda;
+}
+
+}  // namespace
+
+// ---- host reference (runs everywhere)
+// ------------------------------------------------------------
+
+TEST_CASE("mixed precision: the host rounding reference gives the values worked out by hand") {
+  const auto& h = kHalfTraits;
+  const auto& bf = kBFloat16Traits;
+  // Exact values stay.
+  CHECK(reference_round(1.0f, h) == 1.0f);
+  CHECK(reference_round(-2.5f, bf) == -2.5f);
+  CHECK(reference_round(65504.0f, h) == 65504.0f);
+  // Ties go to the even neighbour: 1 + 2^-11 lies halfway between 1 and 1 + 2^-10 (half).
+  CHECK(reference_round(1.0f + 0x1p-11f, h) == 1.0f);
+  CHECK(reference_round(1.0f + 3 * 0x1p-11f, h) == 1.0f + 0x1p-9f);
+  CHECK(reference_round(1.0f + 0x1p-8f, bf) == 1.0f);  // bfloat16's spacing at 1 is 2^-7
+  CHECK(reference_round(1.0f + 3 * 0x1p-8f, bf) == 1.0f + 0x1p-6f);
+  // Just above a tie rounds up.
+  CHECK(reference_round(std::nextafter(1.0f + 0x1p-11f, 2.0f), h) == 1.0f + 0x1p-10f);
+  // Half overflows at 65520 (halfway to 65536, whose even neighbour is beyond the range).
+  CHECK(reference_round(65519.0f, h) == 65504.0f);
+  CHECK(std::isinf(reference_round(65520.0f, h)));
+  CHECK(std::isinf(reference_round(std::numeric_limits<float>::max(), bf)));
+  // Half subnormals are multiples of 2^-24: 2^-25 ties to 0, 3 * 2^-25 ties to 2^-23.
+  CHECK(reference_round(0x1p-25f, h) == 0.0f);
+  CHECK(reference_round(3 * 0x1p-25f, h) == 0x1p-23f);
+  CHECK(std::isnan(reference_round(std::numeric_limits<float>::quiet_NaN(), h)));
+  // Decoding.
+  CHECK(reference_decode(0x3C00u, h) == 1.0f);
+  CHECK(reference_decode(0x7BFFu, h) == 65504.0f);
+  CHECK(reference_decode(0x0001u, h) == 0x1p-24f);
+  CHECK(reference_decode(0xC000u, h) == -2.0f);
+  CHECK(reference_decode(0x3F80u, bf) == 1.0f);
+  CHECK(reference_decode(0x0001u, bf) == 0x1p-133f);
+  CHECK(std::isinf(reference_decode(0x7C00u, h)));
+  CHECK(std::isnan(reference_decode(0x7FC0u, bf)));
+}
+
+TEST_CASE("mixed precision: the host reference agrees with CUDA's round-to-nearest conversions") {
+  for (const FormatTraits* t : {&kHalfTraits, &kBFloat16Traits}) {
+    INFO("format " << t->name);
+    for (const float v : cast_inputs(*t)) {
+      const float cuda = t->format == HalfFormat::kHalf ? __half2float(__float2half_rn(v))
+                                                        : __bfloat162float(__float2bfloat16_rn(v));
+      INFO("input " << v);
+      CHECK(same_float(cuda, reference_round(v, *t)));
+    }
+  }
+}
+
+// ---- device casts ------------------------------------------------------------------------------
+
+TEST_CASE("mixed precision: the cast kernels round to nearest even and widen exactly", "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  for (const FormatTraits* t : {&kHalfTraits, &kBFloat16Traits}) {
+    for (const int max_grid : {4096, kTightGrid}) {
+      INFO("format " << t->name << ", max grid " << max_grid);
+      auto backend = dl::test::make_gpu_backend(
+          max_grid, max_grid == kTightGrid ? kTightBlock : 256, t->dtype);
+      auto& gpu = as_cuda(*backend);
+      dl::gpu::LaunchLimits limits;
+      limits.max_grid = max_grid;
+      limits.max_block = max_grid == kTightGrid ? kTightBlock : limits.max_block;
+
+      // float32 -> 16-bit -> float32 equals the reference rounding.
+      const auto inputs = cast_inputs(*t);
+      auto src = to_device(gpu, inputs);
+      dl::DeviceBuffer<std::uint16_t> narrow(gpu, inputs.size());
+      auto widened = unwritten(gpu, inputs.size());
+      dl::gpu::launch_cast_to_half_format(t->format, inputs.size(), src.data(), narrow.data(),
+                                          limits, gpu.stream());
+      dl::gpu::launch_cast_to_float(t->format, inputs.size(), narrow.data(), widened.data(), limits,
+                                    gpu.stream());
+      const auto got = to_host(gpu, widened);
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        INFO("input " << inputs[i] << ", got " << got[i]);
+        REQUIRE(same_float(got[i], reference_round(inputs[i], *t)));
+      }
+
+      // Every 16-bit pattern widens to its value and narrows back to itself (NaN stays NaN).
+      constexpr std::size_t kPatterns = std::size_t{1} << 16;
+      std::vector<std::uint16_t> patterns(kPatterns);
+      for (std::size_t i = 0; i < kPatterns; ++i) patterns[i] = static_cast<std::uint16_t>(i);
+      auto gpatterns = to_device(gpu, patterns);
+      auto values = unwritten(gpu, kPatterns);
+      dl::DeviceBuffer<std::uint16_t> back(gpu, kPatterns);
+      dl::gpu::launch_cast_to_float(t->format, kPatterns, gpatterns.data(), values.data(), limits,
+                                    gpu.stream());
+      dl::gpu::launch_cast_to_half_format(t->format, kPatterns, values.data(), back.data(), limits,
+                                          gpu.stream());
+      const auto host_values = to_host(gpu, values);
+      const auto host_back = to_host(gpu, back);
+      for (std::size_t i = 0; i < kPatterns; ++i) {
+        const float expected = reference_decode(patterns[i], *t);
+        INFO("pattern " << i << ": widened " << host_values[i] << ", expected " << expected);
+        REQUIRE(same_float(host_values[i], expected));
+        if (!std::isnan(expected)) REQUIRE(host_back[i] == patterns[i]);
+      }
+    }
+  }
+}
+
+// ---- ops against the CPU -----------------------------------------------------------------------
+
+TEST_CASE("mixed precision: the backend's name shows the precision", "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  CHECK(dl::test::make_gpu_backend(DType::kFloat)->name() == "cuda:0");
+  CHECK(dl::test::make_gpu_backend(DType::kHalf)->name() == "cuda:0 (HALF)");
+  auto bf16 = dl::test::make_gpu_backend(DType::kBFloat16);
+  CHECK(bf16->name() == "cuda:0 (BFLOAT16)");
+  CHECK(as_cuda(*bf16).half_format() == HalfFormat::kBFloat16);
+  CHECK_FALSE(as_cuda(*dl::test::make_gpu_backend(DType::kFloat)).half_format().has_value());
+}
+
+TEST_CASE("mixed precision: conv2d in HALF and BFLOAT16 is within the format's error bound",
+          "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  for (const FormatTraits* t : {&kHalfTraits, &kBFloat16Traits}) {
+    INFO("format " << t->name);
+    auto gpu = dl::test::make_gpu_backend(t->dtype);
+    struct Case {
+      const char* what;
+      Conv2dGeometry bound, run;
+    };
+    const auto lenet = geometry(4, 1, 12, 4, 5, 1, 0, 8);
+    const auto wide = geometry(4, 16, 10, 32, 3, 1, 1, 10);
+    const auto strided = geometry(3, 3, 9, 5, 3, 2, 1, 5);
+    const auto same = geometry(2, 2, 8, 3, 4, 1, 1, 8);
+    const auto same_bound = geometry(6, 2, 8, 3, 4, 1, 1, 8);
+    auto same_last = same_bound;
+    same_last.batch = 1;
+    for (const Case& c :
+         {Case{"LeNet-like, no padding", lenet, lenet},
+          Case{"channels that suit tensor cores, symmetric padding", wide, wide},
+          Case{"stride 2, symmetric padding", strided, strided},
+          Case{"Same mode, even kernel: explicit padding", same, same},
+          Case{"a smaller batch than the workspace was sized for", same_bound, same_last}}) {
+      INFO(c.what);
+      check_conv2d(*gpu, *t, c.bound, c.run);
+    }
+  }
+}
+
+TEST_CASE("mixed precision: dense in HALF and BFLOAT16 is within the format's error bound",
+          "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  for (const FormatTraits* t : {&kHalfTraits, &kBFloat16Traits}) {
+    INFO("format " << t->name);
+    for (const int max_grid : {4096, kTightGrid}) {
+      auto gpu = dl::test::make_gpu_backend(max_grid, max_grid == kTightGrid ? kTightBlock : 256,
+                                            t->dtype);
+      check_dense(*gpu, *t, 7, 13, 5);      // odd sizes: unaligned leading dimensions
+      check_dense(*gpu, *t, 64, 256, 120);  // LeNet's first dense layer shape
+      check_dense(*gpu, *t, 3, 9, 4);       // smaller again: the scratch is reused
+    }
+  }
+}
+
+TEST_CASE("mixed precision: after the first dense step nothing more is allocated", "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  constexpr int kN = 32, kIn = 100, kOut = 10;
+  auto backend = dl::test::make_gpu_backend(DType::kHalf);
+  auto& gpu = as_cuda(*backend);
+  auto x = to_device(gpu, random_floats(kN * kIn, 131)),
+       w = to_device(gpu, random_floats(kIn * kOut, 132)),
+       b = to_device(gpu, random_floats(kOut, 133)),
+       dy = to_device(gpu, random_floats(kN * kOut, 134));
+  FloatBuffer y(gpu, kN * kOut), dx(gpu, kN * kIn), dw(gpu, kIn * kOut), db(gpu, kOut);
+  const auto step = [&](int n) {
+    gpu.dense_forward(n, kIn, kOut, x.data(), w.data(), b.data(), y.data());
+    gpu.dense_backward(n, kIn, kOut, x.data(), w.data(), dy.data(), dx.data(), dw.data(),
+                       db.data());
+  };
+  step(kN);
+  gpu.synchronize();
+  const std::string after_first = gpu.memory_report();
+  step(kN);
+  step(kN / 2);  // a smaller last minibatch fits the same scratch
+  gpu.synchronize();
+  CHECK(gpu.memory_report() == after_first);
+}

@@ -131,3 +131,22 @@ TEST_CASE("workers map onto the listed devices in turn", "[cuda_registry]") {
   CHECK(backend->name() == "cuda:0");
   CHECK(backend->kind() == dl::BackendKind::kCuda);
 }
+
+TEST_CASE("backend: auto that falls back to the CPU refuses HALF and BFLOAT16", "[cuda_registry]") {
+  const ScopedEnv cpu_priority(dl::gpu::kCpuPriorityVariable, "200");
+  const ScopedEnv gpu_priority(dl::gpu::kGpuPriorityVariable, "100");
+  for (const dl::DType dtype : {dl::DType::kHalf, dl::DType::kBFloat16}) {
+    dl::Config c = config_for(dl::BackendKind::kAuto);
+    c.dtype = dtype;
+    try {
+      dl::resolve_backend(c);
+      FAIL("a 16-bit dtype resolved to the CPU");
+    } catch (const dl::ConfigError& e) {
+      CHECK(std::string(e.what()).rfind("run.yaml: ", 0) == 0);
+      CHECK(contains(e.what(), "BACKEND_PRIORITY_CPU"));
+      CHECK(contains(e.what(), "set dtype: FLOAT"));
+    }
+  }
+  dl::Config c = config_for(dl::BackendKind::kAuto);
+  CHECK(dl::resolve_backend(c) == dl::BackendKind::kCpu);
+}
