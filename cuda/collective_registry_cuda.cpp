@@ -18,8 +18,11 @@ std::unique_ptr<Collective> make_collective(BackendKind kind, const Config& conf
   if (kind == BackendKind::kCpu) return make_host_collective(workers, processes);
   DL_CHECK(kind == BackendKind::kCuda, "make_collective needs a resolved backend (cpu or cuda)");
   DL_CHECK(workers >= 1, "make_collective needs at least one worker");
-  // One replica in the whole job: nothing to sum, no GPU work, no NCCL.
-  if (workers == 1 && processes.size() == 1) return std::make_unique<LocalCollective>();
+  const bool force_nccl = config.cuda.nccl == NcclUsage::kAlways;
+  // One replica in the whole job: nothing to sum, no GPU work, no NCCL (unless asked for).
+  if (workers == 1 && processes.size() == 1 && !force_nccl) {
+    return std::make_unique<LocalCollective>();
+  }
   std::vector<gpu::GpuParticipant> participants;
   for (Backend* backend : local_backends) {
     const auto* cuda = dynamic_cast<const gpu::CudaBackend*>(backend);
@@ -29,7 +32,9 @@ std::unique_ptr<Collective> make_collective(BackendKind kind, const Config& conf
   gpu::LaunchLimits limits;
   limits.max_grid = config.cuda.maximumGridSize;
   limits.max_block = config.cuda.maximumBlockSize;
-  return std::make_unique<gpu::GpuCollective>(std::move(participants), processes, limits);
+  return std::make_unique<gpu::GpuCollective>(
+      std::move(participants), processes, limits,
+      force_nccl ? gpu::NcclUse::kAlways : gpu::NcclUse::kWhenNeeded);
 }
 
 }  // namespace dl

@@ -20,6 +20,7 @@
 #include "ops/conv2d_cudnn.hpp"
 #include "ops/dense.hpp"
 #include "ops/dropout.hpp"
+#include "ops/gather.hpp"
 #include "ops/output_loss.hpp"
 #include "ops/pooling.hpp"
 #include "ops/precision_cast.hpp"
@@ -280,6 +281,14 @@ void CudaBackend::synchronize() {
   activate();
   DL_CUDA_CALL(cudaStreamSynchronize(stream_.get()));
   reclaim_staging();
+}
+
+void CudaBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                                 std::size_t sample_bytes, const std::int32_t* indices, int n,
+                                 float* images, std::int32_t* batch_labels) {
+  activate();
+  launch_gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels, limits_,
+                        stream_.get());
 }
 
 // ---- vector arithmetic ------------------------------------------------------------------------

@@ -71,6 +71,9 @@ class CudaBackend final : public Backend {
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void fill(float* x, std::size_t n, float value) override;
   void synchronize() override;
+  void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                      std::size_t sample_bytes, const std::int32_t* indices, int n, float* images,
+                      std::int32_t* batch_labels) override;
 
   void scale(std::size_t n, float alpha, float* x) override;
   void axpy(std::size_t n, float alpha, const float* x, float* y) override;

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "collective_rendezvous.hpp"
+#include "parallel/rendezvous.hpp"
 #include "gpu_collective_layout.hpp"
 #include "launch_limits.hpp"
 #include "nccl_collective.hpp"

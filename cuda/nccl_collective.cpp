@@ -29,6 +29,19 @@ std::string nccl_failure(const char* what, ncclResult_t status, ncclComm* comm) 
   return message;
 }
 
+// ncclCommAbort on every local rank, grouped. NCCL treats releasing the ranks of one
+// communicator that live in one process as a meeting of those ranks; called one after another
+// from one thread, a call may wait for the next one, which never comes. Each call raises its
+// communicator's abort flag at once (NCCL's kernels and proxy threads quit); ncclGroupEnd then
+// frees them together.
+void abort_grouped(const std::vector<ncclComm*>& communicators) {
+  (void)ncclGroupStart();
+  for (ncclComm* c : communicators) {
+    if (c != nullptr) (void)ncclCommAbort(c);
+  }
+  (void)ncclGroupEnd();
+}
+
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(const std::vector<LocalRank>& local, int ranks,
@@ -71,9 +84,7 @@ NcclCommunicator::NcclCommunicator(const std::vector<LocalRank>& local, int rank
   const ncclResult_t failed =
       init_status != ncclSuccess && init_status != ncclInProgress ? init_status : group_status;
   if (device_status != cudaSuccess || failed != ncclSuccess) {
-    for (ncclComm* c : communicators_) {
-      if (c != nullptr) (void)ncclCommAbort(c);
-    }
+    abort_grouped(communicators_);
     DL_CUDA_CALL(device_status);
     throw Error(ExitCode::kFailure,
                 nccl_failure(("setting up one communicator over " + std::to_string(ranks_) +
@@ -88,18 +99,43 @@ NcclCommunicator::NcclCommunicator(const std::vector<LocalRank>& local, int rank
 NcclCommunicator::~NcclCommunicator() {
   if (aborted_) return;  // ncclCommAbort freed the communicators already
   // Destroyed while an exception unwinds the stack (a failure outside the collective's calls):
-  // the other processes may be waiting in a collective this one will never join, and
-  // ncclCommDestroy waits for the ranks on this machine. Abort instead, so that the error reaches
+  // the other processes may be waiting in a collective this one will never join, and a normal
+  // release waits for the ranks on this machine. Abort instead, so that the error reaches
   // ProcessGroup::abort_job. Errors cannot be reported from a destructor.
-  const bool failing = std::uncaught_exceptions() > 0;
+  if (std::uncaught_exceptions() > 0) {
+    abort_grouped(communicators_);
+    return;
+  }
+  int previous_device = 0;
+  const bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
+  // ncclCommFinalize (which ncclCommDestroy calls itself when it was not called) waits for every
+  // rank of this machine, this process's other local ranks included: one after another from this
+  // thread, the first would wait for the second for ever, so they are finalized in one group.
+  // ncclCommDestroy is then purely local.
+  (void)ncclGroupStart();
   for (ncclComm* c : communicators_) {
-    if (c == nullptr) continue;
-    if (failing) {
-      (void)ncclCommAbort(c);
-    } else {
-      (void)ncclCommDestroy(c);
+    if (c != nullptr) (void)ncclCommFinalize(c);
+  }
+  const ncclResult_t group_status = ncclGroupEnd();
+  bool finalized = group_status == ncclSuccess || group_status == ncclInProgress;
+  // A nonblocking communicator (NCCL_COMM_BLOCKING=0) finalizes in the background.
+  for (ncclComm* c : communicators_) {
+    if (c == nullptr || !finalized) continue;
+    ncclResult_t state = ncclInProgress;
+    while (state == ncclInProgress) {
+      if (ncclCommGetAsyncError(c, &state) != ncclSuccess) state = ncclInternalError;
+      if (state == ncclInProgress) std::this_thread::sleep_for(kPollInterval);
+    }
+    finalized = state == ncclSuccess;
+  }
+  if (!finalized) {
+    abort_grouped(communicators_);
+  } else {
+    for (ncclComm* c : communicators_) {
+      if (c != nullptr) (void)ncclCommDestroy(c);
     }
   }
+  if (restore) (void)cudaSetDevice(previous_device);
 }
 
 ncclComm* NcclCommunicator::communicator(int local) const {
@@ -113,12 +149,17 @@ void NcclCommunicator::throw_if_aborted() const {
   if (aborted_) throw CollectiveAborted();
 }
 
+ncclResult_t NcclCommunicator::query_async_error(std::size_t local, ncclResult_t* async) const {
+  std::lock_guard<std::mutex> lock(query_mutex_);
+  throw_if_aborted();
+  return ncclCommGetAsyncError(communicators_[local], async);
+}
+
 ncclResult_t NcclCommunicator::settle(std::size_t local, ncclResult_t status) const {
-  ncclComm* comm = communicators_[local];
   while (status == ncclInProgress) {
     throw_if_aborted();
     std::this_thread::sleep_for(kPollInterval);
-    const ncclResult_t query = ncclCommGetAsyncError(comm, &status);
+    const ncclResult_t query = query_async_error(local, &status);
     if (query != ncclSuccess) return query;
   }
   return status;
@@ -128,7 +169,7 @@ void NcclCommunicator::check_async_error(int local) const {
   throw_if_aborted();
   ncclComm* comm = communicator(local);
   ncclResult_t async = ncclSuccess;
-  const ncclResult_t status = ncclCommGetAsyncError(comm, &async);
+  const ncclResult_t status = query_async_error(static_cast<std::size_t>(local), &async);
   throw_if_aborted();
   if (status != ncclSuccess)
     throw Error(ExitCode::kFailure, nccl_failure("ncclCommGetAsyncError", status, comm));
@@ -185,16 +226,17 @@ void NcclCommunicator::wait(int local, cudaEvent_t event) {
 }
 
 void NcclCommunicator::abort() {
-  if (aborted_.exchange(true)) return;
+  {
+    // After this block no thread is inside ncclCommGetAsyncError, and none enters it again.
+    std::lock_guard<std::mutex> lock(query_mutex_);
+    if (aborted_.exchange(true)) return;
+  }
   int previous_device = 0;
   const bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
   // ncclCommAbort first raises the communicator's abort flag, which NCCL's kernels and proxy
-  // threads poll, then frees it; no rank of another process has to take part.
-  for (std::size_t i = 0; i < communicators_.size(); ++i) {
-    if (communicators_[i] == nullptr) continue;
-    (void)cudaSetDevice(local_[i].device);
-    (void)ncclCommAbort(communicators_[i]);
-  }
+  // threads poll, then frees it; no rank of another process has to take part. The local ranks
+  // are released together (see abort_grouped).
+  abort_grouped(communicators_);
   if (restore) (void)cudaSetDevice(previous_device);
 }
 

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <mutex>
 #include <vector>
 
 #include "parallel/process_group.hpp"
@@ -68,11 +69,18 @@ class NcclCommunicator {
   // Throws when NCCL reports an asynchronous failure on the rank (CollectiveAborted once
   // abort() has run: the abort is the cause, not the failure to report).
   void check_async_error(int local) const;
+  // ncclCommGetAsyncError on local rank `local`, or CollectiveAborted once abort() has begun:
+  // abort() may run on another thread, and ncclCommAbort frees the communicator.
+  ncclResult_t query_async_error(std::size_t local, ncclResult_t* async) const;
 
   std::vector<LocalRank> local_;
   int ranks_ = 0;
   std::vector<ncclComm*> communicators_;
   std::atomic<bool> aborted_{false};
+  // Held around every ncclCommGetAsyncError and while abort() sets aborted_, so that no query is
+  // still running on a communicator when abort() goes on to free it. Never held during a call
+  // that can block.
+  mutable std::mutex query_mutex_;
 };
 
 }  // namespace dl::gpu

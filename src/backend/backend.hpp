@@ -86,6 +86,17 @@ class Backend {
   // empty when the backend keeps none (the CPU).
   virtual std::string memory_report() const { return {}; }
 
+  // ---- data ---------------------------------------------------------------------------------
+  // Builds a batch from a data set held in this backend's memory: for i < n, image i is the
+  // sample_bytes pixels at pixels + indices[i] * sample_bytes, each byte b written as
+  // float(b) / 255.0f (one IEEE float division, round to nearest: exactly Dataset::gather's
+  // value, so a batch gathered here is bit-identical to one gathered on the host), and
+  // batch_labels[i] = labels[indices[i]]. Every index must lie within the data set (unchecked:
+  // the caller's epoch plan guarantees it).
+  virtual void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                              std::size_t sample_bytes, const std::int32_t* indices, int n,
+                              float* images, std::int32_t* batch_labels) = 0;
+
   // ---- vector arithmetic over flat buffers --------------------------------------------------
   virtual void scale(std::size_t n, float alpha, float* x) = 0;                   // x *= a
   virtual void axpy(std::size_t n, float alpha, const float* x, float* y) = 0;    // y += a x

@@ -76,6 +76,11 @@ struct LayerConfig {
   double eps = 1e-5;   // batchNormalization
 };
 
+// Where the training set lives while training: uploaded once into each worker's backend memory
+// (batches are then gathered there), or kept on the host (each batch converted there and
+// uploaded). auto: resident on CUDA when it fits memory.maximumDeviceCacheableLength.
+enum class DeviceResidency { kAuto, kAlways, kNever };
+
 struct DataConfig {
   std::string trainImages = "data/mnist/train-images-idx3-ubyte.gz";
   std::string trainLabels = "data/mnist/train-labels-idx1-ubyte.gz";
@@ -85,6 +90,7 @@ struct DataConfig {
   int64_t trainLimit = 0;  // use only the first N training images; 0 = all
   int64_t testLimit = 0;   // 0 = all
   int numClasses = 10;
+  DeviceResidency deviceResident = DeviceResidency::kAuto;
 };
 
 struct OutputConfig {
@@ -117,9 +123,15 @@ struct MemoryConfig {
   uint64_t maximumHostCache = 6ull << 30;
 };
 
+// When the GPU collective uses NCCL: auto = only when replicas sit on more than one GPU or in
+// more than one process; always = also for a single replica (to exercise the NCCL path, e.g. a
+// one-rank mpirun job).
+enum class NcclUsage { kAuto, kAlways };
+
 struct CudaConfig {
   std::vector<int> devices;  // empty = all visible
   bool allowMultiGPU = true;
+  NcclUsage nccl = NcclUsage::kAuto;
   int maximumGridSize = 4096;
   int maximumBlockSize = 256;
 };

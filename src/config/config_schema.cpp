@@ -274,6 +274,7 @@ const FieldTable<DataConfig>& data_fields() {
       integer_field("trainLimit", &DataConfig::trainLimit, 0),
       integer_field("testLimit", &DataConfig::testLimit, 0),
       integer_field("numClasses", &DataConfig::numClasses, kMinClasses, kMaxLayerWidth),
+      enum_field("deviceResident", &DataConfig::deviceResident),
   };
   return table;
 }
@@ -352,6 +353,7 @@ const FieldTable<CudaConfig>& cuda_fields() {
   static const FieldTable<CudaConfig> table{
       devices_field(),
       bool_field("allowMultiGPU", &CudaConfig::allowMultiGPU),
+      enum_field("nccl", &CudaConfig::nccl),
       integer_field("maximumGridSize", &CudaConfig::maximumGridSize, 1),
       integer_field("maximumBlockSize", &CudaConfig::maximumBlockSize, 1, kMaxCudaBlockSize),
   };

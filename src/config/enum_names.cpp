@@ -53,6 +53,10 @@ DL_ENUM_SPELLINGS(ScoreCalculator, "score calculator", {ScoreCalculator::kTestLo
                   {ScoreCalculator::kAccuracy, "accuracy"}, {ScoreCalculator::kF1, "f1"})
 DL_ENUM_SPELLINGS(LossScalingMode, "loss scaling mode", {LossScalingMode::kDynamic, "dynamic"},
                   {LossScalingMode::kStatic, "static"}, {LossScalingMode::kNone, "none"})
+DL_ENUM_SPELLINGS(DeviceResidency, "device residency", {DeviceResidency::kAuto, "auto"},
+                  {DeviceResidency::kAlways, "always"}, {DeviceResidency::kNever, "never"})
+DL_ENUM_SPELLINGS(NcclUsage, "NCCL usage", {NcclUsage::kAuto, "auto"},
+                  {NcclUsage::kAlways, "always"})
 
 #undef DL_ENUM_SPELLINGS
 

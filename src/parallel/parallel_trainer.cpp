@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "backend/device_buffer.hpp"
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "data/batch_loader.hpp"
 #include "data/epoch_plan.hpp"
@@ -23,6 +25,12 @@ struct ParallelTrainer::Replica {
   FloatBuffer round_losses;        // the summed loss of each round since the last sync point
   FloatBuffer loss_probe;          // synchronous overflow: the workers' losses, summed
   std::vector<float> host_losses;  // round_losses read back at a sync point
+  // Resident data path only: the training set, and this worker's sample indices of the rounds
+  // still to run in the current epoch (room for a whole epoch, allocated once).
+  DeviceBuffer<std::uint8_t> resident_pixels;
+  IndexBuffer resident_labels;
+  IndexBuffer epoch_indices;
+  std::vector<std::int32_t> host_indices;  // staging for epoch_indices, reused every epoch
 };
 
 namespace {
@@ -56,6 +64,16 @@ class FirstFailure {
   std::exception_ptr error_;
   int worker_ = -1;
 };
+
+// The bytes a resident training set occupies in each worker's backend.
+std::uint64_t resident_bytes(const Dataset& data) {
+  return data.pixels().size() + data.labels().size() * sizeof(std::int32_t);
+}
+
+// Sample indices travel to the backend as int32.
+bool indices_fit_int32(const Dataset& data) {
+  return data.size() <= std::numeric_limits<std::int32_t>::max();
+}
 
 DivergenceError non_finite_error(int epoch, std::int64_t iteration, const char* what) {
   return DivergenceError(
@@ -101,6 +119,87 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
     r->loss_probe = FloatBuffer(*r->backend, 1);
     r->host_losses.resize(loss_window_);
   }
+  data_resident_ = resolve_data_residency();
+  if (data_resident_) upload_training_set();
+}
+
+bool ParallelTrainer::resolve_data_residency() const {
+  switch (config_.data.deviceResident) {
+    case DeviceResidency::kNever:
+      return false;
+    case DeviceResidency::kAlways:
+      if (!indices_fit_int32(train_)) {
+        throw ConfigError(
+            fmt::format("data.deviceResident: always, but the training set has {} samples, more "
+                        "than the {} a resident set can index; set data.deviceResident: never or "
+                        "auto, or a data.trainLimit",
+                        train_.size(), std::numeric_limits<std::int32_t>::max()));
+      }
+      return true;
+    case DeviceResidency::kAuto:
+      return replicas_.front()->backend->kind() == BackendKind::kCuda &&
+             indices_fit_int32(train_) &&
+             resident_bytes(train_) <= config_.memory.maximumDeviceCacheableLength;
+  }
+  return false;
+}
+
+void ParallelTrainer::upload_training_set() {
+  // A worker runs at most rounds_per_epoch() batches of at most batchSize samples per epoch.
+  const std::size_t epoch_capacity =
+      static_cast<std::size_t>(rounds_per_epoch()) * static_cast<std::size_t>(config_.batchSize);
+  for (auto& r : replicas_) {
+    r->resident_pixels = DeviceBuffer<std::uint8_t>(*r->backend, train_.pixels().size());
+    r->resident_labels = IndexBuffer(*r->backend, train_.labels().size());
+    r->backend->upload(r->resident_pixels.data(), train_.pixels().data(),
+                       r->resident_pixels.bytes());
+    r->backend->upload(r->resident_labels.data(), train_.labels().data(),
+                       r->resident_labels.bytes());
+    r->epoch_indices = IndexBuffer(*r->backend, epoch_capacity);
+    r->host_indices.reserve(epoch_capacity);
+  }
+}
+
+std::string ParallelTrainer::data_placement() const {
+  const std::uint64_t bytes = resident_bytes(train_);
+  const std::string_view setting = enum_name(config_.data.deviceResident);
+  if (data_resident_) {
+    return fmt::format(
+        "data: resident in backend memory (data.deviceResident: {}): {} bytes of pixels and "
+        "labels uploaded once per worker ({} in all); batches gathered there",
+        setting, bytes, bytes * replicas_.size());
+  }
+  std::string why;
+  if (config_.data.deviceResident == DeviceResidency::kAuto) {
+    why = replicas_.front()->backend->kind() != BackendKind::kCuda
+              ? "; auto keeps it on the host for a CPU backend"
+          : !indices_fit_int32(train_)
+              ? fmt::format("; its {} samples are more than int32 indices reach", train_.size())
+              : fmt::format(
+                    "; the training set's {} bytes exceed "
+                    "memory.maximumDeviceCacheableLength ({} bytes)",
+                    bytes, config_.memory.maximumDeviceCacheableLength);
+  }
+  return fmt::format(
+      "data: host loader (data.deviceResident: {}{}): each batch converted on the host and "
+      "uploaded every round",
+      setting, why);
+}
+
+void ParallelTrainer::upload_epoch_indices(int worker, const EpochPlan& plan,
+                                           std::int64_t first_round) {
+  Replica& r = *replicas_[static_cast<std::size_t>(worker)];
+  r.host_indices.clear();
+  for (std::int64_t round = first_round; round < plan.rounds(); ++round) {
+    const EpochPlan::Slice slice = plan.batch(round, global(worker));
+    for (std::size_t i = 0; i < slice.count; ++i) {
+      r.host_indices.push_back(static_cast<std::int32_t>(slice.indices[i]));
+    }
+  }
+  DL_CHECK(r.host_indices.size() <= r.epoch_indices.size(),
+           "a worker's epoch has no more samples than rounds x batchSize");
+  r.backend->upload(r.epoch_indices.data(), r.host_indices.data(),
+                    r.host_indices.size() * sizeof(std::int32_t));
 }
 
 ParallelTrainer::~ParallelTrainer() = default;
@@ -279,9 +378,36 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
       std::make_shared<const EpochPlan>(train_.size(), config_.batchSize, global_workers(),
                                         config_.seed, epoch, config_.data.shuffle);
   const std::int64_t rounds = plan->rounds();
-  BatchLoader loader(train_, plan, global(worker), first_round, config_.parallel.prefetchBuffer);
+  // Exactly one of the two data paths (see the header).
+  std::unique_ptr<BatchLoader> loader;
+  if (data_resident_) {
+    upload_epoch_indices(worker, *plan, first_round);
+  } else {
+    loader = std::make_unique<BatchLoader>(train_, plan, global(worker), first_round,
+                                           config_.parallel.prefetchBuffer);
+  }
+  std::size_t resident_offset = 0;  // this round's first entry of rep.epoch_indices
+  // Puts the round's batch into the model's input and labels; returns its sample count.
+  const auto load_batch = [&](std::int64_t round) -> int {
+    if (data_resident_) {
+      const int n = static_cast<int>(plan->batch(round, global(worker)).count);
+      backend.gather_samples(rep.resident_pixels.data(), rep.resident_labels.data(),
+                             train_.sample_floats(), rep.epoch_indices.data() + resident_offset, n,
+                             model.input(), model.labels());
+      resident_offset += static_cast<std::size_t>(n);
+      return n;
+    }
+    const HostBatch* batch = loader->next();
+    DL_CHECK(batch != nullptr && batch->round == round, "the loader fell out of step");
+    const int n = static_cast<int>(batch->count);
+    if (n > 0) {
+      backend.upload(model.input(), batch->images.data(),
+                     n * train_.sample_floats() * sizeof(float));
+      backend.upload(model.labels(), batch->labels.data(), n * sizeof(std::int32_t));
+    }
+    return n;
+  };
   const std::size_t params = model.parameter_count();
-  const std::size_t sample = train_.sample_floats();
 
   // The gradients of an accepted step, unscaled, go to the updater.
   const auto apply_step = [&](std::int64_t iteration) {
@@ -306,15 +432,11 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
   std::int64_t window_first_round = first_round;  // first round since the last averaging
   std::int64_t sync_window_first_round = first_round;
   for (std::int64_t round = first_round; round < rounds; ++round, ++iteration) {
-    const HostBatch* batch = loader.next();
-    DL_CHECK(batch != nullptr && batch->round == round, "the loader fell out of step");
     const std::size_t slot = static_cast<std::size_t>(round - sync_window_first_round);
     DL_CHECK(slot < rep.round_losses.size(), "more rounds between sync points than planned");
     float* round_loss = rep.round_losses.data() + slot;
-    const int n = static_cast<int>(batch->count);
+    const int n = load_batch(round);
     if (n > 0) {
-      backend.upload(model.input(), batch->images.data(), n * sample * sizeof(float));
-      backend.upload(model.labels(), batch->labels.data(), n * sizeof(std::int32_t));
       StepContext ctx;
       ctx.training = true;
       ctx.seed = config_.seed;

@@ -1,7 +1,7 @@
 // Data-parallel training of N replicas (DL4J's ParallelWrapper, TensorFlow's MirroredStrategy),
 // independent of where the replicas live: each worker has its own thread, Backend, Model,
-// Optimizer and prefetching BatchLoader for the whole run, and talks to the others only through
-// the Collective.
+// Optimizer and (on the host data path) prefetching BatchLoader for the whole run, and talks to the
+// others only through the Collective.
 //
 // Rounds: round r of an epoch gives worker w the w-th batch of the next workers*batchSize
 // positions of the epoch's order (data/epoch_plan.hpp). Per round each worker computes the
@@ -22,6 +22,13 @@
 // Dynamic scaling skips a step whose gradients overflow (not a divergence; a non-finite loss
 // still is): in synchronous mode every replica sees the same summed gradient and so takes the
 // same decision; in averaging mode each worker decides for its own replica.
+//
+// Data (config data.deviceResident): either each worker's BatchLoader converts its batches on the
+// host and every round uploads one (the host path), or the training set is resident: each replica
+// uploads the raw pixels and labels into its backend once, at construction, each epoch uploads
+// the worker's index list for all its rounds once, and each round gathers its batch there with
+// Backend::gather_samples, with no host copy and no loader thread. Both paths give the same batch
+// bits in the same order, so the choice never changes a result.
 //
 // Each round's loss stays in backend memory (one float per round since the last sync point) and
 // is read back only at sync points, so a step does not wait for the host unless a decision needs
@@ -85,6 +92,10 @@ class ParallelTrainer {
   // Local worker's loss scale (mode none: always 1); its state goes into checkpoints.
   LossScaler& loss_scaler(int worker);
   const Collective& collective() const { return *collective_; }
+  // Whether the training set is resident in the workers' backends (see above).
+  bool data_resident() const { return data_resident_; }
+  // One line for the start-up log: which data path is used, why, and the bytes uploaded.
+  std::string data_placement() const;
 
   // Initializes replica 0 from the seed and copies it to the others.
   void initialize(std::uint64_t seed);
@@ -106,6 +117,13 @@ class ParallelTrainer {
   void worker_loop(int worker, int epoch, std::int64_t first_round, std::int64_t first_iteration,
                    const SyncPointCallback& on_sync_point);
   bool every_round_is_sync_point() const;
+  // data.deviceResident resolved for this training set and these backends; throws ConfigError
+  // when `always` cannot be honoured.
+  bool resolve_data_residency() const;
+  void upload_training_set();
+  // Resident path: uploads `worker`'s sample indices of rounds first_round.. of `plan`, in round
+  // order, into its replica's epoch_indices.
+  void upload_epoch_indices(int worker, const class EpochPlan& plan, std::int64_t first_round);
   bool is_sync_point(std::int64_t round, std::int64_t rounds) const;
   double lr_multiplier(std::int64_t iteration) const;
   int global(int local_worker) const { return first_global_worker_ + local_worker; }
@@ -132,6 +150,7 @@ class ParallelTrainer {
   std::vector<std::int64_t> round_samples_;
   SyncAction shared_action_ = SyncAction::kContinue;
   std::int64_t stopped_round_ = -1;  // the next round to run when the callback stopped the epoch
+  bool data_resident_ = false;
 };
 
 }  // namespace dl

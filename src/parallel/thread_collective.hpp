@@ -5,12 +5,10 @@
 // on every participant.
 #pragma once
 
-#include <condition_variable>
-#include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "parallel/collective.hpp"
+#include "parallel/rendezvous.hpp"
 
 namespace dl {
 
@@ -25,14 +23,8 @@ class ThreadCollective final : public Collective {
   void abort() override;
 
  private:
-  void wait_for_all();  // the barrier; throws CollectiveAborted after abort()
-
   const int participants_;
-  std::mutex mutex_;
-  std::condition_variable all_arrived_;
-  int arrived_ = 0;
-  std::uint64_t generation_ = 0;
-  bool aborted_ = false;
+  Rendezvous meeting_;  // between phases; throws CollectiveAborted after abort()
   std::vector<float*> buffers_;
 };
 

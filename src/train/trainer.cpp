@@ -229,6 +229,7 @@ void FitLoop::build_trainer() {
   const std::string placement = describe_worker_placement(kind, config_);
   if (!placement.empty()) log_ << "placement: " << placement << "\n";
   log_ << "collective: " << trainer_->collective().name() << "\n";
+  log_ << trainer_->data_placement() << "\n";
   log_ << fmt::format(
       "model: {} parameters; {} mode, {} worker(s) x batch {}{}\n",
       trainer_->model(0).parameter_count(),

@@ -110,6 +110,8 @@ inline void check_same_config(const Config& a, const Config& b) {
   CHECK(a.data.trainLimit == b.data.trainLimit);
   CHECK(a.data.testLimit == b.data.testLimit);
   CHECK(a.data.numClasses == b.data.numClasses);
+  CHECK(a.data.deviceResident == b.data.deviceResident);
+  CHECK(a.cuda.nccl == b.cuda.nccl);
 
   CHECK(a.output.directory == b.output.directory);
   CHECK(a.output.scoreEveryIterations == b.output.scoreEveryIterations);

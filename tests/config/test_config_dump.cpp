@@ -34,7 +34,8 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
       "  - dropout: {dropOut: 0.7}\n"
       "  - output: {nOut: 5, activation: sigmoid, lossFunction: mse}\n"
       "data: {trainImages: a/b.gz, trainLabels: 'null', testImages: '123', testLabels: x,\n"
-      "       shuffle: false, trainLimit: 100, testLimit: 50, numClasses: 5}\n"
+      "       shuffle: false, trainLimit: 100, testLimit: 50, numClasses: 5,\n"
+      "       deviceResident: never}\n"
       "output: {directory: 'out dir/x', scoreEveryIterations: 3, checkpointEveryIterations: 40,\n"
       "         keepLast: 1, printEvaluation: false}\n"
       "parallel: {mode: synchronous, workers: 4, prefetchBuffer: 0, averagingFrequency: 5,\n"
@@ -42,7 +43,8 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
       "           learningRateScaling: linear, warmupIterations: 200}\n"
       "memory: {maximumDeviceCacheableLength: 1KiB, maximumDeviceCache: 1.5GB,\n"
       "         maximumHostCacheableLength: 0, maximumHostCache: 3}\n"
-      "cuda: {devices: [2, 0], allowMultiGPU: false, maximumGridSize: 99, maximumBlockSize: 64}\n"
+      "cuda: {devices: [2, 0], allowMultiGPU: false, nccl: always, maximumGridSize: 99,\n"
+      "       maximumBlockSize: 64}\n"
       "earlyStopping: {enabled: true, maxEpochs: 20, patience: 3, minImprovement: 0.001,\n"
       "                bestScoreTarget: 0.98, maxTimeSeconds: 3600.5, maxScore: 1e6,\n"
       "                stopOnInvalidScore: false, scoreCalculator: f1, evaluateEveryNEpochs: 2,\n"
@@ -52,6 +54,8 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
   const dl::Config original = load(yaml);
   CHECK(original.data.trainLabels == "null");
   CHECK(original.data.testImages == "123");
+  CHECK(original.data.deviceResident == dl::DeviceResidency::kNever);
+  CHECK(original.cuda.nccl == dl::NcclUsage::kAlways);
   CHECK(original.cuda.devices == std::vector<int>{2, 0});
   CHECK(original.earlyStopping.bestScoreTarget == 0.98);
   CHECK(original.schedule.type == dl::LearningRateSchedule::kStep);

@@ -18,6 +18,11 @@ namespace dl::test {
 // [gpu] test cases skipped is printed when the test program exits.
 bool gpu_test_can_run();
 
+// Launch limits other than the defaults: a tiny grid forces every grid-stride loop to iterate,
+// and a block that is not a whole number of warps exercises the reductions' rounding.
+inline constexpr int kTightGrid = 3;
+inline constexpr int kTightBlock = 100;
+
 // A CUDA backend on device 0 with the given launch limits and precision (Config::dtype).
 std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block, DType dtype = DType::kFloat);
 std::unique_ptr<Backend> make_gpu_backend(DType dtype = DType::kFloat);

@@ -54,8 +54,8 @@ using dl::test::to_host;
 using dl::test::unwritten;
 using dl::test::unwritten_host;
 
-constexpr int kTightGrid = 3;
-constexpr int kTightBlock = 100;
+using dl::test::kTightBlock;
+using dl::test::kTightGrid;
 
 // ---- the formats --------------------------------------------------------------------------------
 

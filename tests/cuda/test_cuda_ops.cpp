@@ -4,6 +4,7 @@
 // [gpu] and returns at once, counted as skipped, when no CUDA device is visible.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <limits>
 #include <string>
@@ -31,10 +32,8 @@ using dl::test::to_host;
 using dl::test::unwritten;
 using dl::test::unwritten_host;
 
-// Launch limits other than the defaults: a tiny grid forces every grid-stride loop to iterate,
-// and a block that is not a whole number of warps exercises the reductions' rounding.
-constexpr int kTightGrid = 3;
-constexpr int kTightBlock = 100;
+using dl::test::kTightBlock;
+using dl::test::kTightGrid;
 
 dl::CpuBackend& cpu() {
   static dl::CpuBackend backend;
@@ -504,4 +503,52 @@ TEST_CASE("cuda: two workers on one GPU run side by side on their own streams", 
   }
   require_close(results[0], expected, "worker 0");
   require_close(results[1], expected, "worker 1");
+}
+
+TEST_CASE("cuda: gather_samples equals the CPU's bit for bit", "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  // MNIST-sized images (784 bytes: not a multiple of any block), every byte value, the first and
+  // last samples and repeated indices.
+  constexpr std::size_t kSampleBytes = 28 * 28;
+  constexpr int kSamples = 301, kClasses = 10, kBatch = 133, kByteValues = 256;
+  std::vector<std::uint8_t> pixels(kSamples * kSampleBytes);
+  for (std::size_t i = 0; i < pixels.size(); ++i)
+    pixels[i] = static_cast<std::uint8_t>((i * 7 + i / kByteValues) % kByteValues);
+  std::vector<std::int32_t> labels(kSamples);
+  for (int i = 0; i < kSamples; ++i) labels[static_cast<std::size_t>(i)] = (i * 3) % kClasses;
+  std::vector<std::int32_t> indices(kBatch);
+  for (int i = 0; i < kBatch; ++i) indices[static_cast<std::size_t>(i)] = (i * 37) % kSamples;
+  indices[0] = 0;
+  indices[1] = kSamples - 1;
+  indices[2] = kSamples - 1;
+  indices[kBatch - 1] = 0;
+
+  auto expected_images = unwritten_host(kBatch * kSampleBytes);
+  std::vector<std::int32_t> expected_labels(kBatch, -1);
+  cpu().gather_samples(pixels.data(), labels.data(), kSampleBytes, indices.data(), kBatch,
+                       expected_images.data(), expected_labels.data());
+  for (auto& gpu : gpu_backends()) {
+    INFO(gpu->name());
+    auto gpixels = to_device(*gpu, pixels);
+    auto glabels = to_device(*gpu, labels), gindices = to_device(*gpu, indices);
+    // One sample longer than the batch: the tail must stay unwritten (NaN).
+    auto gimages = unwritten(*gpu, (kBatch + 1) * kSampleBytes);
+    auto gbatch_labels = to_device(*gpu, std::vector<std::int32_t>(kBatch + 1, -1));
+    gpu->gather_samples(gpixels.data(), glabels.data(), kSampleBytes, gindices.data(), kBatch,
+                        gimages.data(), gbatch_labels.data());
+    const auto images = to_host(*gpu, gimages);
+    REQUIRE(std::memcmp(images.data(), expected_images.data(),
+                        expected_images.size() * sizeof(float)) == 0);
+    for (std::size_t i = expected_images.size(); i < images.size(); ++i)
+      REQUIRE(std::isnan(images[i]));
+    auto batch_labels = to_host(*gpu, gbatch_labels);
+    CHECK(batch_labels.back() == -1);
+    batch_labels.pop_back();
+    CHECK(batch_labels == expected_labels);
+    // No samples: nothing is written.
+    gpu->gather_samples(gpixels.data(), glabels.data(), kSampleBytes, gindices.data(), 0,
+                        gimages.data(), gbatch_labels.data());
+    const auto unchanged = to_host(*gpu, gimages);
+    CHECK(std::memcmp(unchanged.data(), images.data(), images.size() * sizeof(float)) == 0);
+  }
 }

@@ -1,6 +1,6 @@
-// The GPU collective's rules that need no GPU (cuda/gpu_collective_layout.hpp,
-// cuda/collective_rendezvous.hpp): device groups and their leaders, the order of the on-device
-// sum, NCCL rank numbering over processes, the shared-GPU check and the host meetings.
+// The GPU collective's rules that need no GPU (cuda/gpu_collective_layout.hpp): device groups
+// and their leaders, the order of the on-device sum, NCCL rank numbering over processes and the
+// shared-GPU check. The host meeting point is tested in tests/parallel/test_rendezvous.cpp.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -9,7 +9,6 @@
 
 #include <catch2/catch.hpp>
 
-#include "collective_rendezvous.hpp"
 #include "core/error.hpp"
 #include "gpu_collective_layout.hpp"
 #include "parallel/collective.hpp"
@@ -154,57 +153,4 @@ TEST_CASE("two processes using one GPU are found; padding and distinct GPUs are 
   CHECK(shared->first_slot == 0);
   CHECK(shared->second_process == 2);
   CHECK(shared->second_slot == 1);
-}
-
-TEST_CASE("a rendezvous lets no thread through before all have arrived, meeting after meeting",
-          "[collective_rendezvous]") {
-  constexpr int kThreads = 3;
-  constexpr int kMeetings = 200;
-  dl::gpu::Rendezvous rendezvous(kThreads);
-  std::atomic<int> arrivals{0};
-  std::atomic<int> early{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&] {
-      for (int m = 0; m < kMeetings; ++m) {
-        arrivals.fetch_add(1);
-        rendezvous.arrive();
-        // Everyone has arrived at meeting m, and nobody can arrive at m + 1 before this thread
-        // has passed the second meeting below.
-        if (arrivals.load() != (m + 1) * kThreads) early.fetch_add(1);
-        rendezvous.arrive();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  CHECK(early.load() == 0);
-  CHECK(arrivals.load() == kThreads * kMeetings);
-}
-
-TEST_CASE("abort wakes a thread waiting at a rendezvous, and later arrivals throw",
-          "[collective_rendezvous]") {
-  dl::gpu::Rendezvous rendezvous(2);
-  std::atomic<bool> aborted{false};
-  std::thread waiter([&] {
-    try {
-      rendezvous.arrive();  // the second participant never comes
-    } catch (const dl::CollectiveAborted&) {
-      aborted = true;
-    }
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK_FALSE(aborted.load());
-  rendezvous.abort();
-  waiter.join();
-  CHECK(aborted.load());
-  CHECK(rendezvous.aborted());
-  CHECK_THROWS_AS(rendezvous.arrive(), dl::CollectiveAborted);
-}
-
-TEST_CASE("a rendezvous of one never waits", "[collective_rendezvous]") {
-  dl::gpu::Rendezvous alone(1);
-  alone.arrive();
-  alone.arrive();
-  CHECK_FALSE(alone.aborted());
-  CHECK_THROWS_AS(dl::gpu::Rendezvous(0), dl::InternalError);
 }

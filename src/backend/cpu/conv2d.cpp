@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "backend/cpu/blas_control.hpp"
+
 // The minibatch is processed in chunks of samples. For each chunk, im2col writes the columns
 // [K x S] (K = in_channels*kh*kw, S = samples*out_h*out_w, columns ordered (n, oh, ow)) and one
 // sgemm per pass does the arithmetic:
@@ -87,7 +89,7 @@ Sizes sizes_of(const Conv2dGeometry& g) {
 
 // Samples per GEMM for this call, by the BLAS thread count the trainer set.
 ChunkPolicy chunk_policy(const Sizes& s) {
-  return openblas_get_num_threads() > 1 ? s.threaded : s.single;
+  return blas_threads() > 1 ? s.threaded : s.single;
 }
 
 std::size_t col_floats(const Sizes& s) {

@@ -9,18 +9,11 @@
 #include "backend/cpu/conv2d.hpp"
 #include "backend/cpu/dense.hpp"
 #include "backend/cpu/dropout.hpp"
+#include "backend/cpu/gather.hpp"
 #include "backend/cpu/output_loss.hpp"
 #include "backend/cpu/pooling.hpp"
 #include "backend/cpu/updater.hpp"
 #include "backend/cpu/vector_ops.hpp"
-
-extern "C" {
-void openblas_set_num_threads(int num_threads);
-int openblas_get_num_threads(void);
-char* openblas_get_corename(void);
-void gotoblas_dynamic_init(void);
-void gotoblas_dynamic_quit(void);
-}
 
 namespace dl {
 
@@ -40,6 +33,12 @@ void CpuBackend::free_bytes(void* p) { std::free(p); }
 void CpuBackend::upload(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::download(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) { std::memmove(dst, src, bytes); }
+void CpuBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                                std::size_t sample_bytes, const std::int32_t* indices, int n,
+                                float* images, std::int32_t* batch_labels) {
+  cpu::gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels);
+}
+
 void CpuBackend::fill(float* x, std::size_t n, float value) {
   for (std::size_t i = 0; i < n; ++i) x[i] = value;
 }
@@ -128,31 +127,5 @@ void CpuBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* param
                               const float* grads, float* state) {
   cpu::updater_step(h, n, params, grads, state);
 }
-
-std::string configure_blas_for_this_cpu() {
-  constexpr const char* kCoreTypeVariable = "OPENBLAS_CORETYPE";
-  const std::string detected = openblas_get_corename();
-  if (std::getenv(kCoreTypeVariable) != nullptr) {
-    return "BLAS: OpenBLAS, " + detected + " kernels (" + kCoreTypeVariable + " is set)";
-  }
-  // Cores OpenBLAS picks for CPUs it does not recognise; anything else it chose on purpose.
-  const bool fallback = detected == "Prescott" || detected == "Core2" || detected == "Nehalem" ||
-                        detected == "Unknown";
-  const char* better = nullptr;
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
-    better = "SkylakeX";
-  } else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    better = "Haswell";
-  }
-  if (!fallback || better == nullptr) return "BLAS: OpenBLAS, " + detected + " kernels";
-  setenv(kCoreTypeVariable, better, 1);
-  gotoblas_dynamic_quit();
-  gotoblas_dynamic_init();
-  return "BLAS: OpenBLAS, " + std::string(openblas_get_corename()) + " kernels (OpenBLAS chose " +
-         detected + " for this CPU; set " + kCoreTypeVariable + " to override)";
-}
-
-void set_blas_threads(int threads) { openblas_set_num_threads(threads); }
-int blas_threads() { return openblas_get_num_threads(); }
 
 }  // namespace dl

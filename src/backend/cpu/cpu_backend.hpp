@@ -1,11 +1,13 @@
-// The CPU backend: OpenBLAS for the matrix products, plain loops (written to auto-vectorize)
-// for the rest. It is the embedded default: every feature works on it.
+// The CPU backend: a CBLAS for the matrix products (OpenBLAS by default; blas_control.hpp),
+// plain loops (written to auto-vectorize) for the rest. It is the embedded default: every feature
+// works on it.
 #pragma once
 
 #include <memory>
 #include <string>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/blas_control.hpp"
 
 namespace dl {
 
@@ -21,6 +23,9 @@ class CpuBackend : public Backend {
   void copy(void* dst, const void* src, std::size_t bytes) override;
   void fill(float* x, std::size_t n, float value) override;
   void synchronize() override {}
+  void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                      std::size_t sample_bytes, const std::int32_t* indices, int n, float* images,
+                      std::int32_t* batch_labels) override;
 
   void scale(std::size_t n, float alpha, float* x) override;
   void axpy(std::size_t n, float alpha, const float* x, float* y) override;
@@ -71,17 +76,5 @@ class CpuBackend : public Backend {
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                     float* state) override;
 };
-
-// Makes OpenBLAS use the kernels this processor supports. OpenBLAS 0.3.21 (Debian 12) does not
-// know newer Xeons (Sapphire Rapids reports as "Prescott") and falls back to SSE3 kernels, 4x
-// slower. When OPENBLAS_CORETYPE is unset and the CPU has AVX-512 (or AVX2) but OpenBLAS picked
-// an older core, this selects SkylakeX (or Haswell) and reloads OpenBLAS's kernel table.
-// Returns a line describing the choice, for the start-up log. Call once, before any BLAS call.
-std::string configure_blas_for_this_cpu();
-
-// Sets the number of threads OpenBLAS uses for every later call (process-wide in OpenBLAS's
-// pthread build, which is why the trainer sets it once, before workers start).
-void set_blas_threads(int threads);
-int blas_threads();
 
 }  // namespace dl

@@ -1,0 +1,18 @@
+// CPU implementation of the Backend's gather_samples (see backend/backend.hpp for the contract):
+// a batch built from a data set already in backend memory, byte b becoming b / kLargestPixel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dl::cpu {
+
+// The divisor of the pixel conversion, shared with the CUDA kernel: float(b) / kLargestPixel is
+// the one IEEE division Dataset::gather performs, so every backend's batch matches the host's.
+inline constexpr float kLargestPixel = 255.0f;
+
+void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                    std::size_t sample_bytes, const std::int32_t* indices, int n, float* images,
+                    std::int32_t* batch_labels);
+
+}  // namespace dl::cpu

@@ -1,0 +1,196 @@
+// data.deviceResident: a training set resident in the workers' backends trains to exactly the
+// parameters of the host loader, with one or two workers, a short last round, averaging, and a
+// stop and resume in the middle of an epoch.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "config/config_loader.hpp"
+#include "core/random.hpp"
+#include "data/dataset.hpp"
+#include "parallel/parallel_trainer.hpp"
+#include "parallel/process_group.hpp"
+#include "parallel/thread_collective.hpp"
+
+namespace {
+
+using Catch::Matchers::Contains;
+using dl::Config;
+using dl::ParallelTrainer;
+
+constexpr int kRows = 6, kCols = 6, kClasses = 3;
+constexpr int kByteValues = 256;
+
+dl::Dataset random_dataset(std::int64_t n, std::uint64_t seed) {
+  dl::RandomStream rng(seed, 0);
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(n) * kRows * kCols);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
+  for (auto& p : pixels) p = static_cast<std::uint8_t>(rng.below(kByteValues));
+  for (auto& l : labels) l = static_cast<std::int32_t>(rng.below(kClasses));
+  return dl::Dataset(kRows, kCols, std::move(pixels), std::move(labels), kClasses);
+}
+
+// A small network with dropout (whose masks depend on the iteration, so a batch landing in the
+// wrong round would show) and a momentum updater (whose state the averaging carries).
+Config make_config(const std::string& parallel, int batch, const std::string& resident) {
+  return dl::load_config_string(
+      "seed: 5\nbatchSize: " + std::to_string(batch) +
+          "\n"
+          "updater: {type: nesterovs, learningRate: 0.05}\n"
+          "inputType: {convolutionalFlat: {height: 6, width: 6, channels: 1}}\n"
+          "layers:\n"
+          "  - convolution: {kernelSize: [3, 3], nOut: 3, activation: relu}\n"
+          "  - dense: {nOut: 8, activation: tanh}\n"
+          "  - dropout: {dropOut: 0.8}\n"
+          "  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}\n"
+          "data: {deviceResident: " +
+          resident + "}\nparallel: " + parallel + "\n",
+      "resident-test.yaml");
+}
+
+dl::ProcessGroup& single_process() {
+  static const std::unique_ptr<dl::ProcessGroup> group = dl::make_single_process_group();
+  return *group;
+}
+
+std::unique_ptr<ParallelTrainer> make_trainer(const Config& c, const dl::Dataset& data) {
+  const int workers = c.parallel.workers;
+  return std::make_unique<ParallelTrainer>(
+      c, data, [](int) { return std::make_unique<dl::CpuBackend>(); },
+      [workers](const std::vector<dl::Backend*>&) -> std::unique_ptr<dl::Collective> {
+        if (workers == 1) return std::make_unique<dl::LocalCollective>();
+        return std::make_unique<dl::ThreadCollective>(workers);
+      },
+      single_process());
+}
+
+std::vector<float> parameters_of(ParallelTrainer& t, int worker = 0) {
+  std::vector<float> p(t.model(worker).parameter_count());
+  t.model(worker).download_parameters(p.data());
+  return p;
+}
+
+dl::SyncAction keep_going(const dl::SyncPoint&) {
+  return dl::SyncAction::kContinue;
+}
+
+// Parameters of every worker after `epochs` epochs, and the sample counts every sync point saw.
+struct Trained {
+  std::vector<std::vector<float>> parameters;
+  std::vector<std::int64_t> samples_seen;
+};
+
+Trained train(const Config& c, const dl::Dataset& data, int epochs, bool expect_resident) {
+  auto trainer = make_trainer(c, data);
+  CHECK(trainer->data_resident() == expect_resident);
+  trainer->initialize(c.seed);
+  Trained out;
+  std::int64_t iteration = 0;
+  for (int e = 0; e < epochs; ++e) {
+    trainer->run_epoch(e, 0, iteration, [&](const dl::SyncPoint& p) {
+      out.samples_seen.insert(out.samples_seen.end(), p.samples.begin(), p.samples.end());
+      return dl::SyncAction::kContinue;
+    });
+  }
+  for (int w = 0; w < trainer->workers(); ++w) out.parameters.push_back(parameters_of(*trainer, w));
+  return out;
+}
+
+void check_same_training(const std::string& parallel, int batch, std::int64_t samples, int epochs) {
+  const dl::Dataset data = random_dataset(samples, 71);
+  const Trained host = train(make_config(parallel, batch, "never"), data, epochs, false);
+  const Trained resident = train(make_config(parallel, batch, "always"), data, epochs, true);
+  CHECK(resident.samples_seen == host.samples_seen);
+  REQUIRE(resident.parameters.size() == host.parameters.size());
+  for (std::size_t w = 0; w < host.parameters.size(); ++w) {
+    INFO("worker " << w);
+    CHECK(resident.parameters[w] == host.parameters[w]);
+  }
+  // The run trained at all: the parameters moved from their initial values.
+  const Config c = make_config(parallel, batch, "never");
+  auto fresh = make_trainer(c, data);
+  fresh->initialize(c.seed);
+  CHECK(parameters_of(*fresh) != host.parameters.front());
+}
+
+}  // namespace
+
+TEST_CASE("resident data, 1 worker: bit-identical to the host loader, short last round",
+          "[parallel][resident]") {
+  // 97 = 9 x 10 + 7: the tenth round has 7 samples.
+  check_same_training("{workers: 1, prefetchBuffer: 2}", 10, 97, 2);
+}
+
+TEST_CASE("resident data, 2 workers averaging every 3 rounds: bit-identical to the host loader",
+          "[parallel][resident]") {
+  // Rounds of 16: 7 full rounds, then 5 samples, all worker 0's; worker 1 gets none.
+  check_same_training("{mode: averaging, workers: 2, averagingFrequency: 3, prefetchBuffer: 1}", 8,
+                      7 * 16 + 5, 2);
+  // A last round that both workers share unevenly (8 + 3).
+  check_same_training("{mode: averaging, workers: 2, averagingFrequency: 3, prefetchBuffer: 0}", 8,
+                      5 * 16 + 11, 1);
+}
+
+TEST_CASE("resident data, 2 workers synchronous: bit-identical to the host loader",
+          "[parallel][resident]") {
+  check_same_training("{mode: synchronous, workers: 2}", 8, 6 * 16 + 9, 1);
+}
+
+TEST_CASE("resident data: a stop mid-epoch resumed in a new trainer equals an unbroken host run",
+          "[parallel][resident]") {
+  const std::string parallel = "{mode: averaging, workers: 2, averagingFrequency: 3}";
+  const dl::Dataset data = random_dataset(9 * 16 + 6, 73);
+  const Config host_config = make_config(parallel, 8, "never");
+  const Config resident_config = make_config(parallel, 8, "always");
+  const Trained straight = train(host_config, data, 2, false);
+
+  auto first = make_trainer(resident_config, data);
+  first->initialize(resident_config.seed);
+  std::int64_t iteration = 0;
+  const std::int64_t next = first->run_epoch(0, 0, iteration, [](const dl::SyncPoint& p) {
+    return p.round == 5 ? dl::SyncAction::kStop : dl::SyncAction::kContinue;
+  });
+  REQUIRE(next == 6);
+  // What a checkpoint keeps: the averaged parameters and each worker's updater state.
+  const std::vector<float> params = parameters_of(*first);
+  std::vector<std::vector<float>> updaters;
+  for (int w = 0; w < 2; ++w) {
+    dl::Optimizer& opt = first->optimizer(w);
+    updaters.emplace_back(opt.state_floats());
+    first->model(w).backend().download(updaters.back().data(), opt.state(),
+                                       opt.state_floats() * sizeof(float));
+  }
+  first.reset();
+
+  auto resumed = make_trainer(resident_config, data);
+  resumed->model(0).upload_parameters(params.data());
+  resumed->replicate_parameters();
+  for (int w = 0; w < 2; ++w) {
+    dl::Optimizer& opt = resumed->optimizer(w);
+    resumed->model(w).backend().upload(opt.state(), updaters[w].data(),
+                                       updaters[w].size() * sizeof(float));
+  }
+  resumed->run_epoch(0, next, iteration, keep_going);
+  resumed->run_epoch(1, 0, iteration, keep_going);
+  CHECK(iteration == 2 * 10);
+  for (int w = 0; w < 2; ++w) CHECK(parameters_of(*resumed, w) == straight.parameters[w]);
+}
+
+TEST_CASE("deviceResident auto keeps the data on the host for the CPU backend and says why",
+          "[parallel][resident]") {
+  const dl::Dataset data = random_dataset(20, 75);
+  auto automatic = make_trainer(make_config("{workers: 1}", 4, "auto"), data);
+  CHECK_FALSE(automatic->data_resident());
+  CHECK_THAT(automatic->data_placement(), Contains("host loader"));
+  CHECK_THAT(automatic->data_placement(), Contains("CPU backend"));
+
+  auto always = make_trainer(make_config("{workers: 2}", 4, "always"), data);
+  CHECK(always->data_resident());
+  // 20 images of 36 bytes and 20 int32 labels, per worker.
+  const std::size_t bytes = 20 * kRows * kCols + 20 * sizeof(std::int32_t);
+  CHECK_THAT(always->data_placement(), Contains(std::to_string(bytes) + " bytes"));
+  CHECK_THAT(always->data_placement(), Contains(std::to_string(2 * bytes) + " in all"));
+}
