@@ -1,0 +1,374 @@
+#!/usr/bin/env bash
+# Proves dl-train's CUDA backend on the lent GPU machine, from the kit that
+# scripts/device/build_kit.sh made (carried to the device with a `run` call; see
+# docs/DEVICE_SESSION.md for the exact calls). Run from the repository root:
+#
+#   scripts/device/gpu_checks.sh STAGE [STAGE ...]
+#
+# Stages, in the order given:
+#   tests     the CUDA test programs of the kit; fails when any [gpu] case skips
+#   sanitize  test_cuda_backend's [gpu] cases under compute-sanitizer (memcheck)
+#   train     Fashion-MNIST, one epoch, backend cuda: dtype FLOAT, HALF, BFLOAT16 with 1 worker,
+#             2 workers averaging and 2 workers synchronous (one GPU)
+#   bench     bench/gpu/pytorch_lenet_gpu.py: the same LeNet and recipe in PyTorch, float32,
+#             fp16 and bf16, eager and torch.compile
+#   mpi       mpirun -np 1 dl-train, backend cuda, cuda.nccl always (NCCL bootstrapped over MPI
+#             with one rank), from the MPI kit (device-kit-mpi)
+# Every invocation first prints the machine (nvidia-smi, CPU), where the CUDA libraries were
+# found, and `dl-train info`; it stops with exit 3 when no GPU is visible.
+#
+# Every command's exit code and time are recorded; one failure does not stop the others. Exit
+# code: 0 when every step passed, 1 when any failed, 2 for a usage error, 3 for no GPU. Output:
+# a short line per step on stdout (the `run` reply keeps only the end), the full logs in
+# $OUT/gpu_checks.log, the steps in $OUT/steps.tsv and, after train or bench, the results
+# table in $OUT/gpu_results.md (printed last).
+#
+# Environment: KIT (default device-kit), MPI_KIT (default device-kit-mpi), OUT (default
+# runs/gpu-checks), PYTHON (default: the first python3 that imports torch),
+# GPU_CHECKS_BUDGET_S (default 560: steps that would end later are cut or skipped, so the
+# command ends inside a 600 s `run` call), TRAIN_SET (extra dl-train overrides, space-separated
+# k=v, applied last to every train and mpi run), BENCH_ARGS (extra pytorch_lenet_gpu.py
+# arguments, e.g. "--modes eager"), GPU_CHECKS_ALLOW_NO_GPU=1 (run the stages anyway:
+# for testing this script on a machine without a GPU).
+set -uo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$repo_root" || exit 2
+
+readonly kStages=" tests sanitize train bench mpi "
+readonly kNoGpuExit=3
+readonly kUsageExit=2
+readonly kMinStepSeconds=20   # a step with less time left is skipped, not started
+readonly kKillGraceSeconds=10
+readonly kTestLimitSeconds=300
+readonly kSanitizeLimitSeconds=300
+readonly kTrainLimitSeconds=150
+readonly kBenchLimitSeconds=400
+readonly kMpiLimitSeconds=180
+readonly kDtypes=(FLOAT HALF BFLOAT16)
+# workers:mode of the train stage's runs
+readonly kParallelSetups=(1:averaging 2:averaging 2:synchronous)
+readonly kConfig=configs/fashion-mnist.yaml
+# bench/RESULTS.md, 2026-11-21: one epoch on the 2-core build machine, OpenBLAS, 1 worker.
+readonly kCpuReference="CPU reference (bench/RESULTS.md, 2026-11-21, 1 epoch, 1 worker): dl-train accuracy 0.8367 at 7,336 images/s; PyTorch 0.8342 at 4,092 images/s"
+readonly kCudaLibraries=(libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2)
+
+usage() {
+  sed -n '2,/^set -uo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+  exit "$kUsageExit"
+}
+
+(($# > 0)) || usage
+for stage in "$@"; do
+  [[ "$kStages" == *" $stage "* ]] || { echo "gpu_checks.sh: unknown stage '$stage'" >&2; usage; }
+done
+
+absolute() { [[ "$1" == /* ]] && echo "$1" || echo "$repo_root/$1"; }
+KIT="$(absolute "${KIT:-device-kit}")"
+MPI_KIT="$(absolute "${MPI_KIT:-device-kit-mpi}")"
+OUT="${OUT:-$repo_root/runs/gpu-checks}"
+budget_s="${GPU_CHECKS_BUDGET_S:-560}"
+mkdir -p "$OUT"
+work="$(mktemp -d -t gpu-checks.XXXXXX)"
+log="$OUT/gpu_checks.log"
+steps_tsv="$OUT/steps.tsv"
+results_tsv="$work/results.tsv"
+: >"$log"
+printf 'step\trc\tseconds\tnote\n' >"$steps_tsv"
+: >"$results_tsv"
+deadline=$((SECONDS + budget_s))
+failures=0
+
+say() { echo "$*" | tee -a "$log"; }
+
+# step NAME LIMIT_S COMMAND...: runs COMMAND with its output in $work/NAME.out (appended to the
+# log), cut at LIMIT_S or at the budget's end; records and prints its exit code and time.
+# Returns the command's exit code (124 when cut).
+step() {
+  local name="$1" limit="$2"
+  shift 2
+  local remaining=$((deadline - SECONDS))
+  if ((remaining < kMinStepSeconds)); then
+    say "SKIP  $name: only ${remaining}s of the ${budget_s}s budget left"
+    printf '%s\t%s\t%s\t%s\n' "$name" skipped 0 "budget" >>"$steps_tsv"
+    failures=$((failures + 1))
+    return 125
+  fi
+  ((limit > remaining - kKillGraceSeconds)) && limit=$((remaining - kKillGraceSeconds))
+  local start=$SECONDS rc
+  {
+    echo "===== $name: $* (limit ${limit}s)"
+  } >>"$log"
+  timeout --kill-after="$kKillGraceSeconds" "$limit" "$@" >"$work/$name.out" 2>&1
+  rc=$?
+  cat "$work/$name.out" >>"$log"
+  local seconds=$((SECONDS - start)) note=""
+  ((rc == 124 || rc == 137)) && note="cut at ${limit}s"
+  printf '%s\t%s\t%s\t%s\n' "$name" "$rc" "$seconds" "$note" >>"$steps_tsv"
+  echo "===== $name: exit $rc after ${seconds}s $note" >>"$log"
+  if ((rc == 0)); then
+    say "OK    $name (${seconds}s)"
+  else
+    failures=$((failures + 1))
+    say "FAIL  $name: exit $rc after ${seconds}s $note; last lines:"
+    tail -n 6 "$work/$name.out" | sed 's/^/      /' | tee -a "$log"
+  fi
+  return "$rc"
+}
+
+# A failed check that is not a command (a skipped [gpu] case, a missing file).
+fail_check() {
+  failures=$((failures + 1))
+  say "FAIL  $*"
+  printf '%s\t%s\t%s\t%s\n' "${1%%:*}" check 0 "$*" >>"$steps_tsv"
+}
+
+json_number() { # json_number FILE KEY: the number after "KEY": in FILE
+  sed -n "s/.*\"$2\": *\([-0-9.eE+]*\).*/\1/p" "$1" | head -n 1
+}
+
+# ---------------------------------------------------------------------------------------------
+# Environment: the machine, the CUDA libraries, the kit.
+
+# Folders that hold the CUDA libraries: pip's nvidia-* packages (the ones PyTorch uses) first,
+# then the toolkit, then whatever ldconfig knows.
+find_cuda_library_dirs() {
+  local roots=()
+  local python
+  for python in ${PYTHON:-} python3 /usr/bin/python3; do
+    command -v "$python" >/dev/null 2>&1 || continue
+    mapfile -t roots < <("$python" -c 'import nvidia; print("\n".join(nvidia.__path__))' 2>/dev/null)
+    ((${#roots[@]} > 0)) && break
+  done
+  roots+=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/nvidia/lib64)
+  local library
+  for library in "${kCudaLibraries[@]}"; do
+    find "${roots[@]}" -name "$library" 2>/dev/null
+    ldconfig -p 2>/dev/null | sed -n "s/.*$library.* => //p"
+  done | xargs -r -n1 dirname | awk '!seen[$0]++'
+}
+
+python_with_torch() {
+  local python
+  for python in ${PYTHON:-} python3 /usr/bin/python3; do
+    if command -v "$python" >/dev/null 2>&1 && "$python" -c 'import torch' >/dev/null 2>&1; then
+      echo "$python"
+      return 0
+    fi
+  done
+  return 1
+}
+
+say "gpu_checks.sh $* — $(date -u +%Y-%m-%dT%H:%M:%SZ), $(hostname), budget ${budget_s}s"
+say "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) cores; $(uname -r)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version,compute_cap,clocks.sm,clocks.max.sm \
+    --format=csv 2>&1 | tee -a "$log"
+else
+  say "nvidia-smi: not found"
+fi
+
+[[ -x "$KIT/bin/dl-train" ]] || {
+  say "gpu_checks.sh: $KIT/bin/dl-train missing; carry the kit (scripts/device/build_kit.sh, carry: [\"device-kit\"])"
+  exit "$kUsageExit"
+}
+[[ -f "$KIT/MANIFEST.txt" ]] && sed -n '1,6p' "$KIT/MANIFEST.txt" | sed 's/^/kit: /' | tee -a "$log"
+
+mapfile -t cuda_dirs < <(find_cuda_library_dirs)
+library_path="$(printf '%s:' "$KIT/lib" "${cuda_dirs[@]}")"
+export LD_LIBRARY_PATH="${library_path%:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+ldd "$KIT/bin/dl-train" 2>&1 | grep -E "cuda|cublas|cudnn|nccl|not found" | sed 's/^[[:space:]]*/ldd: /' | tee -a "$log"
+if ldd "$KIT/bin/dl-train" 2>&1 | grep -q "not found"; then
+  say "gpu_checks.sh: dl-train needs libraries that were not found (above); install or carry them"
+fi
+
+info="$("$KIT/bin/dl-train" info 2>&1)"
+info_rc=$?
+echo "$info" | tee -a "$log"
+visible="$(echo "$info" | sed -n 's/.* \([0-9][0-9]*\) device(s) visible.*/\1/p' | head -n 1)"
+if ((info_rc != 0)) || [[ -z "$visible" || "$visible" == 0 ]]; then
+  say "NO GPU VISIBLE: dl-train info exit $info_rc, '${visible:-?}' device(s) visible (reason above)"
+  if [[ "${GPU_CHECKS_ALLOW_NO_GPU:-0}" != 1 ]]; then
+    say "gpu_checks.sh: stopping (exit $kNoGpuExit): the stages need a GPU; GPU_CHECKS_ALLOW_NO_GPU=1 runs them anyway"
+    rm -rf "$work"
+    exit "$kNoGpuExit"
+  fi
+  say "GPU_CHECKS_ALLOW_NO_GPU=1: running the stages anyway; GPU steps will fail"
+fi
+
+extra_set=()
+read -r -a train_overrides <<<"${TRAIN_SET:-}"
+for override in "${train_overrides[@]}"; do
+  extra_set+=(--set "$override")
+done
+read -r -a bench_args <<<"${BENCH_ARGS:-}"
+
+data="$KIT/data/fashion-mnist"
+data_overrides=(--set "data.trainImages=$data/train-images-idx3-ubyte.gz"
+  --set "data.trainLabels=$data/train-labels-idx1-ubyte.gz"
+  --set "data.testImages=$data/t10k-images-idx3-ubyte.gz"
+  --set "data.testLabels=$data/t10k-labels-idx1-ubyte.gz")
+
+# ---------------------------------------------------------------------------------------------
+# Stages.
+
+stage_tests() {
+  local program name
+  for program in "$KIT"/bin/test_*; do
+    name="$(basename "$program")"
+    step "$name" "$kTestLimitSeconds" "$program" --durations yes
+    if grep -q "\[gpu\] test case(s) skipped\|skipping the \[gpu\] test cases" "$work/$name.out"; then
+      fail_check "$name: [gpu] cases SKIPPED although a GPU should be visible: $(grep -m1 'skipp' "$work/$name.out")"
+    fi
+    grep -E "^(All tests passed|test cases:)" "$work/$name.out" | sed "s/^/      $name: /" | tee -a "$log"
+  done
+  local gpu_cases
+  gpu_cases="$("$KIT/bin/test_cuda_backend" --list-test-names-only "[gpu]" 2>/dev/null | grep -c .)"
+  say "      test_cuda_backend: ${gpu_cases:-0} [gpu] test case(s) listed"
+  ((${gpu_cases:-0} > 0)) || fail_check "test_cuda_backend: no [gpu] test cases listed"
+}
+
+stage_sanitize() {
+  local sanitizer
+  sanitizer="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)"
+  if [[ -z "$sanitizer" ]]; then
+    fail_check "sanitize: compute-sanitizer not found"
+    return
+  fi
+  step memcheck "$kSanitizeLimitSeconds" "$sanitizer" --tool memcheck --error-exitcode 9 \
+    "$KIT/bin/test_cuda_backend" "[gpu]"
+  grep -E "ERROR SUMMARY|All tests passed|test cases:" "$work/memcheck.out" | sed 's/^/      /' | tee -a "$log"
+}
+
+# train_run NAME ARGS...: one dl-train epoch; its summary goes into the results.
+train_run() {
+  local name="$1"
+  shift
+  local run_dir="$work/$name"
+  step "$name" "$kTrainLimitSeconds" "$KIT/bin/dl-train" --config "$kConfig" --set backend=cuda \
+    --set epochs=1 "${data_overrides[@]}" --set "output.directory=$run_dir" --overwrite "$@" "${extra_set[@]}"
+  local rc=$? summary="$run_dir/summary.json"
+  if [[ -f "$summary" ]]; then
+    {
+      echo "----- $name summary.json"
+      cat "$summary"
+    } >>"$log"
+    printf 'dl-train\t%s\t%s\t%s\t%s\t%s\n' "$name" "$(json_number "$summary" train_images_per_second)" \
+      "$(json_number "$summary" test_accuracy)" "$(json_number "$summary" train_seconds)" "$rc" >>"$results_tsv"
+  else
+    printf 'dl-train\t%s\t\t\t\t%s\n' "$name" "$rc" >>"$results_tsv"
+  fi
+}
+
+stage_train() {
+  local dtype setup workers mode
+  # Every dtype with 1 worker first: those matter most when the budget runs out.
+  for setup in "${kParallelSetups[@]}"; do
+    for dtype in "${kDtypes[@]}"; do
+      workers="${setup%%:*}"
+      mode="${setup#*:}"
+      train_run "train-$dtype-${workers}w-$mode" --set "dtype=$dtype" \
+        --set "parallel.workers=$workers" --set "parallel.mode=$mode"
+    done
+  done
+}
+
+stage_bench() {
+  local python
+  if ! python="$(python_with_torch)"; then
+    fail_check "bench: no python3 here imports torch"
+    return
+  fi
+  say "      bench: $python, torch $("$python" -c 'import torch; print(torch.__version__)' 2>&1)"
+  PYTHONUNBUFFERED=1 step pytorch "$kBenchLimitSeconds" "$python" bench/gpu/pytorch_lenet_gpu.py \
+    --data-dir "$data" "${bench_args[@]}"
+  local line
+  while read -r line; do
+    printf 'pytorch\t%s\t%s\t%s\t%s\t%s\n' \
+      "$(echo "$line" | sed -n 's/.*"precision": "\([^"]*\)".*"mode": "\([^"]*\)".*/\1-\2/p')" \
+      "$(echo "$line" | sed -n 's/.*"train_images_per_second": \([0-9.]*\).*/\1/p')" \
+      "$(echo "$line" | sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p')" \
+      "$(echo "$line" | sed -n 's/.*"train_seconds": \([0-9.]*\).*/\1/p')" \
+      "$(echo "$line" | sed -n 's/.*"\(error\|skipped\)": "\([^"]*\)".*/\1: \2/p')" >>"$results_tsv"
+  done < <(grep '^{"framework": "pytorch"' "$work/pytorch.out")
+}
+
+stage_mpi() {
+  local mpirun="$MPI_KIT/bin/mpirun"
+  if [[ ! -x "$mpirun" || ! -x "$MPI_KIT/bin/dl-train" ]]; then
+    fail_check "mpi: $MPI_KIT/bin/mpirun or dl-train missing; carry device-kit-mpi (scripts/device/build_mpi_kit.sh)"
+    return
+  fi
+  # Open MPI finds its plugins, help texts and default parameters relative to OPAL_PREFIX.
+  export OPAL_PREFIX="$MPI_KIT"
+  export PMIX_PKGLIBDIR="$MPI_KIT/pmix/lib/pmix" PMIX_PKGDATADIR="$MPI_KIT/pmix/share/pmix"
+  export LD_LIBRARY_PATH="$MPI_KIT/lib:$LD_LIBRARY_PATH"
+  step mpi-version 30 "$mpirun" --version
+  local run_dir="$work/mpi-1rank"
+  # cuda.nccl=always: one rank with one GPU still bootstraps NCCL over MPI and sums through it.
+  # NCCL's INIT messages show the communicator being made.
+  export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT
+  step mpi-1rank-FLOAT "$kMpiLimitSeconds" "$mpirun" --allow-run-as-root -np 1 --bind-to none \
+    --mca btl self,vader -x LD_LIBRARY_PATH -x OPAL_PREFIX -x PMIX_PKGLIBDIR -x PMIX_PKGDATADIR \
+    -x NCCL_DEBUG -x NCCL_DEBUG_SUBSYS \
+    "$MPI_KIT/bin/dl-train" --config "$kConfig" --set backend=cuda --set cuda.nccl=always --set epochs=1 \
+    "${data_overrides[@]}" --set "output.directory=$run_dir" --overwrite "${extra_set[@]}"
+  local rc=$?
+  grep -i -E "rank|process|nccl|mpi|collective|device|done|error" "$work/mpi-1rank-FLOAT.out" | head -n 20 | sed 's/^/      /' | tee -a "$log"
+  if [[ -f "$run_dir/summary.json" ]]; then
+    printf 'dl-train\t%s\t%s\t%s\t%s\t%s\n' "mpi-1rank-FLOAT" \
+      "$(json_number "$run_dir/summary.json" train_images_per_second)" \
+      "$(json_number "$run_dir/summary.json" test_accuracy)" \
+      "$(json_number "$run_dir/summary.json" train_seconds)" "$rc" >>"$results_tsv"
+  fi
+}
+
+for stage in "$@"; do
+  say "### stage $stage ($((deadline - SECONDS))s of the budget left)"
+  "stage_$stage"
+done
+
+# ---------------------------------------------------------------------------------------------
+# The results table: dl-train's runs, PyTorch's variants, and dl-train / PyTorch for the
+# 1-worker runs (FLOAT against float32, HALF against fp16, BFLOAT16 against bf16).
+if [[ -s "$results_tsv" ]]; then
+  {
+    echo "# dl-train CUDA backend vs PyTorch, LeNet on Fashion-MNIST, 1 epoch, batch 128 per worker"
+    echo
+    echo "$(date -u +%Y-%m-%dT%H:%M:%SZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1);" \
+      "kit: $(sed -n 's/^source: //p' "$KIT/MANIFEST.txt" 2>/dev/null)"
+    echo
+    echo "| framework | run | images/s | test accuracy | train s | exit / note |"
+    echo "| --- | --- | ---: | ---: | ---: | --- |"
+    awk -F'\t' '{printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6}' "$results_tsv"
+    echo
+    if grep -q '^pytorch' "$results_tsv"; then
+      awk -F'\t' '
+      $1 == "dl-train" && $2 ~ /-1w-/ { split($2, p, "-"); dl[p[2]] = $3 }
+      $1 == "pytorch" { pt[$2] = $3 }
+      END {
+        peer["FLOAT"] = "float32"; peer["HALF"] = "fp16"; peer["BFLOAT16"] = "bf16"
+        print "| dl-train dtype (1 worker) | vs PyTorch eager | vs PyTorch compile |"
+        print "| --- | ---: | ---: |"
+        split("FLOAT HALF BFLOAT16", order, " ")
+        for (i = 1; i <= 3; i++) {
+          d = order[i]; e = pt[peer[d] "-eager"]; c = pt[peer[d] "-compile"]
+          printf "| %s | %s | %s |\n", d, (dl[d] > 0 && e > 0) ? sprintf("%.2fx", dl[d] / e) : "n/a",
+                 (dl[d] > 0 && c > 0) ? sprintf("%.2fx", dl[d] / c) : "n/a"
+        }
+      }' "$results_tsv"
+    fi
+    echo
+    echo "$kCpuReference"
+  } >"$OUT/gpu_results.md"
+fi
+
+say "### steps (exit code, seconds):"
+column -t -s $'\t' "$steps_tsv" | tee -a "$log"
+if [[ -f "$OUT/gpu_results.md" ]]; then
+  tee -a "$log" <"$OUT/gpu_results.md"
+fi
+say "gpu_checks.sh: $failures failure(s); logs in $OUT"
+rm -rf "$work"
+((failures == 0))
