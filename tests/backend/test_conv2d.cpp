@@ -1,6 +1,5 @@
 // The CPU convolution against a direct (seven nested loops) convolution, and against finite
 // differences of a scalar loss.
-#include <cblas.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/conv2d.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
@@ -182,10 +182,8 @@ std::vector<Conv2dGeometry> geometries() {
 // comparisons under both, restoring the thread count afterwards.
 class BlasThreads {
  public:
-  explicit BlasThreads(int threads) : saved_(openblas_get_num_threads()) {
-    openblas_set_num_threads(threads);
-  }
-  ~BlasThreads() { openblas_set_num_threads(saved_); }
+  explicit BlasThreads(int threads) : saved_(dl::blas_threads()) { dl::set_blas_threads(threads); }
+  ~BlasThreads() { dl::set_blas_threads(saved_); }
   BlasThreads(const BlasThreads&) = delete;
   BlasThreads& operator=(const BlasThreads&) = delete;
 
@@ -335,4 +333,28 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
     dl::testing::check_gradient("db", p.b, db,
                                 [&](const std::vector<float>& v) { return loss(p.x, p.w, v); });
   }
+}
+
+TEST_CASE("conv2d gives the same bits on one BLAS thread and on two", "[conv2d]") {
+  std::mt19937 rng(kSeed);
+  const Conv2dGeometry g = truncate_geometry({19, 20, 12, 12, 50, 5, 5});
+  const Problem p = random_problem(g, rng);
+  struct Result {
+    std::vector<float> y, dx, dw, db;
+  };
+  const auto run = [&](int threads) {
+    const BlasThreads blas(threads);
+    std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g));
+    Result r{std::vector<float>(y_size(g)), std::vector<float>(x_size(g)),
+             std::vector<float>(w_size(g)), std::vector<float>(g.out_channels)};
+    dl::cpu::conv2d_forward(g, p.x.data(), p.w.data(), p.b.data(), r.y.data(), ws.data());
+    dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), p.dy.data(), r.dx.data(), r.dw.data(),
+                             r.db.data(), ws.data());
+    return r;
+  };
+  const Result one = run(1), two = run(2);
+  CHECK(one.y == two.y);
+  CHECK(one.dx == two.dx);
+  CHECK(one.dw == two.dw);
+  CHECK(one.db == two.db);
 }

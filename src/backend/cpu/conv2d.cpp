@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/thread_pool.hpp"
 
 // The minibatch is processed in chunks of samples. For each chunk, im2col writes the columns
 // [K x S] (K = in_channels*kh*kw, S = samples*out_h*out_w, columns ordered (n, oh, ow)) and one
@@ -18,15 +18,18 @@
 // that sample's NCHW output, so GEMMs write y and read dy in place; larger chunks go through a
 // [Cout x S] buffer, scattered to (or gathered from) NCHW.
 //
-// Chunk sizes (chunk_policy) were chosen by timing LeNet's layers at batch 128:
-//  - single-threaded BLAS (data-parallel workers): backward takes one sample at a time; forward
-//    takes enough samples for kForwardColumns GEMM columns (LeNet conv2: 8 samples, 10% faster
-//    than one; conv1: one).
-//  - threaded BLAS: a GEMM must be large to be split across threads, so layers whose weights have
-//    at least kMinThreadedWeights entries take chunks of up to kChunkColumnFloats columns; smaller
-//    layers (LeNet conv1) stay at one sample, as OpenBLAS cannot split their thin products.
+// The batch is cut into kSlices slices of consecutive samples, run by parallel_slices: with one
+// worker and two BLAS threads each core takes one slice with single-threaded GEMMs, which measured
+// faster than splitting every (small) GEMM across threads, and puts im2col and col2im on both
+// cores. Each slice accumulates its own dW and db; the slices' sums are added in slice order
+// afterwards, so the result does not depend on the thread count.
 //
-// Workspace: the chunk's columns (reused for dcol in backward), then the [Cout x S] buffer.
+// Chunk sizes within a slice were chosen by timing LeNet's layers at batch 128 with
+// single-threaded BLAS: backward takes one sample at a time; forward takes enough samples for
+// kForwardColumns GEMM columns (LeNet conv2: 8 samples, 10% faster than one; conv1: one).
+//
+// Workspace, per slice: the chunk's columns (reused for dcol in backward), the [Cout x S]
+// buffer, then the slice's partial dW and db.
 
 namespace dl::cpu {
 
@@ -34,12 +37,11 @@ namespace {
 
 // Every workspace part starts on a 64-byte boundary (16 floats) so SIMD stores never split a line.
 constexpr std::size_t kAlignFloats = 16;
-// Forward GEMM columns per chunk with single-threaded BLAS.
+// Forward GEMM columns per chunk.
 constexpr std::size_t kForwardColumns = 512;
-// Threaded BLAS: chunk size in column floats (2 MiB, half of one core's L2), and the weight count
-// from which chunking pays.
-constexpr std::size_t kChunkColumnFloats = std::size_t{1} << 19;
-constexpr std::size_t kMinThreadedWeights = 4096;
+// Slices of the batch: the cores of this project's 2-core machine. Fixed, whatever the thread
+// count, so that dW and db are summed in the same order on any number of threads.
+constexpr int kSlices = 2;
 // im2col's unit-stride copy moves whole pieces of up to kWidePiece floats (one AVX-512 register)
 // and may write up to kCopySlack floats past the last column; rows of up to kNarrowPiece floats
 // use pieces of that size (AVX), which then never straddle a cache line.
@@ -53,18 +55,13 @@ std::size_t round_up(std::size_t n) {
   return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
 }
 
-struct ChunkPolicy {
-  int forward = 1, backward = 1;
-};
-
 struct Sizes {
   std::size_t k = 0;         // rows of col: in_channels * kernel_height * kernel_width
   std::size_t ohw = 0;       // one output plane
   std::size_t x_sample = 0;  // floats of one sample's input
   std::size_t y_sample = 0;  // floats of one sample's output
-  ChunkPolicy single;        // samples per GEMM with single-threaded BLAS
-  ChunkPolicy threaded;      // and with threaded BLAS
-  int max_chunk = 1;         // the most of these, which the workspace holds
+  std::size_t weights = 0;   // out_channels * k
+  int forward_chunk = 1;     // samples per forward GEMM (backward: one)
 };
 
 Sizes sizes_of(const Conv2dGeometry& g) {
@@ -78,22 +75,29 @@ Sizes sizes_of(const Conv2dGeometry& g) {
     return static_cast<int>(
         std::clamp<std::size_t>(budget / std::max<std::size_t>(per_sample, 1), 1, batch));
   };
-  s.single.forward = samples_for(kForwardColumns, s.ohw);
-  if (static_cast<std::size_t>(g.out_channels) * s.k >= kMinThreadedWeights) {
-    const int chunk = samples_for(kChunkColumnFloats, s.k * s.ohw);
-    s.threaded = {chunk, chunk};
-  }
-  s.max_chunk = std::max({s.single.forward, s.threaded.forward, s.threaded.backward});
+  s.weights = static_cast<std::size_t>(g.out_channels) * s.k;
+  s.forward_chunk = samples_for(kForwardColumns, s.ohw);
   return s;
 }
 
-// Samples per GEMM for this call, by the BLAS thread count the trainer set.
-ChunkPolicy chunk_policy(const Sizes& s) {
-  return blas_threads() > 1 ? s.threaded : s.single;
+std::size_t col_floats(const Sizes& s) {
+  return round_up(s.k * s.ohw * s.forward_chunk + kCopySlack);
+}
+std::size_t out_buffer_floats(const Conv2dGeometry& g, const Sizes& s) {
+  return s.forward_chunk > 1
+             ? round_up(static_cast<std::size_t>(g.out_channels) * s.ohw * s.forward_chunk)
+             : 0;
+}
+std::size_t slice_floats(const Conv2dGeometry& g, const Sizes& s) {
+  return col_floats(s) + out_buffer_floats(g, s) + round_up(s.weights + g.out_channels);
 }
 
-std::size_t col_floats(const Sizes& s) {
-  return round_up(s.k * s.ohw * s.max_chunk + kCopySlack);
+// Samples [begin, end) of slice i.
+struct SampleRange {
+  int begin = 0, end = 0;
+};
+SampleRange slice_samples(int batch, int i) {
+  return {batch * i / kSlices, batch * (i + 1) / kSlices};
 }
 
 // The output columns [lo, hi) whose input column ow*stride + offset lies inside [0, width).
@@ -331,26 +335,16 @@ void add_bias_in_place(float bias, std::size_t count, float* __restrict v) {
   for (std::size_t s = 0; s < count; ++s) v[s] += bias;
 }
 
-}  // namespace
-
-std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
-  const Sizes s = sizes_of(g);
-  const std::size_t out_buffer =
-      s.max_chunk > 1 ? round_up(static_cast<std::size_t>(g.out_channels) * s.ohw * s.max_chunk)
-                      : 0;
-  return col_floats(s) + out_buffer;
-}
-
-void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, float* workspace) {
-  const Sizes s = sizes_of(g);
-  const int chunk = chunk_policy(s).forward;
+// Forward over samples [r.begin, r.end) with one slice's workspace.
+void forward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, const float* x,
+                     const float* w, const float* b, float* y, float* workspace) {
+  const int chunk = s.forward_chunk;
   const int cout = g.out_channels, k = static_cast<int>(s.k);
   float* col = workspace;
   float* out = workspace + col_floats(s);
   const float* x_end = x + g.batch * s.x_sample;
-  for (int n0 = 0; n0 < g.batch; n0 += chunk) {
-    const int samples = std::min(chunk, g.batch - n0);
+  for (int n0 = r.begin; n0 < r.end; n0 += chunk) {
+    const int samples = std::min(chunk, r.end - n0);
     const std::size_t cols = s.ohw * samples;
     im2col_any(g, x + n0 * s.x_sample, x_end, samples, col, cols);
     float* y0 = y + n0 * s.y_sample;
@@ -370,41 +364,67 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   }
 }
 
-void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                     float* dx, float* dw, float* db, float* workspace) {
-  const Sizes s = sizes_of(g);
-  const int chunk = chunk_policy(s).backward;
+// Backward over samples [r.begin, r.end), one at a time: dx for those samples, and their sums of
+// dW and db into dw and db (zero for an empty range).
+void backward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, const float* x,
+                      const float* w, const float* dy, float* dx, float* dw, float* db,
+                      float* workspace) {
   const int cout = g.out_channels, k = static_cast<int>(s.k);
+  const int ld = static_cast<int>(s.ohw);
   float* col = workspace;
-  float* out = workspace + col_floats(s);
   const float* x_end = x + g.batch * s.x_sample;
   std::fill(db, db + cout, 0.0f);
-  if (g.batch == 0) std::fill(dw, dw + static_cast<std::size_t>(cout) * s.k, 0.0f);
-  for (int n0 = 0; n0 < g.batch; n0 += chunk) {
-    const int samples = std::min(chunk, g.batch - n0);
-    const std::size_t cols = s.ohw * samples;
-    const int ld = static_cast<int>(cols);
-    const float* dy0 = dy + n0 * s.y_sample;
-    const float* dyt = dy0;  // one sample's dy is already [Cout x ohw]
-    if (samples > 1) {       // gather [n][Cout][ohw] -> [Cout][n][ohw]
-      for (int n = 0; n < samples; ++n) {
-        for (int c = 0; c < cout; ++c) {
-          const float* src = dy0 + n * s.y_sample + c * s.ohw;
-          std::copy(src, src + s.ohw, out + c * cols + n * s.ohw);
-        }
-      }
-      dyt = out;
-    }
-    for (int c = 0; c < cout; ++c) db[c] += row_sum(dyt + c * cols, cols);
-    im2col_any(g, x + n0 * s.x_sample, x_end, samples, col, cols);
-    const float beta = n0 == 0 ? 0.0f : 1.0f;  // dW accumulates over chunks
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cout, k, ld, 1.0f, dyt, ld, col, ld, beta,
+  if (r.begin == r.end) std::fill(dw, dw + s.weights, 0.0f);
+  for (int n = r.begin; n < r.end; ++n) {
+    const float* dyn = dy + n * s.y_sample;  // one sample's dy is already [Cout x ohw]
+    for (int c = 0; c < cout; ++c) db[c] += row_sum(dyn + c * s.ohw, s.ohw);
+    im2col_any(g, x + n * s.x_sample, x_end, 1, col, s.ohw);
+    const float beta = n == r.begin ? 0.0f : 1.0f;  // dW accumulates over samples
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cout, k, ld, 1.0f, dyn, ld, col, ld, beta,
                 dw, k);
     if (dx == nullptr) continue;
     // The columns are spent: dcol takes their place.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, ld, cout, 1.0f, w, k, dyt, ld, 0.0f,
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, ld, cout, 1.0f, w, k, dyn, ld, 0.0f,
                 col, ld);
-    col2im_any(g, col, samples, cols, dx + n0 * s.x_sample);
+    col2im_any(g, col, 1, s.ohw, dx + n * s.x_sample);
+  }
+}
+
+}  // namespace
+
+std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
+  const Sizes s = sizes_of(g);
+  return slice_floats(g, s) * kSlices;
+}
+
+void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                    float* y, float* workspace) {
+  const Sizes s = sizes_of(g);
+  const std::size_t per_slice = slice_floats(g, s);
+  parallel_slices(kSlices, [&](int i) {
+    forward_samples(g, s, slice_samples(g.batch, i), x, w, b, y, workspace + i * per_slice);
+  });
+}
+
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                     float* dx, float* dw, float* db, float* workspace) {
+  const Sizes s = sizes_of(g);
+  const std::size_t per_slice = slice_floats(g, s);
+  const std::size_t partial_offset = col_floats(s) + out_buffer_floats(g, s);
+  // Slice 0 sums straight into dw and db, the others into their workspace.
+  const auto partial_dw = [&](int i) {
+    return i == 0 ? dw : workspace + i * per_slice + partial_offset;
+  };
+  const auto partial_db = [&](int i) { return i == 0 ? db : partial_dw(i) + s.weights; };
+  parallel_slices(kSlices, [&](int i) {
+    backward_samples(g, s, slice_samples(g.batch, i), x, w, dy, dx, partial_dw(i), partial_db(i),
+                     workspace + i * per_slice);
+  });
+  for (int i = 1; i < kSlices; ++i) {
+    const float* __restrict pw = partial_dw(i);
+    const float* __restrict pb = partial_db(i);
+    for (std::size_t e = 0; e < s.weights; ++e) dw[e] += pw[e];
+    for (int c = 0; c < g.out_channels; ++c) db[c] += pb[c];
   }
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "backend/cpu/thread_pool.hpp"
+
 // argmax convention: for each output element, the index of the winning input inside its own
 // (n, c) input plane, ih * in_width + iw. Among equal maxima the smallest index (the first in
 // row-major order) wins. A window that lies entirely in the padding has no winner: its output is
@@ -434,10 +436,8 @@ void avg_backward_plane(const Pool2dGeometry& g, const Interior& in, float scale
   }
 }
 
-}  // namespace
-
-void pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
-                    std::int32_t* argmax) {
+void forward_samples(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
+                     std::int32_t* argmax) {
   const float scale = 1.0f / static_cast<float>(g.kernel_height * g.kernel_width);
   if (windows_tile_input(g)) {
     if (type == PoolingType::kMax) {
@@ -458,10 +458,8 @@ void pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, f
   }
 }
 
-void pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x, const float* y,
-                     const float* dy, float* dx, const std::int32_t* argmax) {
-  (void)x;  // max pooling reads the winners from argmax; average pooling needs no input
-  (void)y;
+void backward_samples(const Pool2dGeometry& g, PoolingType type, const float* dy, float* dx,
+                      const std::int32_t* argmax) {
   const float scale = 1.0f / static_cast<float>(g.kernel_height * g.kernel_width);
   if (windows_tile_input(g)) {
     if (type == PoolingType::kMax) {
@@ -486,6 +484,46 @@ void pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x, 
       avg_backward_plane(g, in, scale, dyp, dxp);
     }
   }
+}
+
+// Slices of the batch for parallel_slices: planes are independent, so each slice is the same op
+// on its samples and the result does not depend on the thread count.
+constexpr int kSlices = 2;
+
+// Runs op(sub-geometry, first sample) for each slice's samples.
+template <typename Op>
+void over_slices(const Pool2dGeometry& g, Op op) {
+  parallel_slices(kSlices, [&](int i) {
+    const int begin = g.batch * i / kSlices, end = g.batch * (i + 1) / kSlices;
+    if (begin == end) return;
+    Pool2dGeometry part = g;
+    part.batch = end - begin;
+    op(part, static_cast<std::size_t>(begin));
+  });
+}
+
+}  // namespace
+
+void pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
+                    std::int32_t* argmax) {
+  const Counts c = counts_of(g);
+  over_slices(g, [&](const Pool2dGeometry& part, std::size_t first) {
+    const std::size_t planes = first * g.in_channels;
+    forward_samples(part, type, x + planes * c.in_plane, y + planes * c.out_plane,
+                    argmax + planes * c.out_plane);
+  });
+}
+
+void pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x, const float* y,
+                     const float* dy, float* dx, const std::int32_t* argmax) {
+  (void)x;  // max pooling reads the winners from argmax; average pooling needs no input
+  (void)y;
+  const Counts c = counts_of(g);
+  over_slices(g, [&](const Pool2dGeometry& part, std::size_t first) {
+    const std::size_t planes = first * g.in_channels;
+    backward_samples(part, type, dy + planes * c.out_plane, dx + planes * c.in_plane,
+                     argmax + planes * c.out_plane);
+  });
 }
 
 }  // namespace dl::cpu

@@ -1,0 +1,235 @@
+// Times one training step of LeNet (configs/fashion-mnist.yaml's network) at batch 128 through
+// the CpuBackend ops, op by op, with 1 and 2 BLAS threads: where the CPU step's time goes.
+//   cpu_step_profile [REPETITIONS=40]
+// Each op is run REPETITIONS times in a row (after one warm-up call); the table gives the
+// minimum and the median in microseconds. The last row of each table times the whole step (all
+// ops in order, as the model calls them), which includes the cache effects of one op on the
+// next. Inputs are random; the numbers say nothing about accuracy.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+
+namespace {
+
+constexpr int kBatch = 128;
+constexpr int kClasses = 10;
+constexpr int kDenseOut = 500;
+constexpr int kDefaultRepetitions = 40;
+constexpr float kLearningRate = 0.01f;
+constexpr float kMomentum = 0.9f;
+constexpr float kL2 = 0.0005f;
+constexpr int kThreadCounts[] = {1, 2};
+
+// A buffer of the backend's, filled with uniform values in [-1, 1).
+struct Buffer {
+  dl::CpuBackend& backend;
+  float* data;
+  Buffer(dl::CpuBackend& b, std::size_t n, std::mt19937& rng)
+      : backend(b), data(b.allocate_floats(n)) {
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (std::size_t i = 0; i < n; ++i) data[i] = u(rng);
+  }
+  ~Buffer() { backend.free_bytes(data); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+dl::Conv2dGeometry conv(int in_c, int in_hw, int out_c, int kernel) {
+  dl::Conv2dGeometry g;
+  g.batch = kBatch;
+  g.in_channels = in_c;
+  g.in_height = g.in_width = in_hw;
+  g.out_channels = out_c;
+  g.out_height = g.out_width = in_hw - kernel + 1;
+  g.kernel_height = g.kernel_width = kernel;
+  return g;
+}
+
+dl::Pool2dGeometry pool(int channels, int in_hw) {
+  dl::Pool2dGeometry g;
+  g.batch = kBatch;
+  g.in_channels = g.out_channels = channels;
+  g.in_height = g.in_width = in_hw;
+  g.out_height = g.out_width = in_hw / 2;
+  g.kernel_height = g.kernel_width = 2;
+  g.stride_height = g.stride_width = 2;
+  return g;
+}
+
+std::size_t input_floats(const dl::Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.in_channels * g.in_height * g.in_width;
+}
+std::size_t output_floats(const dl::Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.out_channels * g.out_height * g.out_width;
+}
+std::size_t weight_floats(const dl::Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.out_channels) * g.in_channels * g.kernel_height *
+         g.kernel_width;
+}
+
+struct Op {
+  std::string name;
+  std::function<void()> run;
+};
+
+double microseconds_of(const std::function<void()>& f) {
+  const auto start = std::chrono::steady_clock::now();
+  f();
+  const auto end = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::micro>(end - start).count();
+}
+
+struct Timing {
+  double min = 0.0, median = 0.0;
+};
+
+Timing time_of(const std::function<void()>& f, int repetitions) {
+  f();  // warm-up: first-touch page faults, BLAS thread start
+  std::vector<double> t;
+  for (int r = 0; r < repetitions; ++r) t.push_back(microseconds_of(f));
+  std::sort(t.begin(), t.end());
+  return {t.front(), t[t.size() / 2]};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
+  const std::string blas = dl::configure_blas_for_this_cpu();
+  dl::CpuBackend be;
+  std::mt19937 rng(1);
+
+  const dl::Conv2dGeometry c1 = conv(1, 28, 20, 5);
+  const dl::Pool2dGeometry p1 = pool(20, 24);
+  const dl::Conv2dGeometry c2 = conv(20, 12, 50, 5);
+  const dl::Pool2dGeometry p2 = pool(50, 8);
+  const int flat = 50 * 4 * 4;
+
+  Buffer x(be, input_floats(c1), rng);
+  Buffer w1(be, weight_floats(c1) + c1.out_channels, rng),
+      g1(be, weight_floats(c1) + c1.out_channels, rng);
+  Buffer ws1(be, be.conv2d_workspace_floats(c1), rng);
+  Buffer y1(be, output_floats(c1), rng), dy1(be, output_floats(c1), rng);
+  Buffer y1p(be, output_floats(p1), rng), dy1p(be, output_floats(p1), rng);
+  std::vector<std::int32_t> a1(output_floats(p1)), a2(output_floats(p2));
+  Buffer w2(be, weight_floats(c2) + c2.out_channels, rng),
+      g2(be, weight_floats(c2) + c2.out_channels, rng);
+  Buffer ws2(be, be.conv2d_workspace_floats(c2), rng);
+  Buffer y2(be, output_floats(c2), rng), dy2(be, output_floats(c2), rng);
+  Buffer y2p(be, output_floats(p2), rng), dy2p(be, output_floats(p2), rng);
+  const std::size_t dense_weights = static_cast<std::size_t>(flat) * kDenseOut;
+  Buffer w3(be, dense_weights + kDenseOut, rng), g3(be, dense_weights + kDenseOut, rng);
+  Buffer y3(be, static_cast<std::size_t>(kBatch) * kDenseOut, rng);
+  Buffer dy3(be, static_cast<std::size_t>(kBatch) * kDenseOut, rng);
+  const std::size_t out_weights = static_cast<std::size_t>(kDenseOut) * kClasses;
+  Buffer w4(be, out_weights + kClasses, rng), g4(be, out_weights + kClasses, rng);
+  Buffer z4(be, static_cast<std::size_t>(kBatch) * kClasses, rng);
+  Buffer y4(be, static_cast<std::size_t>(kBatch) * kClasses, rng);
+  Buffer dz4(be, static_cast<std::size_t>(kBatch) * kClasses, rng);
+  Buffer loss(be, 1, rng);
+  std::vector<std::int32_t> labels(kBatch);
+  for (int i = 0; i < kBatch; ++i) labels[i] = i % kClasses;
+  // The updater runs over one flat buffer of every parameter, as the model keeps them.
+  const std::size_t params = weight_floats(c1) + c1.out_channels + weight_floats(c2) +
+                             c2.out_channels + dense_weights + kDenseOut + out_weights + kClasses;
+  Buffer all_params(be, params, rng), all_grads(be, params, rng), state(be, params, rng);
+  dl::UpdaterHyper hyper;
+  hyper.type = dl::UpdaterType::kNesterovs;
+  hyper.learning_rate = kLearningRate;
+  hyper.momentum = kMomentum;
+
+  const float* b1 = w1.data + weight_floats(c1);
+  const float* b2 = w2.data + weight_floats(c2);
+  const float* b3 = w3.data + dense_weights;
+  const float* b4 = w4.data + out_weights;
+  const std::vector<Op> ops = {
+      {"conv1 fwd", [&] { be.conv2d_forward(c1, x.data, w1.data, b1, y1.data, ws1.data); }},
+      {"pool1 fwd",
+       [&] { be.pool2d_forward(p1, dl::PoolingType::kMax, y1.data, y1p.data, a1.data()); }},
+      {"conv2 fwd", [&] { be.conv2d_forward(c2, y1p.data, w2.data, b2, y2.data, ws2.data); }},
+      {"pool2 fwd",
+       [&] { be.pool2d_forward(p2, dl::PoolingType::kMax, y2.data, y2p.data, a2.data()); }},
+      {"dense fwd",
+       [&] { be.dense_forward(kBatch, flat, kDenseOut, y2p.data, w3.data, b3, y3.data); }},
+      {"relu fwd",
+       [&] { be.activation_forward(dl::Activation::kRelu, kBatch, kDenseOut, y3.data, y3.data); }},
+      {"output fwd",
+       [&] {
+         be.dense_forward(kBatch, kDenseOut, kClasses, y3.data, w4.data, b4, z4.data);
+         be.activation_forward(dl::Activation::kSoftmax, kBatch, kClasses, z4.data, y4.data);
+       }},
+      {"loss",
+       [&] {
+         be.output_loss(dl::LossFunction::kNegativeLogLikelihood, dl::Activation::kSoftmax, kBatch,
+                        kClasses, z4.data, labels.data(), y4.data, dz4.data, 1.0f / kBatch,
+                        loss.data);
+       }},
+      {"output bwd",
+       [&] {
+         be.dense_backward(kBatch, kDenseOut, kClasses, y3.data, w4.data, dz4.data, dy3.data,
+                           g4.data, g4.data + out_weights);
+       }},
+      {"relu bwd",
+       [&] {
+         be.activation_backward(dl::Activation::kRelu, kBatch, kDenseOut, y3.data, dy3.data,
+                                dy3.data);
+       }},
+      {"dense bwd",
+       [&] {
+         be.dense_backward(kBatch, flat, kDenseOut, y2p.data, w3.data, dy3.data, dy2p.data, g3.data,
+                           g3.data + dense_weights);
+       }},
+      {"pool2 bwd",
+       [&] {
+         be.pool2d_backward(p2, dl::PoolingType::kMax, y2.data, y2p.data, dy2p.data, dy2.data,
+                            a2.data());
+       }},
+      {"conv2 bwd",
+       [&] {
+         be.conv2d_backward(c2, y1p.data, w2.data, dy2.data, dy1p.data, g2.data,
+                            g2.data + weight_floats(c2), ws2.data);
+       }},
+      {"pool1 bwd",
+       [&] {
+         be.pool2d_backward(p1, dl::PoolingType::kMax, y1.data, y1p.data, dy1p.data, dy1.data,
+                            a1.data());
+       }},
+      {"conv1 bwd",
+       [&] {
+         be.conv2d_backward(c1, x.data, w1.data, dy1.data, nullptr, g1.data,
+                            g1.data + weight_floats(c1), ws1.data);
+       }},
+      {"l2 + updater",
+       [&] {
+         be.axpy(params, kL2, all_params.data, all_grads.data);
+         be.updater_step(hyper, params, all_params.data, all_grads.data, state.data);
+       }},
+  };
+  const auto whole_step = [&] {
+    for (const Op& op : ops) op.run();
+  };
+
+  std::printf("# %s; batch %d, %d repetitions, microseconds\n", blas.c_str(), kBatch, repetitions);
+  std::printf("| op | 1 thread min | 1 thread median | 2 threads min | 2 threads median |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: |\n");
+  std::vector<std::vector<Timing>> table(std::size(kThreadCounts));
+  for (std::size_t t = 0; t < std::size(kThreadCounts); ++t) {
+    dl::set_blas_threads(kThreadCounts[t]);
+    for (const Op& op : ops) table[t].push_back(time_of(op.run, repetitions));
+    table[t].push_back(time_of(whole_step, repetitions));
+  }
+  for (std::size_t i = 0; i <= ops.size(); ++i) {
+    const std::string name = i < ops.size() ? ops[i].name : "whole step";
+    std::printf("| %s | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), table[0][i].min,
+                table[0][i].median, table[1][i].min, table[1][i].median);
+  }
+  return 0;
+}

@@ -1,0 +1,131 @@
+#include "backend/cpu/thread_pool.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/blas_control.hpp"
+
+// One process-wide pool of helper threads, started on first use and grown to the widest call
+// seen. A call publishes its slices under a new generation number and wakes the helpers; every
+// participant (the caller included) takes slice indices from one atomic counter until none are
+// left. The caller returns only when every slice has finished and every helper has checked in
+// for this generation, so no helper still touches a call's state when the next call resets it.
+// Helpers spin briefly before sleeping, since a training step issues calls back to back.
+
+namespace dl::cpu {
+
+namespace {
+
+// Polls of the generation number before a helper sleeps (a few microseconds: the gap between two
+// ops of one step).
+constexpr int kSpinPolls = 20000;
+
+class Pool {
+ public:
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : helpers_) t.join();
+  }
+
+  std::mutex& busy() { return busy_; }
+
+  // Runs with busy() held by the caller.
+  void run(int width, int count, const std::function<void(int)>& slice) {
+    while (static_cast<int>(helpers_.size()) < width - 1) {
+      // The helper's first generation to wait past is the current one, read here: read in the
+      // new thread, it might already be this call's, which the helper would then miss.
+      const unsigned current = generation_.load(std::memory_order_acquire);
+      helpers_.emplace_back([this, current] { help(current); });
+    }
+    task_ = &slice;
+    count_ = count;
+    next_.store(0, std::memory_order_relaxed);
+    finished_.store(0, std::memory_order_relaxed);
+    checked_in_.store(0, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+    work();
+    const int helpers = static_cast<int>(helpers_.size());
+    while (finished_.load(std::memory_order_acquire) < count ||
+           checked_in_.load(std::memory_order_acquire) < helpers) {
+      std::this_thread::yield();
+    }
+    task_ = nullptr;
+  }
+
+ private:
+  void work() {
+    for (int i = next_.fetch_add(1, std::memory_order_acq_rel); i < count_;
+         i = next_.fetch_add(1, std::memory_order_acq_rel)) {
+      (*task_)(i);
+      finished_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  void help(unsigned seen) {
+    for (;;) {
+      int polls = 0;
+      while (generation_.load(std::memory_order_acquire) == seen && polls < kSpinPolls) ++polls;
+      if (generation_.load(std::memory_order_acquire) == seen) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(
+            lock, [&] { return stopping_ || generation_.load(std::memory_order_acquire) != seen; });
+        if (stopping_) return;
+      }
+      seen = generation_.load(std::memory_order_acquire);
+      work();
+      checked_in_.fetch_add(1, std::memory_order_acq_rel);
+    }
+  }
+
+  std::mutex busy_;  // held for a whole call: one call at a time
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::vector<std::thread> helpers_;
+  std::atomic<unsigned> generation_{0};
+  const std::function<void(int)>* task_ = nullptr;
+  int count_ = 0;
+  std::atomic<int> next_{0};
+  std::atomic<int> finished_{0};
+  std::atomic<int> checked_in_{0};
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+void run_in_order(int count, const std::function<void(int)>& slice) {
+  for (int i = 0; i < count; ++i) slice(i);
+}
+
+}  // namespace
+
+int parallel_width() {
+  return std::max(blas_threads(), 1);
+}
+
+void parallel_slices(int count, const std::function<void(int)>& slice) {
+  const int width = std::min(parallel_width(), count);
+  if (width <= 1) return run_in_order(count, slice);
+  std::unique_lock<std::mutex> held(pool().busy(), std::try_to_lock);
+  if (!held.owns_lock()) return run_in_order(count, slice);
+  const int blas = blas_threads();
+  set_blas_threads(1);
+  pool().run(width, count, slice);
+  set_blas_threads(blas);
+}
+
+}  // namespace dl::cpu

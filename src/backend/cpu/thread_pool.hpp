@@ -1,0 +1,23 @@
+// Spreads the CPU backend's own loops over the cores the trainer gave one worker. With one worker
+// and N BLAS threads, the ops that are not one large GEMM (im2col, col2im, pooling, the small
+// GEMMs of a convolution) would otherwise run on one core while the others idle. Each op cuts
+// its work into a fixed number of slices, independent of the thread count, and slices write
+// disjoint memory, so results are identical for any thread count.
+#pragma once
+
+#include <functional>
+
+namespace dl::cpu {
+
+// Threads parallel_slices would use now: the BLAS thread count the trainer set (1 for the
+// reference BLAS), or 1 while another call holds the pool.
+int parallel_width();
+
+// Calls slice(0), ..., slice(count - 1), each exactly once, spread over parallel_width()
+// threads (the caller is one of them), and returns when all have returned. While slices run on
+// several threads, OpenBLAS is set to one thread, so a GEMM inside a slice stays on its core;
+// the previous setting is restored afterwards. A call made while the pool is busy (another
+// worker's op) runs its slices in order on the calling thread.
+void parallel_slices(int count, const std::function<void(int)>& slice);
+
+}  // namespace dl::cpu

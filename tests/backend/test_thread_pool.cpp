@@ -1,0 +1,75 @@
+// parallel_slices: every slice runs exactly once, on as many threads as BLAS has, and the BLAS
+// thread count is the same afterwards.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/thread_pool.hpp"
+
+namespace {
+
+class BlasThreads {
+ public:
+  explicit BlasThreads(int threads) : saved_(dl::blas_threads()) { dl::set_blas_threads(threads); }
+  ~BlasThreads() { dl::set_blas_threads(saved_); }
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+constexpr int kCalls = 200;
+
+}  // namespace
+
+TEST_CASE("parallel_slices runs every slice once, call after call", "[thread_pool]") {
+  const int threads = GENERATE(1, 2);
+  const int count = GENERATE(1, 2, 3, 7);
+  INFO("BLAS threads " << threads << ", slices " << count);
+  const BlasThreads blas(threads);
+  for (int call = 0; call < kCalls; ++call) {
+    std::vector<std::atomic<int>> runs(count);
+    dl::cpu::parallel_slices(count, [&](int i) { runs[i].fetch_add(1); });
+    for (int i = 0; i < count; ++i) REQUIRE(runs[i].load() == 1);
+  }
+  CHECK(dl::blas_threads() == threads);
+}
+
+TEST_CASE("parallel_slices uses a second thread when BLAS has two", "[thread_pool]") {
+  const BlasThreads blas(2);
+  std::atomic<int> arrived{0};
+  std::set<std::thread::id> ids;
+  std::vector<std::thread::id> seen(2);
+  // Each slice waits for the other: they can only both finish on two threads.
+  dl::cpu::parallel_slices(2, [&](int i) {
+    seen[i] = std::this_thread::get_id();
+    arrived.fetch_add(1);
+    while (arrived.load() < 2) std::this_thread::yield();
+  });
+  ids.insert(seen.begin(), seen.end());
+  CHECK(ids.size() == 2);
+  CHECK(dl::blas_threads() == 2);
+}
+
+TEST_CASE("parallel_slices from two threads at once runs both calls completely", "[thread_pool]") {
+  const BlasThreads blas(2);
+  constexpr int kSlices = 4;
+  std::vector<std::atomic<int>> a(kSlices), b(kSlices);
+  const auto caller = [](std::vector<std::atomic<int>>& runs) {
+    for (int call = 0; call < kCalls; ++call) {
+      dl::cpu::parallel_slices(kSlices, [&](int i) { runs[i].fetch_add(1); });
+    }
+  };
+  std::thread first(caller, std::ref(a));
+  caller(b);
+  first.join();
+  for (int i = 0; i < kSlices; ++i) {
+    CHECK(a[i].load() == kCalls);
+    CHECK(b[i].load() == kCalls);
+  }
+}
