@@ -35,12 +35,12 @@
 #include <string>
 #include <vector>
 
-#include "parallel/rendezvous.hpp"
 #include "gpu_collective_layout.hpp"
 #include "launch_limits.hpp"
 #include "nccl_collective.hpp"
 #include "parallel/collective.hpp"
 #include "parallel/process_group.hpp"
+#include "parallel/rendezvous.hpp"
 
 namespace dl::gpu {
 

@@ -14,7 +14,7 @@
 namespace dl::testing {
 
 struct GradientCheckOptions {
-  double step = 1e-2;            // float32 ops: a larger step keeps rounding noise small
+  double step = 1e-2;  // float32 ops: a larger step keeps rounding noise small
   double relative_tolerance = 2e-2;
   double absolute_tolerance = 1e-3;
 };

@@ -94,7 +94,7 @@ TEST_CASE("gather_samples equals Dataset::gather bit for bit", "[backend][gather
   }
   const std::size_t last_first_byte = static_cast<std::size_t>(last) * sample;
   CHECK(batch[sample] == static_cast<float>(data.pixels()[last_first_byte]) / 255.0f);
-  CHECK(batch[0] == 0.0f);                   // sample 0 starts at byte 0
+  CHECK(batch[0] == 0.0f);  // sample 0 starts at byte 0
 }
 
 TEST_CASE("gather_samples: every byte value maps as the host maps it", "[backend][gather]") {

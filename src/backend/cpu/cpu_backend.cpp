@@ -29,10 +29,18 @@ void* CpuBackend::allocate_bytes(std::size_t bytes) {
   if (p == nullptr) throw std::bad_alloc();
   return p;
 }
-void CpuBackend::free_bytes(void* p) { std::free(p); }
-void CpuBackend::upload(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::download(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
-void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) { std::memmove(dst, src, bytes); }
+void CpuBackend::free_bytes(void* p) {
+  std::free(p);
+}
+void CpuBackend::upload(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+void CpuBackend::download(void* dst, const void* src, std::size_t bytes) {
+  std::memcpy(dst, src, bytes);
+}
+void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  std::memmove(dst, src, bytes);
+}
 void CpuBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
                                 std::size_t sample_bytes, const std::int32_t* indices, int n,
                                 float* images, std::int32_t* batch_labels) {
@@ -43,10 +51,18 @@ void CpuBackend::fill(float* x, std::size_t n, float value) {
   for (std::size_t i = 0; i < n; ++i) x[i] = value;
 }
 
-void CpuBackend::scale(std::size_t n, float alpha, float* x) { cpu::scale(n, alpha, x); }
-void CpuBackend::axpy(std::size_t n, float alpha, const float* x, float* y) { cpu::axpy(n, alpha, x, y); }
-void CpuBackend::sum_of_squares(std::size_t n, const float* x, float* result) { cpu::sum_of_squares(n, x, result); }
-bool CpuBackend::all_finite(std::size_t n, const float* x) { return cpu::all_finite(n, x); }
+void CpuBackend::scale(std::size_t n, float alpha, float* x) {
+  cpu::scale(n, alpha, x);
+}
+void CpuBackend::axpy(std::size_t n, float alpha, const float* x, float* y) {
+  cpu::axpy(n, alpha, x, y);
+}
+void CpuBackend::sum_of_squares(std::size_t n, const float* x, float* result) {
+  cpu::sum_of_squares(n, x, result);
+}
+bool CpuBackend::all_finite(std::size_t n, const float* x) {
+  return cpu::all_finite(n, x);
+}
 
 void CpuBackend::dense_forward(int n, int in, int out, const float* x, const float* w,
                                const float* b, float* y) {
@@ -70,8 +86,8 @@ void CpuBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const 
   cpu::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
 }
 
-void CpuBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x,
-                                float* y, std::int32_t* argmax) {
+void CpuBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
+                                std::int32_t* argmax) {
   cpu::pool2d_forward(g, type, x, y, argmax);
 }
 void CpuBackend::pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x,
@@ -112,8 +128,8 @@ void CpuBackend::batchnorm_forward_training(const BatchNormShape& s, float eps, 
 }
 void CpuBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
                                              const float* gamma, const float* beta,
-                                             const float* running_mean,
-                                             const float* running_var, float* y) {
+                                             const float* running_mean, const float* running_var,
+                                             float* y) {
   cpu::batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y);
 }
 void CpuBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,

@@ -66,9 +66,8 @@ class CpuBackend : public Backend {
                                   float* running_mean, float* running_var, float* save_mean,
                                   float* save_inv_std) override;
   void batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
-                                   const float* gamma, const float* beta,
-                                   const float* running_mean, const float* running_var,
-                                   float* y) override;
+                                   const float* gamma, const float* beta, const float* running_mean,
+                                   const float* running_var, float* y) override;
   void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
                           const float* gamma, const float* save_mean, const float* save_inv_std,
                           float* dx, float* dgamma, float* dbeta) override;

@@ -1,4 +1,5 @@
-// CPU implementation of the Backend's dense (fully connected) ops (see backend/backend.hpp for the contract).
+// CPU implementation of the Backend's dense (fully connected) ops (see backend/backend.hpp for the
+// contract).
 #pragma once
 
 #include <cstddef>
