@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/cpu/blas_control.hpp"
+
 namespace dl::testing {
 
 inline constexpr float kGuardValue = 12345.0f;
@@ -52,6 +54,19 @@ class Guarded {
   std::vector<T> data_;
   std::size_t count_;
   T guard_;
+};
+
+// Sets the BLAS thread count for a scope and restores the previous one: ops choose their
+// slicing by it, so tests run their comparisons under several counts.
+class BlasThreads {
+ public:
+  explicit BlasThreads(int threads) : saved_(dl::blas_threads()) { dl::set_blas_threads(threads); }
+  ~BlasThreads() { dl::set_blas_threads(saved_); }
+  BlasThreads(const BlasThreads&) = delete;
+  BlasThreads& operator=(const BlasThreads&) = delete;
+
+ private:
+  int saved_;
 };
 
 }  // namespace dl::testing

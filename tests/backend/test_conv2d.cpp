@@ -180,16 +180,7 @@ std::vector<Conv2dGeometry> geometries() {
 
 // The ops take one sample per GEMM with single-threaded BLAS and several otherwise: run the
 // comparisons under both, restoring the thread count afterwards.
-class BlasThreads {
- public:
-  explicit BlasThreads(int threads) : saved_(dl::blas_threads()) { dl::set_blas_threads(threads); }
-  ~BlasThreads() { dl::set_blas_threads(saved_); }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-
- private:
-  int saved_;
-};
+using dl::testing::BlasThreads;
 
 // Floats placed so that the last one ends a page and the next page is unreadable: an op that reads
 // past the end faults instead of passing unnoticed.

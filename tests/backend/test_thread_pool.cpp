@@ -9,19 +9,11 @@
 
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "backend/op_test_support.hpp"
 
 namespace {
 
-class BlasThreads {
- public:
-  explicit BlasThreads(int threads) : saved_(dl::blas_threads()) { dl::set_blas_threads(threads); }
-  ~BlasThreads() { dl::set_blas_threads(saved_); }
-  BlasThreads(const BlasThreads&) = delete;
-  BlasThreads& operator=(const BlasThreads&) = delete;
-
- private:
-  int saved_;
-};
+using dl::testing::BlasThreads;
 
 constexpr int kCalls = 200;
 
