@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Two epochs straight equal one epoch then --resume for the second: same score log, same
-# evaluation of the final model; the run directory has every file it promises.
+# evaluation of the final model; the run directory has every file it promises; the resumed run
+# removes temporary files a killed writer left.
 source "$(dirname "$0")/lib.sh"
 make_data "$WORK/data" 1200 300
 mapfile -t straight < <(small_args "$WORK/data" "$WORK/straight" epochs=2)
@@ -13,8 +14,17 @@ grep -q '"test_accuracy"' "$WORK/straight/summary.json" || fail "summary.json la
 
 mapfile -t first < <(small_args "$WORK/data" "$WORK/resumed" epochs=1)
 "$DL_TRAIN" "${first[@]}" >"$WORK/first.log"
+# What a writer killed mid-write leaves behind: the resumed run removes it (its process is gone),
+# and keeps a file that only looks similar.
+sh -c 'exit 0' & dead_pid=$!
+wait "$dead_pid"
+stale="$WORK/resumed/checkpoints/checkpoint-e1-i99.dlck.tmp-$dead_pid"
+echo partial >"$stale"
+echo keep >"$WORK/resumed/notes.tmp-draft"
 mapfile -t second < <(small_args "$WORK/data" "$WORK/resumed" epochs=2)
 "$DL_TRAIN" "${second[@]}" --resume >"$WORK/second.log"
+[ ! -e "$stale" ] || fail "the stale temporary file of a dead writer was not removed"
+[ -e "$WORK/resumed/notes.tmp-draft" ] || fail "a file that is not a temporary file was removed"
 grep -q "resume: .*checkpoint-e1" "$WORK/second.log" || fail "resume did not name its checkpoint: $(cat "$WORK/second.log")"
 
 cmp "$WORK/straight/scores.csv" "$WORK/resumed/scores.csv" || fail "score logs differ"
