@@ -81,6 +81,7 @@ class ParallelTrainer {
   // `processes` spans the job's processes (a single process unless under MPI); this process runs
   // config.parallel.workers local workers, global indices rank*workers ... rank*workers+workers-1.
   // The callback of run_epoch runs on process 0 only; its decision reaches every process.
+  // `config`, `train` and `processes` are kept by reference and must outlive the trainer.
   ParallelTrainer(const Config& config, const Dataset& train, const BackendFactory& make_backend,
                   const CollectiveFactory& make_collective, ProcessGroup& processes);
   ~ParallelTrainer();

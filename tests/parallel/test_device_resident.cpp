@@ -56,6 +56,7 @@ dl::ProcessGroup& single_process() {
   return *group;
 }
 
+// `c` must outlive the trainer, which keeps a reference to it.
 std::unique_ptr<ParallelTrainer> make_trainer(const Config& c, const dl::Dataset& data) {
   const int workers = c.parallel.workers;
   return std::make_unique<ParallelTrainer>(
@@ -182,12 +183,15 @@ TEST_CASE("resident data: a stop mid-epoch resumed in a new trainer equals an un
 TEST_CASE("deviceResident auto keeps the data on the host for the CPU backend and says why",
           "[parallel][resident]") {
   const dl::Dataset data = random_dataset(20, 75);
-  auto automatic = make_trainer(make_config("{workers: 1}", 4, "auto"), data);
+  // The trainer keeps a reference to its config: each must outlive its trainer.
+  const Config automatic_config = make_config("{workers: 1}", 4, "auto");
+  auto automatic = make_trainer(automatic_config, data);
   CHECK_FALSE(automatic->data_resident());
   CHECK_THAT(automatic->data_placement(), Contains("host loader"));
   CHECK_THAT(automatic->data_placement(), Contains("CPU backend"));
 
-  auto always = make_trainer(make_config("{workers: 2}", 4, "always"), data);
+  const Config always_config = make_config("{workers: 2}", 4, "always");
+  auto always = make_trainer(always_config, data);
   CHECK(always->data_resident());
   // 20 images of 36 bytes and 20 int32 labels, per worker.
   const std::size_t bytes = 20 * kRows * kCols + 20 * sizeof(std::int32_t);

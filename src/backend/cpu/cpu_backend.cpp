@@ -33,12 +33,15 @@ void CpuBackend::free_bytes(void* p) {
   std::free(p);
 }
 void CpuBackend::upload(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;  // an empty buffer's pointer may be null, which memcpy must not get
   std::memcpy(dst, src, bytes);
 }
 void CpuBackend::download(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;  // an empty buffer's pointer may be null, which memcpy must not get
   std::memcpy(dst, src, bytes);
 }
 void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;  // an empty buffer's pointer may be null, which memcpy must not get
   std::memmove(dst, src, bytes);
 }
 void CpuBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
