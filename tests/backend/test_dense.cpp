@@ -15,6 +15,7 @@
 
 namespace {
 
+using dl::testing::BlasThreads;
 using dl::testing::check_close;
 using dl::testing::Guarded;
 
@@ -86,10 +87,13 @@ Reference reference(const Problem& p) {
 
 TEST_CASE("dense matches naive matrix products, forward and backward", "[dense]") {
   std::mt19937 rng(kSeed);
-  const std::vector<Dims> cases = {
-      {1, 1, 1}, {3, 5, 7}, {4, 800, 500} /* LeNet's hidden layer */, {4, 500, 10}, {17, 33, 9}};
+  // {33, 400, 350} is large enough to be cut into slices (175 output and 200 input columns each).
+  const std::vector<Dims> cases = {{1, 1, 1},    {3, 5, 7},   {4, 800, 500} /* LeNet's hidden */,
+                                   {4, 500, 10}, {17, 33, 9}, {33, 400, 350}};
+  const int threads = GENERATE(1, 2);
+  const BlasThreads blas(threads);
   for (const Dims& d : cases) {
-    INFO(describe(d));
+    INFO(describe(d) << ", BLAS threads " << threads);
     const Problem p = random_problem(d, rng);
     Guarded<float> y(p.dy.size()), dx(p.x.size()), dw(p.w.size()), db(d.out);
     dl::cpu::dense_forward(d.n, d.in, d.out, p.x.data(), p.w.data(), p.b.data(), y.get());
@@ -109,7 +113,8 @@ TEST_CASE("dense matches naive matrix products, forward and backward", "[dense]"
 
 TEST_CASE("dense first-layer backward (no dx) gives the same dw and db", "[dense]") {
   std::mt19937 rng(kSeed + 1);
-  const Dims d{6, 40, 30};
+  const Dims d = GENERATE(Dims{6, 40, 30}, Dims{33, 400, 350} /* cut into slices */);
+  INFO(describe(d));
   const Problem p = random_problem(d, rng);
   std::vector<float> dx(p.x.size()), dw_full(p.w.size()), db_full(d.out);
   std::vector<float> dw_first(p.w.size()), db_first(d.out);
@@ -143,4 +148,31 @@ TEST_CASE("dense gradients match finite differences", "[dense][gradient]") {
                               [&](const std::vector<float>& v) { return loss(p.x, v, p.b); });
   dl::testing::check_gradient("db", p.b, db,
                               [&](const std::vector<float>& v) { return loss(p.x, p.w, v); });
+}
+
+TEST_CASE("dense gives the same bits on one BLAS thread and on two", "[dense]") {
+  std::mt19937 rng(kSeed + 3);
+  // LeNet's hidden layer at batch 128, and odd sizes whose slices differ in size.
+  const Dims d = GENERATE(Dims{128, 800, 500}, Dims{37, 801, 503});
+  INFO(describe(d));
+  const Problem p = random_problem(d, rng);
+  struct Result {
+    std::vector<float> y, dx, dw, db;
+  };
+  const auto run = [&](int threads) {
+    const BlasThreads blas(threads);
+    Result r{std::vector<float>(p.dy.size()), std::vector<float>(p.x.size()),
+             std::vector<float>(p.w.size()), std::vector<float>(d.out)};
+    dl::cpu::dense_forward(d.n, d.in, d.out, p.x.data(), p.w.data(), p.b.data(), r.y.data());
+    dl::cpu::dense_backward(d.n, d.in, d.out, p.x.data(), p.w.data(), p.dy.data(), r.dx.data(),
+                            r.dw.data(), r.db.data());
+    return r;
+  };
+  const Result one = run(1), two = run(2), again = run(2);
+  CHECK(one.y == two.y);
+  CHECK(one.dx == two.dx);
+  CHECK(one.dw == two.dw);
+  CHECK(one.db == two.db);
+  CHECK(two.y == again.y);
+  CHECK(two.dw == again.dw);
 }

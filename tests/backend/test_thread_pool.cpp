@@ -16,6 +16,8 @@ namespace {
 using dl::testing::BlasThreads;
 
 constexpr int kCalls = 200;
+// parallel_ranges starts its ranges on cache lines (64 bytes) so no two threads share one.
+constexpr std::size_t kCacheLineFloats = 16;
 
 }  // namespace
 
@@ -64,4 +66,21 @@ TEST_CASE("parallel_slices from two threads at once runs both calls completely",
     CHECK(a[i].load() == kCalls);
     CHECK(b[i].load() == kCalls);
   }
+}
+
+TEST_CASE("parallel_ranges covers every element once, in aligned ranges", "[thread_pool]") {
+  const int threads = GENERATE(1, 2);
+  const std::size_t n = GENERATE(std::size_t{0}, std::size_t{1}, dl::cpu::kMinSlicedElements - 1,
+                                 dl::cpu::kMinSlicedElements, 3 * dl::cpu::kMinSlicedElements + 7);
+  INFO("BLAS threads " << threads << ", elements " << n);
+  const BlasThreads blas(threads);
+  std::vector<std::atomic<int>> visits(n);
+  std::atomic<int> misaligned{0};
+  dl::cpu::parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    if (begin % kCacheLineFloats != 0) misaligned.fetch_add(1);
+    for (std::size_t i = begin; i < end; ++i) visits[i].fetch_add(1);
+  });
+  CHECK(misaligned.load() == 0);
+  for (std::size_t i = 0; i < n; ++i) REQUIRE(visits[i].load() == 1);
+  CHECK(dl::blas_threads() == threads);
 }

@@ -6,7 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/cpu/thread_pool.hpp"
 #include "backend/cpu/updater.hpp"
+#include "backend/op_test_support.hpp"
 
 namespace {
 
@@ -185,4 +187,38 @@ TEST_CASE("RmsProp matches the rule in double over several steps", "[updater]") 
     require_close(p, ref_p);
     require_close(s, ref_s);
   }
+}
+
+TEST_CASE("updaters over a long buffer: every parameter, the same bits on 1 and 2 threads",
+          "[updater]") {
+  const UpdaterType type = GENERATE(UpdaterType::kSgd, UpdaterType::kNesterovs, UpdaterType::kAdam,
+                                    UpdaterType::kRmsProp);
+  INFO("updater " << static_cast<int>(type));
+  // Long enough to be split over threads, and odd; the pattern repeats kGradients' values.
+  const std::size_t n = 3 * dl::cpu::kMinSlicedElements + 7;
+  std::vector<float> p0(n), g(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    p0[i] = kInitialParams[i % kInitialParams.size()];
+    g[i] = kGradients[0][i % kGradients[0].size()];
+  }
+  UpdaterHyper h = hyper(type, 0.05f);
+  h.momentum = 0.8f;
+  h.step = 1;
+  struct Result {
+    std::vector<float> p, state;
+  };
+  const auto run = [&](int threads) {
+    const dl::testing::BlasThreads blas(threads);
+    Result r{p0, state_for(type, n, type == UpdaterType::kRmsProp ? h.epsilon : 0.0f)};
+    dl::cpu::updater_step(h, n, r.p.data(), g.data(), r.state.data());
+    return r;
+  };
+  const Result one = run(1), two = run(2);
+  CHECK(one.p == two.p);
+  CHECK(one.state == two.state);
+  // Every parameter moved as its small-buffer twin (the first kInitialParams.size() ones) did.
+  const std::size_t period = kInitialParams.size();
+  for (std::size_t i = period; i < n; ++i) REQUIRE(two.p[i] == two.p[i % period]);
+  for (std::size_t i = 0; i < period; ++i)
+    if (g[i] != 0.0f) CHECK(two.p[i] != p0[i]);
 }

@@ -8,7 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/cpu/thread_pool.hpp"
 #include "backend/cpu/vector_ops.hpp"
+#include "backend/op_test_support.hpp"
 #include "core/random.hpp"
 
 namespace {
@@ -16,6 +18,8 @@ namespace {
 constexpr std::uint64_t kSeed = 5;
 // Odd, so any vectorized main loop also leaves a remainder.
 constexpr std::size_t kCount = 1037;
+// Long enough to be split over threads, and odd.
+constexpr std::size_t kSlicedCount = 3 * dl::cpu::kMinSlicedElements + 7;
 
 std::vector<float> random_values(std::size_t n, std::uint64_t stream) {
   dl::RandomStream rng(kSeed, stream);
@@ -40,6 +44,23 @@ TEST_CASE("axpy adds a scaled vector", "[vector_ops]") {
   dl::cpu::axpy(y.size(), 2.5f, x.data(), y.data());
   for (std::size_t i = 0; i < x.size(); ++i)
     REQUIRE(y[i] == Approx(static_cast<double>(y0[i]) + 2.5 * x[i]).margin(1e-6));
+}
+
+TEST_CASE("scale and axpy over a long buffer: every element, the same bits on 1 and 2 threads",
+          "[vector_ops]") {
+  const std::vector<float> x = random_values(kSlicedCount, 4);
+  const std::vector<float> y0 = random_values(kSlicedCount, 5);
+  const auto run = [&](int threads) {
+    const dl::testing::BlasThreads blas(threads);
+    std::vector<float> y = y0;
+    dl::cpu::axpy(y.size(), 2.5f, x.data(), y.data());
+    dl::cpu::scale(y.size(), -0.375f, y.data());
+    return y;
+  };
+  const std::vector<float> one = run(1), two = run(2);
+  CHECK(one == two);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    REQUIRE(two[i] == Approx(-0.375 * (static_cast<double>(y0[i]) + 2.5 * x[i])).margin(1e-6));
 }
 
 TEST_CASE("sum_of_squares matches a double-precision sum", "[vector_ops]") {

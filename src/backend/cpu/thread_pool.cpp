@@ -20,6 +20,11 @@ namespace dl::cpu {
 
 namespace {
 
+// Ranges of parallel_ranges: the cores of this project's 2-core machine.
+constexpr int kRanges = 2;
+// parallel_ranges' ranges start on multiples of this many floats (64 bytes: one cache line).
+constexpr std::size_t kRangeAlignFloats = 16;
+
 // Polls of the generation number before a helper sleeps (a few microseconds: the gap between two
 // ops of one step).
 constexpr int kSpinPolls = 20000;
@@ -126,6 +131,15 @@ void parallel_slices(int count, const std::function<void(int)>& slice) {
   set_blas_threads(1);
   pool().run(width, count, slice);
   set_blas_threads(blas);
+}
+
+void parallel_ranges(std::size_t n,
+                     const std::function<void(std::size_t begin, std::size_t end)>& part) {
+  if (n < kMinSlicedElements) return part(0, n);
+  const auto start = [&](int i) {
+    return std::min(n, n * i / kRanges / kRangeAlignFloats * kRangeAlignFloats);
+  };
+  parallel_slices(kRanges, [&](int i) { part(start(i), i + 1 == kRanges ? n : start(i + 1)); });
 }
 
 }  // namespace dl::cpu

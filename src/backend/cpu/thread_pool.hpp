@@ -5,6 +5,7 @@
 // disjoint memory, so results are identical for any thread count.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 
 namespace dl::cpu {
@@ -19,5 +20,13 @@ int parallel_width();
 // the previous setting is restored afterwards. A call made while the pool is busy (another
 // worker's op) runs its slices in order on the calling thread.
 void parallel_slices(int count, const std::function<void(int)>& slice);
+
+// For elementwise passes over n floats: calls part(begin, end) on consecutive ranges that cover
+// [0, n) once, through parallel_slices. Below kMinSlicedElements (a bias, a small layer's
+// weights) it makes one call part(0, n) on the calling thread, since waking the pool would cost
+// more than the pass. The ranges depend on n alone and start on 64-byte boundaries.
+constexpr std::size_t kMinSlicedElements = std::size_t{1} << 15;
+void parallel_ranges(std::size_t n,
+                     const std::function<void(std::size_t begin, std::size_t end)>& part);
 
 }  // namespace dl::cpu

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "backend/cpu/thread_pool.hpp"
+
 namespace dl::cpu {
 
 namespace {
@@ -9,12 +11,20 @@ namespace {
 constexpr std::uint32_t kFloatExponentMask = 0x7F800000u;
 }  // namespace
 
+// scale and axpy treat each element on its own, so splitting them over threads changes no bit.
 void scale(std::size_t n, float alpha, float* x) {
-  for (std::size_t i = 0; i < n; ++i) x[i] *= alpha;
+  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    float* __restrict v = x;
+    for (std::size_t i = begin; i < end; ++i) v[i] *= alpha;
+  });
 }
 
 void axpy(std::size_t n, float alpha, const float* x, float* y) {
-  for (std::size_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    const float* __restrict src = x;
+    float* __restrict dst = y;
+    for (std::size_t i = begin; i < end; ++i) dst[i] += alpha * src[i];
+  });
 }
 
 void sum_of_squares(std::size_t n, const float* x, float* result) {
