@@ -3,7 +3,6 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "backend/cpu/thread_pool.hpp"
 
@@ -62,9 +61,7 @@ struct Sizes {
   std::size_t x_sample = 0;  // floats of one sample's input
   std::size_t y_sample = 0;  // floats of one sample's output
   std::size_t weights = 0;   // out_channels * k
-  int forward_chunk = 1;     // samples per forward GEMM
-  int backward_chunk = 1;    // samples per backward GEMM
-  int chunk() const { return std::max(forward_chunk, backward_chunk); }
+  int forward_chunk = 1;     // samples per forward GEMM (backward: one)
 };
 
 Sizes sizes_of(const Conv2dGeometry& g) {
@@ -79,24 +76,20 @@ Sizes sizes_of(const Conv2dGeometry& g) {
         std::clamp<std::size_t>(budget / std::max<std::size_t>(per_sample, 1), 1, batch));
   };
   s.weights = static_cast<std::size_t>(g.out_channels) * s.k;
-  static const std::size_t fwd_cols = std::getenv("FWDC") ? std::atoi(std::getenv("FWDC")) : kForwardColumns;
-  static const std::size_t bwd_cols = std::getenv("BWDC") ? std::atoi(std::getenv("BWDC")) : 1;
-  s.forward_chunk = samples_for(fwd_cols, s.ohw);
-  s.backward_chunk = samples_for(bwd_cols, s.ohw);
+  s.forward_chunk = samples_for(kForwardColumns, s.ohw);
   return s;
 }
 
-std::size_t rows_stride_of(const Conv2dGeometry& g, const Sizes& s) {
-  return s.k + std::max(kNarrowPiece - g.kernel_width, 0);
-}
-std::size_t col_floats(const Conv2dGeometry& g, const Sizes& s) {
-  return round_up(std::max(s.k + kCopySlack, rows_stride_of(g, s)) * s.ohw * s.chunk());
+std::size_t col_floats(const Sizes& s) {
+  return round_up(s.k * s.ohw * s.forward_chunk + kCopySlack);
 }
 std::size_t out_buffer_floats(const Conv2dGeometry& g, const Sizes& s) {
-  return round_up(static_cast<std::size_t>(g.out_channels) * s.ohw * s.chunk());
+  return s.forward_chunk > 1
+             ? round_up(static_cast<std::size_t>(g.out_channels) * s.ohw * s.forward_chunk)
+             : 0;
 }
 std::size_t slice_floats(const Conv2dGeometry& g, const Sizes& s) {
-  return col_floats(g, s) + out_buffer_floats(g, s) + round_up(s.weights + g.out_channels);
+  return col_floats(s) + out_buffer_floats(g, s) + round_up(s.weights + g.out_channels);
 }
 
 // Samples [begin, end) of slice i.
@@ -286,43 +279,6 @@ void col2im_unit_stride_unpadded(const Conv2dGeometry& g, const float* __restric
   }
 }
 
-// col2im for stride 1 without padding and output rows of whole kPiece-float pieces, summing in
-// registers: for each kernel column j and input row r, the kh dcol rows that land on (r, j) are
-// added in a register first, so each dx piece is read and written once per j instead of once per
-// (i, j).
-template <int kPiece>
-void col2im_unit_stride_unpadded_rows(const Conv2dGeometry& g, const float* __restrict dcol,
-                                      int samples, std::size_t row_stride, float* __restrict dx) {
-  const int W = g.in_width, H = g.in_height, OH = g.out_height, OW = g.out_width;
-  const int kh = g.kernel_height, kw = g.kernel_width;
-  const std::size_t in_plane = static_cast<std::size_t>(H) * W;
-  const std::size_t out_plane = static_cast<std::size_t>(OH) * OW;
-  const int rows_touched = OH + kh - 1;
-  std::fill(dx, dx + samples * g.in_channels * in_plane, 0.0f);
-  for (int c = 0; c < g.in_channels; ++c) {
-    for (int n = 0; n < samples; ++n) {
-      float* __restrict plane = dx + (static_cast<std::size_t>(n) * g.in_channels + c) * in_plane;
-      const float* __restrict base =
-          dcol + static_cast<std::size_t>(c) * kh * kw * row_stride + n * out_plane;
-      for (int j = 0; j < kw; ++j) {
-        for (int r = 0; r < rows_touched; ++r) {
-          const int i_lo = std::max(0, r - OH + 1), i_hi = std::min(kh - 1, r);
-          for (int q = 0; q < OW; q += kPiece) {
-            float sum[kPiece] = {};
-            for (int i = i_lo; i <= i_hi; ++i) {
-              const float* __restrict src =
-                  base + static_cast<std::size_t>(i * kw + j) * row_stride + (r - i) * OW + q;
-              for (int l = 0; l < kPiece; ++l) sum[l] += src[l];
-            }
-            float* __restrict dst = plane + r * W + j + q;
-            for (int l = 0; l < kPiece; ++l) dst[l] += sum[l];
-          }
-        }
-      }
-    }
-  }
-}
-
 // Stride 1 and every window inside the input (LeNet's layers): loops free of padding bookkeeping.
 bool unit_stride_unpadded(const Conv2dGeometry& g) {
   return g.stride_width == 1 && g.stride_height == 1 && g.pad_top == 0 && g.pad_left == 0 &&
@@ -346,10 +302,7 @@ void im2col_any(const Conv2dGeometry& g, const float* x, const float* x_end, int
 
 void col2im_any(const Conv2dGeometry& g, const float* dcol, int samples, std::size_t row_stride,
                 float* dx) {
-  static const bool regs = std::getenv("REGS") != nullptr;
-  if (regs && unit_stride_unpadded(g) && g.out_width % kNarrowPiece == 0) {
-    col2im_unit_stride_unpadded_rows<kNarrowPiece>(g, dcol, samples, row_stride, dx);
-  } else if (unit_stride_unpadded(g) && g.out_width % kNarrowPiece == 0) {
+  if (unit_stride_unpadded(g) && g.out_width % kNarrowPiece == 0) {
     col2im_unit_stride_unpadded<kNarrowPiece>(g, dcol, samples, row_stride, dx);
   } else if (unit_stride_unpadded(g)) {
     col2im_unit_stride_unpadded<0>(g, dcol, samples, row_stride, dx);
@@ -388,7 +341,7 @@ void forward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, con
   const int chunk = s.forward_chunk;
   const int cout = g.out_channels, k = static_cast<int>(s.k);
   float* col = workspace;
-  float* out = workspace + col_floats(g, s);
+  float* out = workspace + col_floats(s);
   const float* x_end = x + g.batch * s.x_sample;
   for (int n0 = r.begin; n0 < r.end; n0 += chunk) {
     const int samples = std::min(chunk, r.end - n0);
@@ -411,145 +364,29 @@ void forward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, con
   }
 }
 
-// The rows layout for stride 1 without padding: rows[(n, oh, ow)][(c, i, j)] =
-// x[n][c][oh + i][ow + j], one row of K floats per output pixel. Backward's dW GEMM reads it
-// along K, which measured faster than the columns layout.
-// Each (c, i) piece of a row is copied as kNarrowPiece floats (kernel_width <= kNarrowPiece): the
-// excess lands on the next piece, written afterwards, or, after the last piece, in the row's
-// padding (rows_stride >= k + kNarrowPiece - kernel_width). Reads that would pass x_end are
-// copied exactly.
-void im2row_unit_stride_unpadded(const Conv2dGeometry& g, const float* __restrict x,
-                                 const float* x_end, int samples, float* __restrict rows,
-                                 std::size_t rows_stride) {
-  const int W = g.in_width, OH = g.out_height, OW = g.out_width;
-  const int kh = g.kernel_height, kw = g.kernel_width;
-  const std::size_t in_plane = static_cast<std::size_t>(g.in_height) * W;
-  for (int n = 0; n < samples; ++n) {
-    float* __restrict sample_rows = rows + static_cast<std::size_t>(n) * OH * OW * rows_stride;
-    for (int c = 0; c < g.in_channels; ++c) {
-      const float* __restrict plane = x + (static_cast<std::size_t>(n) * g.in_channels + c) * in_plane;
-      for (int i = 0; i < kh; ++i) {
-        const std::size_t offset = static_cast<std::size_t>(c * kh + i) * kw;
-        for (int oh = 0; oh < OH; ++oh) {
-          const float* __restrict src = plane + (oh + i) * W;
-          float* __restrict dst = sample_rows + static_cast<std::size_t>(oh) * OW * rows_stride + offset;
-          if (x_end - src >= OW - 1 + kNarrowPiece) {
-            for (int ow = 0; ow < OW; ++ow, dst += rows_stride) {
-              for (int l = 0; l < kNarrowPiece; ++l) dst[l] = src[ow + l];
-            }
-          } else {
-            for (int ow = 0; ow < OW; ++ow, dst += rows_stride) {
-              for (int j = 0; j < kw; ++j) dst[j] = src[ow + j] + 0.0f;
-            }
-          }
-        }
-      }
-    }
-  }
-}
-
-// dx[n][c][oh + i][ow + j] += drows[(n, oh, ow)][(c, i, j)], the counterpart of
-// im2row_unit_stride_unpadded; dx of the chunk is zeroed first.
-void row2im_unit_stride_unpadded(const Conv2dGeometry& g, const float* __restrict drows, int samples,
-                                 std::size_t k, float* __restrict dx) {
-  const int W = g.in_width, OH = g.out_height, OW = g.out_width;
-  const int kh = g.kernel_height, kw = g.kernel_width;
-  const std::size_t in_plane = static_cast<std::size_t>(g.in_height) * W;
-  std::fill(dx, dx + samples * g.in_channels * in_plane, 0.0f);
-  for (int n = 0; n < samples; ++n) {
-    const float* __restrict sample_rows = drows + static_cast<std::size_t>(n) * OH * OW * k;
-    for (int c = 0; c < g.in_channels; ++c) {
-      float* __restrict plane = dx + (static_cast<std::size_t>(n) * g.in_channels + c) * in_plane;
-      for (int i = 0; i < kh; ++i) {
-        const std::size_t offset = static_cast<std::size_t>(c * kh + i) * kw;
-        for (int oh = 0; oh < OH; ++oh) {
-          float* __restrict dst = plane + (oh + i) * W;
-          const float* __restrict src = sample_rows + static_cast<std::size_t>(oh) * OW * k + offset;
-          for (int j = 0; j < kw; ++j) {
-            for (int ow = 0; ow < OW; ++ow) dst[ow + j] += src[ow * k + j];
-          }
-        }
-      }
-    }
-  }
-}
-
-// Backward in the rows layout (unit stride, unpadded): per chunk, dy is transposed to
-// [S x Cout], dW += dyT^T * rows and drows = dyT * W, folded back into dx.
-void backward_rows(const Conv2dGeometry& g, const Sizes& s, SampleRange r, const float* x,
-                   const float* w, const float* dy, float* dx, float* dw, float* db,
-                   float* workspace) {
-  const int chunk = s.backward_chunk;
-  const int cout = g.out_channels, k = static_cast<int>(s.k);
-  float* rows = workspace;
-  float* dyt = workspace + col_floats(g, s);
-  const float* x_end = x + g.batch * s.x_sample;
-  const std::size_t rows_stride = rows_stride_of(g, s);
-  std::fill(db, db + cout, 0.0f);
-  if (r.begin == r.end) std::fill(dw, dw + s.weights, 0.0f);
-  for (int n0 = r.begin; n0 < r.end; n0 += chunk) {
-    const int samples = std::min(chunk, r.end - n0);
-    const int pixels = static_cast<int>(s.ohw) * samples;
-    const float* dy0 = dy + n0 * s.y_sample;
-    for (int n = 0; n < samples; ++n) {
-      for (int c = 0; c < cout; ++c) {
-        const float* src = dy0 + n * s.y_sample + c * s.ohw;
-        db[c] += row_sum(src, s.ohw);
-        float* dst = dyt + n * s.ohw * cout + c;
-        for (std::size_t p = 0; p < s.ohw; ++p) dst[p * cout] = src[p];
-      }
-    }
-    im2row_unit_stride_unpadded(g, x + n0 * s.x_sample, x_end, samples, rows, rows_stride);
-    const float beta = n0 == r.begin ? 0.0f : 1.0f;  // dW accumulates over chunks
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, cout, k, pixels, 1.0f, dyt, cout, rows,
-                static_cast<int>(rows_stride), beta, dw, k);
-    if (dx == nullptr) continue;
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, k, pixels, cout, 1.0f, w, k, dyt, cout, 0.0f,
-                rows, pixels);
-    col2im_any(g, rows, samples, pixels, dx + n0 * s.x_sample);
-  }
-}
-
-// Backward over samples [r.begin, r.end) in chunks: dx for those samples, and their sums of dW
-// and db into dw and db (zero for an empty range).
+// Backward over samples [r.begin, r.end), one at a time: dx for those samples, and their sums of
+// dW and db into dw and db (zero for an empty range).
 void backward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, const float* x,
                       const float* w, const float* dy, float* dx, float* dw, float* db,
                       float* workspace) {
-  const int chunk = s.backward_chunk;
   const int cout = g.out_channels, k = static_cast<int>(s.k);
+  const int ld = static_cast<int>(s.ohw);
   float* col = workspace;
-  float* gathered = workspace + col_floats(g, s);
   const float* x_end = x + g.batch * s.x_sample;
   std::fill(db, db + cout, 0.0f);
   if (r.begin == r.end) std::fill(dw, dw + s.weights, 0.0f);
-  for (int n0 = r.begin; n0 < r.end; n0 += chunk) {
-    const int samples = std::min(chunk, r.end - n0);
-    const std::size_t cols = s.ohw * samples;
-    const int ld = static_cast<int>(cols);
-    const float* dy0 = dy + n0 * s.y_sample;
-    for (int n = 0; n < samples; ++n) {
-      for (int c = 0; c < cout; ++c) db[c] += row_sum(dy0 + n * s.y_sample + c * s.ohw, s.ohw);
-    }
-    // One sample's dy is already [Cout x ohw]; a chunk's is gathered to [Cout][n][ohw].
-    const float* dyc = dy0;
-    if (samples > 1) {
-      for (int n = 0; n < samples; ++n) {
-        for (int c = 0; c < cout; ++c) {
-          const float* src = dy0 + n * s.y_sample + c * s.ohw;
-          std::copy(src, src + s.ohw, gathered + c * cols + n * s.ohw);
-        }
-      }
-      dyc = gathered;
-    }
-    im2col_any(g, x + n0 * s.x_sample, x_end, samples, col, cols);
-    const float beta = n0 == r.begin ? 0.0f : 1.0f;  // dW accumulates over chunks
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cout, k, ld, 1.0f, dyc, ld, col, ld, beta,
+  for (int n = r.begin; n < r.end; ++n) {
+    const float* dyn = dy + n * s.y_sample;  // one sample's dy is already [Cout x ohw]
+    for (int c = 0; c < cout; ++c) db[c] += row_sum(dyn + c * s.ohw, s.ohw);
+    im2col_any(g, x + n * s.x_sample, x_end, 1, col, s.ohw);
+    const float beta = n == r.begin ? 0.0f : 1.0f;  // dW accumulates over samples
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cout, k, ld, 1.0f, dyn, ld, col, ld, beta,
                 dw, k);
     if (dx == nullptr) continue;
     // The columns are spent: dcol takes their place.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, ld, cout, 1.0f, w, k, dyc, ld, 0.0f,
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, ld, cout, 1.0f, w, k, dyn, ld, 0.0f,
                 col, ld);
-    col2im_any(g, col, samples, cols, dx + n0 * s.x_sample);
+    col2im_any(g, col, 1, s.ohw, dx + n * s.x_sample);
   }
 }
 
@@ -573,19 +410,13 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
                      float* dx, float* dw, float* db, float* workspace) {
   const Sizes s = sizes_of(g);
   const std::size_t per_slice = slice_floats(g, s);
-  const std::size_t partial_offset = col_floats(g, s) + out_buffer_floats(g, s);
+  const std::size_t partial_offset = col_floats(s) + out_buffer_floats(g, s);
   // Slice 0 sums straight into dw and db, the others into their workspace.
   const auto partial_dw = [&](int i) {
     return i == 0 ? dw : workspace + i * per_slice + partial_offset;
   };
   const auto partial_db = [&](int i) { return i == 0 ? db : partial_dw(i) + s.weights; };
-  static const bool use_rows = std::getenv("ROWS") != nullptr;
   parallel_slices(kSlices, [&](int i) {
-    if (use_rows && unit_stride_unpadded(g) && g.kernel_width <= kNarrowPiece) {
-      backward_rows(g, s, slice_samples(g.batch, i), x, w, dy, dx, partial_dw(i), partial_db(i),
-                    workspace + i * per_slice);
-      return;
-    }
     backward_samples(g, s, slice_samples(g.batch, i), x, w, dy, dx, partial_dw(i), partial_db(i),
                      workspace + i * per_slice);
   });
