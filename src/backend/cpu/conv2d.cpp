@@ -18,7 +18,7 @@
 // that sample's NCHW output, so GEMMs write y and read dy in place; larger chunks go through a
 // [Cout x S] buffer, scattered to (or gathered from) NCHW.
 //
-// The batch is cut into kSlices slices of consecutive samples, run by parallel_slices: with one
+// The batch is cut into kWorkSlices slices of consecutive samples, run by parallel_slices: with one
 // worker and two BLAS threads each core takes one slice with single-threaded GEMMs, which measured
 // faster than splitting every (small) GEMM across threads, and puts im2col and col2im on both
 // cores. Each slice accumulates its own dW and db; the slices' sums are added in slice order
@@ -39,9 +39,6 @@ namespace {
 constexpr std::size_t kAlignFloats = 16;
 // Forward GEMM columns per chunk.
 constexpr std::size_t kForwardColumns = 512;
-// Slices of the batch: the cores of this project's 2-core machine. Fixed, whatever the thread
-// count, so that dW and db are summed in the same order on any number of threads.
-constexpr int kSlices = 2;
 // im2col's unit-stride copy moves whole pieces of up to kWidePiece floats (one AVX-512 register)
 // and may write up to kCopySlack floats past the last column; rows of up to kNarrowPiece floats
 // use pieces of that size (AVX), which then never straddle a cache line.
@@ -93,13 +90,6 @@ std::size_t slice_floats(const Conv2dGeometry& g, const Sizes& s) {
 }
 
 // Samples [begin, end) of slice i.
-struct SampleRange {
-  int begin = 0, end = 0;
-};
-SampleRange slice_samples(int batch, int i) {
-  return {batch * i / kSlices, batch * (i + 1) / kSlices};
-}
-
 // The output columns [lo, hi) whose input column ow*stride + offset lies inside [0, width).
 // Outside that range the input is padding.
 struct ValidRange {
@@ -336,7 +326,7 @@ void add_bias_in_place(float bias, std::size_t count, float* __restrict v) {
 }
 
 // Forward over samples [r.begin, r.end) with one slice's workspace.
-void forward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, const float* x,
+void forward_samples(const Conv2dGeometry& g, const Sizes& s, SliceRange r, const float* x,
                      const float* w, const float* b, float* y, float* workspace) {
   const int chunk = s.forward_chunk;
   const int cout = g.out_channels, k = static_cast<int>(s.k);
@@ -366,7 +356,7 @@ void forward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, con
 
 // Backward over samples [r.begin, r.end), one at a time: dx for those samples, and their sums of
 // dW and db into dw and db (zero for an empty range).
-void backward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, const float* x,
+void backward_samples(const Conv2dGeometry& g, const Sizes& s, SliceRange r, const float* x,
                       const float* w, const float* dy, float* dx, float* dw, float* db,
                       float* workspace) {
   const int cout = g.out_channels, k = static_cast<int>(s.k);
@@ -394,15 +384,16 @@ void backward_samples(const Conv2dGeometry& g, const Sizes& s, SampleRange r, co
 
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const Sizes s = sizes_of(g);
-  return slice_floats(g, s) * kSlices;
+  return slice_floats(g, s) * kWorkSlices;
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                     float* y, float* workspace) {
   const Sizes s = sizes_of(g);
   const std::size_t per_slice = slice_floats(g, s);
-  parallel_slices(kSlices, [&](int i) {
-    forward_samples(g, s, slice_samples(g.batch, i), x, w, b, y, workspace + i * per_slice);
+  parallel_slices(kWorkSlices, [&](int i) {
+    forward_samples(g, s, slice_range(g.batch, kWorkSlices, i), x, w, b, y,
+                    workspace + i * per_slice);
   });
 }
 
@@ -416,11 +407,11 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     return i == 0 ? dw : workspace + i * per_slice + partial_offset;
   };
   const auto partial_db = [&](int i) { return i == 0 ? db : partial_dw(i) + s.weights; };
-  parallel_slices(kSlices, [&](int i) {
-    backward_samples(g, s, slice_samples(g.batch, i), x, w, dy, dx, partial_dw(i), partial_db(i),
-                     workspace + i * per_slice);
+  parallel_slices(kWorkSlices, [&](int i) {
+    backward_samples(g, s, slice_range(g.batch, kWorkSlices, i), x, w, dy, dx, partial_dw(i),
+                     partial_db(i), workspace + i * per_slice);
   });
-  for (int i = 1; i < kSlices; ++i) {
+  for (int i = 1; i < kWorkSlices; ++i) {
     const float* __restrict pw = partial_dw(i);
     const float* __restrict pb = partial_db(i);
     for (std::size_t e = 0; e < s.weights; ++e) dw[e] += pw[e];

@@ -6,7 +6,7 @@
 
 #include "backend/cpu/thread_pool.hpp"
 
-// A large layer (LeNet's 800 -> 500 at batch 128) is cut into kSlices fixed slices run by
+// A large layer (LeNet's 800 -> 500 at batch 128) is cut into kWorkSlices fixed slices run by
 // parallel_slices, each with single-threaded GEMMs, which measured faster than one GEMM split by
 // OpenBLAS over the same two threads (forward 435 -> 390 us, backward 950 -> 890 us). Slices cut
 // the feature columns, not the batch: y, dW and db by output columns, dx by input columns, so
@@ -21,9 +21,6 @@ namespace dl::cpu {
 
 namespace {
 
-// Slices of a large layer: the cores of this project's 2-core machine. Fixed, whatever the thread
-// count, so every element is summed the same way on any number of threads.
-constexpr int kSlices = 2;
 // Multiply-adds of one pass below which the layer runs as one call (LeNet's output layer: 640k).
 constexpr long long kMinSlicedMacs = 1LL << 22;
 
@@ -32,16 +29,9 @@ bool sliced(int n, int in, int out) {
 }
 
 // [begin, end) of slice i of `count` items.
-struct Range {
-  int begin = 0, end = 0;
-  int size() const { return end - begin; }
-};
-Range slice_of(int count, int slices, int i) {
-  return {count * i / slices, count * (i + 1) / slices};
-}
 
 // y[:, cols] = x w[:, cols] + b[cols]
-void forward_columns(Range cols, int n, int in, int out, const float* x, const float* w,
+void forward_columns(SliceRange cols, int n, int in, int out, const float* x, const float* w,
                      const float* b, float* y) {
   if (cols.size() == 0) return;
   // Start every row of y at the bias and let the GEMM accumulate onto it (beta = 1).
@@ -53,8 +43,8 @@ void forward_columns(Range cols, int n, int in, int out, const float* x, const f
 }
 
 // dW and db for output columns `cols`: dw[in x cols] = x^T dy[:, cols], db = their column sums.
-void weight_gradient_columns(Range cols, int n, int in, int out, const float* x, const float* dy,
-                             float* dw, float* db) {
+void weight_gradient_columns(SliceRange cols, int n, int in, int out, const float* x,
+                             const float* dy, float* dw, float* db) {
   if (cols.size() == 0) return;
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, cols.size(), n, 1.0f, x, in,
               dy + cols.begin, out, 0.0f, dw + cols.begin, out);
@@ -68,8 +58,8 @@ void weight_gradient_columns(Range cols, int n, int in, int out, const float* x,
 }
 
 // dx[:, cols] = dy w[cols, :]^T, for input columns `cols`.
-void input_gradient_columns(Range cols, int n, int in, int out, const float* w, const float* dy,
-                            float* dx) {
+void input_gradient_columns(SliceRange cols, int n, int in, int out, const float* w,
+                            const float* dy, float* dx) {
   if (cols.size() == 0) return;
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, cols.size(), out, 1.0f, dy, out,
               w + static_cast<std::size_t>(cols.begin) * out, out, 0.0f, dx + cols.begin, in);
@@ -80,18 +70,19 @@ void input_gradient_columns(Range cols, int n, int in, int out, const float* w, 
 void dense_forward(int n, int in, int out, const float* x, const float* w, const float* b,
                    float* y) {
   if (!sliced(n, in, out)) return forward_columns({0, out}, n, in, out, x, w, b, y);
-  parallel_slices(
-      kSlices, [&](int i) { forward_columns(slice_of(out, kSlices, i), n, in, out, x, w, b, y); });
+  parallel_slices(kWorkSlices, [&](int i) {
+    forward_columns(slice_range(out, kWorkSlices, i), n, in, out, x, w, b, y);
+  });
 }
 
 void dense_backward(int n, int in, int out, const float* x, const float* w, const float* dy,
                     float* dx, float* dw, float* db) {
   const auto slice = [&](int i, int slices) {
-    weight_gradient_columns(slice_of(out, slices, i), n, in, out, x, dy, dw, db);
-    if (dx != nullptr) input_gradient_columns(slice_of(in, slices, i), n, in, out, w, dy, dx);
+    weight_gradient_columns(slice_range(out, slices, i), n, in, out, x, dy, dw, db);
+    if (dx != nullptr) input_gradient_columns(slice_range(in, slices, i), n, in, out, w, dy, dx);
   };
   if (!sliced(n, in, out)) return slice(0, 1);
-  parallel_slices(kSlices, [&](int i) { slice(i, kSlices); });
+  parallel_slices(kWorkSlices, [&](int i) { slice(i, kWorkSlices); });
 }
 
 }  // namespace dl::cpu

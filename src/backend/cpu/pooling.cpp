@@ -486,19 +486,17 @@ void backward_samples(const Pool2dGeometry& g, PoolingType type, const float* dy
   }
 }
 
-// Slices of the batch for parallel_slices: planes are independent, so each slice is the same op
-// on its samples and the result does not depend on the thread count.
-constexpr int kSlices = 2;
-
-// Runs op(sub-geometry, first sample) for each slice's samples.
+// Runs op(sub-geometry, first sample) for each of the kWorkSlices slices of the batch: planes are
+// independent, so each slice is the same op on its samples and the result does not depend on the
+// thread count.
 template <typename Op>
 void over_slices(const Pool2dGeometry& g, Op op) {
-  parallel_slices(kSlices, [&](int i) {
-    const int begin = g.batch * i / kSlices, end = g.batch * (i + 1) / kSlices;
-    if (begin == end) return;
+  parallel_slices(kWorkSlices, [&](int i) {
+    const SliceRange samples = slice_range(g.batch, kWorkSlices, i);
+    if (samples.size() == 0) return;
     Pool2dGeometry part = g;
-    part.batch = end - begin;
-    op(part, static_cast<std::size_t>(begin));
+    part.batch = samples.size();
+    op(part, static_cast<std::size_t>(samples.begin));
   });
 }
 

@@ -20,8 +20,6 @@ namespace dl::cpu {
 
 namespace {
 
-// Ranges of parallel_ranges: the cores of this project's 2-core machine.
-constexpr int kRanges = 2;
 // parallel_ranges' ranges start on multiples of this many floats (64 bytes: one cache line).
 constexpr std::size_t kRangeAlignFloats = 16;
 
@@ -137,9 +135,10 @@ void parallel_ranges(std::size_t n,
                      const std::function<void(std::size_t begin, std::size_t end)>& part) {
   if (n < kMinSlicedElements) return part(0, n);
   const auto start = [&](int i) {
-    return std::min(n, n * i / kRanges / kRangeAlignFloats * kRangeAlignFloats);
+    return std::min(n, n * i / kWorkSlices / kRangeAlignFloats * kRangeAlignFloats);
   };
-  parallel_slices(kRanges, [&](int i) { part(start(i), i + 1 == kRanges ? n : start(i + 1)); });
+  parallel_slices(kWorkSlices,
+                  [&](int i) { part(start(i), i + 1 == kWorkSlices ? n : start(i + 1)); });
 }
 
 }  // namespace dl::cpu

@@ -10,6 +10,20 @@
 
 namespace dl::cpu {
 
+// Into how many slices the CPU ops cut their work: the cores of this project's 2-core machine.
+// Fixed, whatever the thread count, so every sum is taken in the same order on any number of
+// threads and results never depend on it.
+inline constexpr int kWorkSlices = 2;
+
+// Items [begin, end) of slice i when `count` items are cut into `slices` nearly equal parts.
+struct SliceRange {
+  int begin = 0, end = 0;
+  int size() const { return end - begin; }
+};
+inline SliceRange slice_range(int count, int slices, int i) {
+  return {count * i / slices, count * (i + 1) / slices};
+}
+
 // Threads parallel_slices would use now: the BLAS thread count the trainer set (1 for the
 // reference BLAS), or 1 while another call holds the pool.
 int parallel_width();
