@@ -13,7 +13,7 @@
 #include "data/dataset.hpp"
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/process_group.hpp"
-#include "parallel/thread_collective.hpp"
+#include "parallel_test_support.hpp"
 
 namespace {
 
@@ -21,16 +21,14 @@ using Catch::Matchers::Contains;
 using dl::Config;
 using dl::ParallelTrainer;
 
+using dl::testing::collective_for;
+using dl::testing::parameters_of;
+using dl::testing::single_process;
+
 constexpr int kRows = 6, kCols = 6, kClasses = 3;
-constexpr int kByteValues = 256;
 
 dl::Dataset random_dataset(std::int64_t n, std::uint64_t seed) {
-  dl::RandomStream rng(seed, 0);
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(n) * kRows * kCols);
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
-  for (auto& p : pixels) p = static_cast<std::uint8_t>(rng.below(kByteValues));
-  for (auto& l : labels) l = static_cast<std::int32_t>(rng.below(kClasses));
-  return dl::Dataset(kRows, kCols, std::move(pixels), std::move(labels), kClasses);
+  return dl::testing::random_dataset(n, seed, {kRows, kCols, kClasses});
 }
 
 // A small network with dropout (whose masks depend on the iteration, so a batch landing in the
@@ -51,27 +49,11 @@ Config make_config(const std::string& parallel, int batch, const std::string& re
       "resident-test.yaml");
 }
 
-dl::ProcessGroup& single_process() {
-  static const std::unique_ptr<dl::ProcessGroup> group = dl::make_single_process_group();
-  return *group;
-}
-
 // `c` must outlive the trainer, which keeps a reference to it.
 std::unique_ptr<ParallelTrainer> make_trainer(const Config& c, const dl::Dataset& data) {
-  const int workers = c.parallel.workers;
   return std::make_unique<ParallelTrainer>(
       c, data, [](int) { return std::make_unique<dl::CpuBackend>(); },
-      [workers](const std::vector<dl::Backend*>&) -> std::unique_ptr<dl::Collective> {
-        if (workers == 1) return std::make_unique<dl::LocalCollective>();
-        return std::make_unique<dl::ThreadCollective>(workers);
-      },
-      single_process());
-}
-
-std::vector<float> parameters_of(ParallelTrainer& t, int worker = 0) {
-  std::vector<float> p(t.model(worker).parameter_count());
-  t.model(worker).download_parameters(p.data());
-  return p;
+      collective_for(c.parallel.workers), single_process());
 }
 
 dl::SyncAction keep_going(const dl::SyncPoint&) {

@@ -18,6 +18,7 @@
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/process_group.hpp"
 #include "parallel/thread_collective.hpp"
+#include "parallel_test_support.hpp"
 
 namespace {
 
@@ -27,12 +28,7 @@ using dl::ParallelTrainer;
 constexpr int kRows = 8, kCols = 8, kClasses = 4;
 
 dl::Dataset random_dataset(std::int64_t n, std::uint64_t seed) {
-  dl::RandomStream rng(seed, 0);
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(n) * kRows * kCols);
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
-  for (auto& p : pixels) p = static_cast<std::uint8_t>(rng.below(256));
-  for (auto& l : labels) l = static_cast<std::int32_t>(rng.below(kClasses));
-  return dl::Dataset(kRows, kCols, std::move(pixels), std::move(labels), kClasses);
+  return dl::testing::random_dataset(n, seed, {kRows, kCols, kClasses});
 }
 
 Config make_config(const std::string& parallel, int batch, const std::string& updater) {
@@ -51,18 +47,9 @@ parallel: )" + parallel + "\n",
                                 "parallel-test.yaml");
 }
 
-dl::ProcessGroup& single_process() {
-  static const std::unique_ptr<dl::ProcessGroup> group = dl::make_single_process_group();
-  return *group;
-}
-
-dl::CollectiveFactory collective_for(int workers) {
-  return [workers](const std::vector<dl::Backend*>& backends) -> std::unique_ptr<dl::Collective> {
-    REQUIRE(static_cast<int>(backends.size()) == workers);
-    if (workers == 1) return std::make_unique<dl::LocalCollective>();
-    return std::make_unique<dl::ThreadCollective>(workers);
-  };
-}
+using dl::testing::collective_for;
+using dl::testing::parameters_of;
+using dl::testing::single_process;
 
 std::vector<float> train_parameters(const Config& config, const dl::Dataset& data, int epochs = 1) {
   ParallelTrainer trainer(
@@ -74,14 +61,9 @@ std::vector<float> train_parameters(const Config& config, const dl::Dataset& dat
     trainer.run_epoch(e, 0, iteration,
                       [](const dl::SyncPoint&) { return dl::SyncAction::kContinue; });
   }
-  std::vector<float> params(trainer.model(0).parameter_count());
-  trainer.model(0).download_parameters(params.data());
+  const std::vector<float> params = parameters_of(trainer);
   // Every replica ends an epoch identical to replica 0.
-  for (int w = 1; w < trainer.workers(); ++w) {
-    std::vector<float> other(params.size());
-    trainer.model(w).download_parameters(other.data());
-    CHECK(other == params);
-  }
+  for (int w = 1; w < trainer.workers(); ++w) CHECK(parameters_of(trainer, w) == params);
   return params;
 }
 
@@ -282,9 +264,7 @@ TEST_CASE("the callback can stop an epoch at a sync point and the epoch resumes 
   trainer.run_epoch(0, next, iteration,
                     [](const dl::SyncPoint&) { return dl::SyncAction::kContinue; });
   CHECK(iteration == 9);
-  std::vector<float> resumed(trainer.model(0).parameter_count());
-  trainer.model(0).download_parameters(resumed.data());
-  CHECK(resumed == straight);
+  CHECK(parameters_of(trainer) == straight);
 }
 
 TEST_CASE("linear learning-rate scaling ramps from lr to workers x lr over the warm-up") {
@@ -342,12 +322,6 @@ Config with_loss_scaling(Config c, double initial_scale, std::int64_t growth_int
   c.lossScaling.initialScale = initial_scale;
   c.lossScaling.growthInterval = growth_interval;
   return c;
-}
-
-std::vector<float> parameters_of(ParallelTrainer& trainer, int worker = 0) {
-  std::vector<float> params(trainer.model(worker).parameter_count());
-  trainer.model(worker).download_parameters(params.data());
-  return params;
 }
 
 // What each sync point of a one-worker run saw: the parameters after the round and the scaler.
