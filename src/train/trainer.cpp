@@ -327,10 +327,10 @@ void FitLoop::restore_or_initialize() {
 // Each worker's scaler from the checkpoint (worker w from the saved worker w modulo those saved,
 // as for updater states). A checkpoint written without loss scaling leaves the initial scale.
 void FitLoop::restore_loss_scalers(const std::string& path, const CheckpointState& state) {
-  std::vector<const std::string*> saved;
-  for (auto it = state.metadata.find(kLossScalerKeyPrefix + std::to_string(saved.size()));
-       it != state.metadata.end();
-       it = state.metadata.find(kLossScalerKeyPrefix + std::to_string(saved.size()))) {
+  std::vector<const std::string*> saved;  // saved[w]: worker w's state, for w = 0, 1, ...
+  while (true) {
+    const auto it = state.metadata.find(kLossScalerKeyPrefix + std::to_string(saved.size()));
+    if (it == state.metadata.end()) break;
     saved.push_back(&it->second);
   }
   if (saved.empty() || !trainer_->loss_scaler(0).dynamic()) return;
