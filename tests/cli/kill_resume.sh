@@ -18,9 +18,6 @@ make_data "$WORK/data" "$TRAIN_EXAMPLES" "$TEST_EXAMPLES"
 
 parameter_hash() { "$DL_TRAIN" inspect --model "$1" | sed -n 's/^parameter_hash: //p'; }
 
-# lines FILE: the lines in FILE so far (0 when it does not exist yet).
-lines() { wc -l 2>/dev/null <"$1" || echo 0; }
-
 # run_until FILE TARGET ARGS...: starts the trainer and sends it SIGKILL as soon as FILE in its
 # run directory holds TARGET lines. Prints the exit status.
 run_until() {
@@ -29,7 +26,7 @@ run_until() {
   "$DL_TRAIN" "$@" >>"$WORK/cycles.log" 2>&1 &
   local pid=$!
   while kill -0 "$pid" 2>/dev/null; do
-    if [ "$(lines "$file")" -ge "$target" ]; then
+    if [ "$(line_count "$file")" -ge "$target" ]; then
       kill -KILL "$pid" 2>/dev/null || true
       break
     fi
@@ -51,7 +48,7 @@ check_config() {
   mapfile -t args < <(small_args "$WORK/data" "$straight" "${settings[@]}")
   "$DL_TRAIN" "${args[@]}" >"$WORK/$name-straight.log"
   local total per_epoch
-  total=$(($(lines "$straight/scores.csv") - 1))
+  total=$(($(line_count "$straight/scores.csv") - 1))
   per_epoch=$(grep -c '^0,' "$straight/scores.csv")
   # Kill points, as "file lines" (scores.csv has a header line): the first score row (before any
   # checkpoint); the first epoch's evaluation logged (before or while its checkpoint is written);
@@ -67,11 +64,11 @@ check_config() {
     read -r file target <<<"$point"
     # The lines of a killed run stay until the resumed run truncates its logs to its checkpoint,
     # so a target at or below what is already there would kill too early.
-    [ "$target" -gt "$(lines "$out/$file")" ] || target=$(($(lines "$out/$file") + 1))
+    [ "$target" -gt "$(line_count "$out/$file")" ] || target=$(($(line_count "$out/$file") + 1))
     rc=$(run_until "$file" "$target" "${args[@]}" "${resume[@]}")
     cycle=$((cycle + 1))
     echo "$name: cycle $cycle: kill at $file >= $target lines: exit $rc;" \
-      "then $(lines "$out/scores.csv") score lines, $(lines "$out/metrics.jsonl") metrics lines"
+      "then $(line_count "$out/scores.csv") score lines, $(line_count "$out/metrics.jsonl") metrics lines"
     case $rc in
       0) done=true; break ;;
       137) ;;

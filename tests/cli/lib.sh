@@ -14,6 +14,20 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 # make_data DIR N_TRAIN N_TEST: a learnable 28x28, 10-class data set in IDX .gz files.
 make_data() { mkdir -p "$1"; "$MAKE_IDX" "$1" "$2" "$3"; }
 
+# line_count FILE: the lines in FILE so far (0 when it does not exist yet).
+line_count() { wc -l 2>/dev/null <"$1" || echo 0; }
+
+# wait_for_lines FILE N POLLS SECONDS: returns once FILE holds at least N lines, or after POLLS
+# checks SECONDS apart (the caller's next step then shows what went wrong).
+wait_for_lines() {
+  local file=$1 target=$2 polls=$3 pause=$4
+  for _ in $(seq 1 "$polls"); do
+    [ "$(line_count "$file")" -ge "$target" ] && return 0
+    sleep "$pause"
+  done
+  return 0
+}
+
 # The small test network on the data in $1, writing to $2, with extra --set arguments after.
 small_args() {
   local data=$1 out=$2

@@ -41,10 +41,7 @@ cmp "$WORK/plain/scores.csv" "$WORK/scaled/scores.csv" || fail "loss scaling cha
 mapfile -t args < <(small_args "$WORK/data" "$WORK/killed" "${COMMON[@]}" "${SCALING[@]}")
 "$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 400); do
-  [ "$(wc -l 2>/dev/null <"$WORK/killed/scores.csv" || echo 0)" -ge 40 ] && break
-  sleep 0.01
-done
+wait_for_lines "$WORK/killed/scores.csv" 40 400 0.01
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?

@@ -9,10 +9,7 @@ mapfile -t args < <(small_args "$WORK/data" "$WORK/killed" epochs=2)
 "$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1 &
 pid=$!
 # Wait until training has begun (the first score row) before the signal.
-for _ in $(seq 1 200); do
-  [ "$(wc -l <"$WORK/killed/scores.csv" 2>/dev/null || echo 0)" -ge 2 ] && break
-  sleep 0.05
-done
+wait_for_lines "$WORK/killed/scores.csv" 2 200 0.05
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
@@ -25,10 +22,7 @@ cmp "$WORK/straight/scores.csv" "$WORK/killed/scores.csv" || fail "resumed score
 mapfile -t usr1 < <(small_args "$WORK/data" "$WORK/usr1" epochs=2)
 "$DL_TRAIN" "${usr1[@]}" >"$WORK/usr1.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 200); do
-  [ "$(wc -l <"$WORK/usr1/scores.csv" 2>/dev/null || echo 0)" -ge 2 ] && break
-  sleep 0.05
-done
+wait_for_lines "$WORK/usr1/scores.csv" 2 200 0.05
 kill -USR1 "$pid"
 rc=0
 wait "$pid" || rc=$?
