@@ -119,13 +119,10 @@ void launch_pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int
 void launch_pad_planes_to_half_format(HalfFormat f, PlaneDims x_dims, PlaneDims padded_dims,
                                       int pad_top, int pad_left, const float* x, void* padded,
                                       const LaunchLimits& limits, cudaStream_t stream) {
-  if (f == HalfFormat::kHalf) {
-    pad_planes(x_dims, padded_dims, pad_top, pad_left, x, static_cast<__half*>(padded), limits,
-               stream);
-  } else {
-    pad_planes(x_dims, padded_dims, pad_top, pad_left, x, static_cast<__nv_bfloat16*>(padded),
-               limits, stream);
-  }
+  with_half_format(f, [&](auto format) {
+    using T = StorageOf<decltype(format)>;
+    pad_planes(x_dims, padded_dims, pad_top, pad_left, x, static_cast<T*>(padded), limits, stream);
+  });
 }
 
 void launch_crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
@@ -137,13 +134,11 @@ void launch_crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, in
 void launch_crop_planes_from_half_format(HalfFormat f, PlaneDims padded_dims, PlaneDims x_dims,
                                          int pad_top, int pad_left, const void* padded, float* dx,
                                          const LaunchLimits& limits, cudaStream_t stream) {
-  if (f == HalfFormat::kHalf) {
-    crop_planes(padded_dims, x_dims, pad_top, pad_left, static_cast<const __half*>(padded), dx,
-                limits, stream);
-  } else {
-    crop_planes(padded_dims, x_dims, pad_top, pad_left, static_cast<const __nv_bfloat16*>(padded),
-                dx, limits, stream);
-  }
+  with_half_format(f, [&](auto format) {
+    using T = StorageOf<decltype(format)>;
+    crop_planes(padded_dims, x_dims, pad_top, pad_left, static_cast<const T*>(padded), dx, limits,
+                stream);
+  });
 }
 
 void launch_add_channel_bias(int batch, int channels, int spatial, const float* b, float* y,
@@ -154,13 +149,10 @@ void launch_add_channel_bias(int batch, int channels, int spatial, const float* 
 void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int channels, int spatial,
                                               const void* y16, const float* b, float* y,
                                               const LaunchLimits& limits, cudaStream_t stream) {
-  if (f == HalfFormat::kHalf) {
-    add_channel_bias(batch, channels, spatial, static_cast<const __half*>(y16), b, y, limits,
-                     stream);
-  } else {
-    add_channel_bias(batch, channels, spatial, static_cast<const __nv_bfloat16*>(y16), b, y, limits,
-                     stream);
-  }
+  with_half_format(f, [&](auto format) {
+    using T = StorageOf<decltype(format)>;
+    add_channel_bias(batch, channels, spatial, static_cast<const T*>(y16), b, y, limits, stream);
+  });
 }
 
 void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,

@@ -6,6 +6,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "ops/precision_cast.hpp"
 
 namespace dl::gpu {
@@ -20,6 +22,20 @@ template <>
 struct HalfStorage<HalfFormat::kBFloat16> {
   using type = __nv_bfloat16;
 };
+
+// Calls body(format) with `f` as a compile-time constant (a std::integral_constant): the one
+// place a launcher turns the run-time format into a kernel's template argument. The body names
+// the storage type as StorageOf<decltype(format)>.
+template <typename Body>
+void with_half_format(HalfFormat f, Body&& body) {
+  if (f == HalfFormat::kHalf) {
+    body(std::integral_constant<HalfFormat, HalfFormat::kHalf>{});
+  } else {
+    body(std::integral_constant<HalfFormat, HalfFormat::kBFloat16>{});
+  }
+}
+template <typename Format>
+using StorageOf = typename HalfStorage<Format::value>::type;
 
 // float32 -> T (float: unchanged; __half, __nv_bfloat16: round to nearest even).
 template <typename T>

@@ -47,21 +47,16 @@ void cast_to_float(std::size_t n, const void* src, float* dst, const LaunchLimit
 void launch_cast_to_half_format(HalfFormat f, std::size_t n, const float* x, void* dst,
                                 const LaunchLimits& limits, cudaStream_t stream) {
   if (n == 0) return;
-  if (f == HalfFormat::kHalf) {
-    cast_to_half_format<HalfFormat::kHalf>(n, x, dst, limits, stream);
-  } else {
-    cast_to_half_format<HalfFormat::kBFloat16>(n, x, dst, limits, stream);
-  }
+  with_half_format(f, [&](auto format) {
+    cast_to_half_format<decltype(format)::value>(n, x, dst, limits, stream);
+  });
 }
 
 void launch_cast_to_float(HalfFormat f, std::size_t n, const void* src, float* dst,
                           const LaunchLimits& limits, cudaStream_t stream) {
   if (n == 0) return;
-  if (f == HalfFormat::kHalf) {
-    cast_to_float<HalfFormat::kHalf>(n, src, dst, limits, stream);
-  } else {
-    cast_to_float<HalfFormat::kBFloat16>(n, src, dst, limits, stream);
-  }
+  with_half_format(
+      f, [&](auto format) { cast_to_float<decltype(format)::value>(n, src, dst, limits, stream); });
 }
 
 }  // namespace dl::gpu
