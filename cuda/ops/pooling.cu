@@ -30,19 +30,35 @@ __device__ Span covering_outputs(int i, int stride, int pad, int kernel, int out
   return {first, last};
 }
 
+// Output elements of all planes.
+__device__ std::size_t output_count(const PoolDims& d) {
+  return static_cast<std::size_t>(d.out_height) * d.out_width * d.planes;
+}
+
+// Output element o (plane-major): where its input plane starts and the window's input rows and
+// columns, padding cut off.
+struct OutputWindow {
+  std::size_t plane_offset;
+  Span rows, cols;
+};
+__device__ OutputWindow output_window(const PoolDims& d, std::size_t o) {
+  const std::size_t out_plane = static_cast<std::size_t>(d.out_height) * d.out_width;
+  const int oh = static_cast<int>(o % out_plane) / d.out_width;
+  const int ow = static_cast<int>(o % out_plane) % d.out_width;
+  return {(o / out_plane) * d.in_height * d.in_width,
+          window_span(oh, d.stride_height, d.pad_top, d.kernel_height, d.in_height),
+          window_span(ow, d.stride_width, d.pad_left, d.kernel_width, d.in_width)};
+}
+
 // ---- kernels ----------------------------------------------------------------------------------
 
 __global__ void max_pool_forward_kernel(PoolDims d, const float* x, float* y,
                                         std::int32_t* argmax) {
-  const std::size_t out_plane = static_cast<std::size_t>(d.out_height) * d.out_width;
-  const std::size_t total = out_plane * d.planes;
+  const std::size_t total = output_count(d);
   for (std::size_t o = first_index(); o < total; o += grid_stride()) {
-    const std::size_t plane = o / out_plane;
-    const int oh = static_cast<int>(o % out_plane) / d.out_width;
-    const int ow = static_cast<int>(o % out_plane) % d.out_width;
-    const float* xp = x + plane * d.in_height * d.in_width;
-    const Span rows = window_span(oh, d.stride_height, d.pad_top, d.kernel_height, d.in_height);
-    const Span cols = window_span(ow, d.stride_width, d.pad_left, d.kernel_width, d.in_width);
+    const OutputWindow win = output_window(d, o);
+    const float* xp = x + win.plane_offset;
+    const Span rows = win.rows, cols = win.cols;
     float best = 0.0f;
     std::int32_t where = kNoWinner;
     // Row-major visit, strictly greater wins: the smallest index keeps a tie.
@@ -61,15 +77,11 @@ __global__ void max_pool_forward_kernel(PoolDims d, const float* x, float* y,
 }
 
 __global__ void avg_pool_forward_kernel(PoolDims d, float scale, const float* x, float* y) {
-  const std::size_t out_plane = static_cast<std::size_t>(d.out_height) * d.out_width;
-  const std::size_t total = out_plane * d.planes;
+  const std::size_t total = output_count(d);
   for (std::size_t o = first_index(); o < total; o += grid_stride()) {
-    const std::size_t plane = o / out_plane;
-    const int oh = static_cast<int>(o % out_plane) / d.out_width;
-    const int ow = static_cast<int>(o % out_plane) % d.out_width;
-    const float* xp = x + plane * d.in_height * d.in_width;
-    const Span rows = window_span(oh, d.stride_height, d.pad_top, d.kernel_height, d.in_height);
-    const Span cols = window_span(ow, d.stride_width, d.pad_left, d.kernel_width, d.in_width);
+    const OutputWindow win = output_window(d, o);
+    const float* xp = x + win.plane_offset;
+    const Span rows = win.rows, cols = win.cols;
     float sum = 0.0f;
     for (int ih = rows.begin; ih < rows.end; ++ih) {
       for (int iw = cols.begin; iw < cols.end; ++iw) sum += xp[ih * d.in_width + iw];
