@@ -65,16 +65,18 @@ int main(int argc, char** argv) {
   }
 
   // Under mpirun/srun every rank runs this; a failing rank ends the whole job (abort_job) so
-  // that no other rank waits forever in a collective.
-  std::unique_ptr<dl::ProcessGroup> processes = dl::make_process_group(&argc, &argv);
+  // that no other rank waits forever in a collective. A launcher that does not match this
+  // dl-train is refused inside the try below, like any other config error.
+  std::unique_ptr<dl::ProcessGroup> processes;
   const auto fail = [&](int code, const std::string& message) {
-    const std::string who =
-        processes->size() > 1 ? "rank " + std::to_string(processes->rank()) + ": " : "";
+    const bool several = processes != nullptr && processes->size() > 1;
+    const std::string who = several ? "rank " + std::to_string(processes->rank()) + ": " : "";
     std::cerr << "dl-train: " << who << message << "\n";
-    if (processes->size() > 1) processes->abort_job(code);
+    if (several) processes->abort_job(code);
     return code;
   };
   try {
+    processes = dl::make_process_group(&argc, &argv);
     if (*train) return dl::run_train(train_common, train_resume, train_overwrite, *processes);
     if (*validate) return dl::run_validate(validate_common);
     if (*eval) return dl::run_eval(eval_common, model_path);

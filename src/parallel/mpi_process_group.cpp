@@ -82,10 +82,10 @@ class MpiRuntime {
     int provided = MPI_THREAD_SINGLE;
     const int code = MPI_Init_thread(argc, argv, kRequiredThreadLevel, &provided);
     if (code != MPI_SUCCESS) {
-      throw Error(ExitCode::kFailure,
-                  fmt::format("MPI_Init_thread: failed ({}); check that the launcher belongs to "
-                              "the MPI dl-train was built with ({})",
-                              mpi_error_text(code), mpi_library_name()));
+      throw ConfigError(
+          fmt::format("MPI_Init_thread: failed ({}); check that the launcher belongs to "
+                      "the MPI dl-train was built with ({})",
+                      mpi_error_text(code), mpi_library_name()));
     }
     if (provided < kRequiredThreadLevel) {
       MPI_Finalize();
@@ -110,19 +110,20 @@ class MpiProcessGroup final : public ProcessGroup {
     // A launcher of another MPI starts N processes that each initialize as a lone rank 0, and
     // would each train alone into the same run directory.
     if (launcher.processes > 0 && launcher.processes != size_) {
-      throw Error(
-          ExitCode::kFailure,
+      throw ConfigError(
           fmt::format("MPI rank {} of {}: {} started {} processes, but {} sees {}; run "
                       "the launcher of the MPI dl-train was built with, or rebuild "
                       "dl-train against the launcher's MPI",
                       rank_, size_, launcher.name, launcher.processes, mpi_library_name(), size_));
     }
     name_ = fmt::format("MPI ({}), {} rank{}", mpi_library_name(), size_, size_ == 1 ? "" : "s");
+    local_rank_ = find_local_rank();
   }
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string name() const override { return name_; }
+  LocalRank local_rank() const override { return local_rank_; }
 
   void all_reduce_sum(float* data, std::size_t n) override {
     all_reduce_in_place(data, n, MPI_FLOAT);
@@ -174,6 +175,21 @@ class MpiProcessGroup final : public ProcessGroup {
     }
   }
 
+  // The launcher's word when it gives one, else the ranks that share this machine's memory
+  // (MPI_Comm_split_type). The split is collective, so every rank makes it either way.
+  LocalRank find_local_rank() {
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "MPI_Comm_split_type");
+    LocalRank split{0, 1, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)"};
+    check(MPI_Comm_rank(node, &split.rank), "MPI_Comm_rank");
+    check(MPI_Comm_size(node, &split.size), "MPI_Comm_size");
+    check(MPI_Comm_free(&node), "MPI_Comm_free");
+    const std::optional<LocalRank> stated =
+        local_rank_from_launcher([](const char* variable) { return std::getenv(variable); });
+    return stated.value_or(split);
+  }
+
   void check(int code, const char* call) const {
     if (code == MPI_SUCCESS) return;
     throw Error(ExitCode::kFailure,
@@ -185,6 +201,7 @@ class MpiProcessGroup final : public ProcessGroup {
   int rank_ = -1;
   int size_ = 0;
   std::string name_;
+  LocalRank local_rank_;
 };
 
 }  // namespace

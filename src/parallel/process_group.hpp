@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "parallel/launcher_env.hpp"
+
 namespace dl {
 
 class ProcessGroup {
@@ -19,6 +21,9 @@ class ProcessGroup {
   virtual int size() const = 0;
   bool is_root() const { return rank() == 0; }
   virtual std::string name() const = 0;  // "single process", "MPI (OpenMPI 4.1.4), 2 ranks"
+  // This process's place among the job's processes on its machine: rank 0 of 1 unless the group
+  // knows of others there.
+  virtual LocalRank local_rank() const { return {}; }
 
   // In place, every rank's buffer ends up holding the element-wise sum over ranks.
   virtual void all_reduce_sum(float* data, std::size_t n) = 0;

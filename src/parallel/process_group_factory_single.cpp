@@ -12,11 +12,11 @@ namespace dl {
 std::unique_ptr<ProcessGroup> make_process_group(int* /*argc*/, char*** /*argv*/) {
   const std::optional<Launcher> launcher = detect_launcher();
   if (launcher && launcher->processes > 1) {
-    throw Error(ExitCode::kFailure,
-                fmt::format("dl-train: started by {} as {} processes, but this dl-train was "
-                            "built without MPI; install an MPI (Debian: libopenmpi-dev) and "
-                            "rebuild with `meson setup -Dmpi=enabled`, or start one process",
-                            launcher->name, launcher->processes));
+    throw ConfigError(
+        fmt::format("dl-train: started by {} as {} processes, but this dl-train was "
+                    "built without MPI; install an MPI (Debian: libopenmpi-dev) and "
+                    "rebuild with `meson setup -Dmpi=enabled`, or start one process",
+                    launcher->name, launcher->processes));
   }
   return make_single_process_group();
 }
