@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -15,6 +14,7 @@
 #include "io/checkpoint.hpp"
 #include "nn/model.hpp"
 #include "parallel/process_group.hpp"
+#include "parallel/thread_budget.hpp"
 #include "train/evaluator.hpp"
 #include "train/trainer.hpp"
 
@@ -111,9 +111,10 @@ int run_inspect(const std::string& model_path) {
 }
 
 int run_info() {
+  const ThreadBudget cpus = plan_threads(ParallelConfig{}, read_cpu_limits(), CpuSharing{});
   std::cout << "dl-train backends:\n"
-            << fmt::format("  cpu: available ({} cores; {})\n", std::thread::hardware_concurrency(),
-                           configure_blas_for_this_cpu());
+            << fmt::format("  cpu: available ({} core(s) for this process: {}; {})\n", cpus.cores,
+                           cpus.cores_from, configure_blas_for_this_cpu());
   const BackendAvailability cuda = backend_availability();
   if (!cuda.cuda_built) {
     std::cout << "  cuda: not built into this binary\n";

@@ -1,42 +1,70 @@
 #include "parallel/thread_budget.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <thread>
+#include <cmath>
 
 #include <fmt/format.h>
 
-namespace dl {
+#include "parallel/node_share.hpp"
 
-int local_process_count() {
-  for (const char* variable :
-       {"OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE", "MPI_LOCALNRANKS"}) {
-    const char* value = std::getenv(variable);
-    if (value == nullptr) continue;
-    const int n = std::atoi(value);  // Slurm may write "8(x2)": the leading count is the one
-    if (n >= 1) return n;
-  }
-  return 1;
+namespace dl {
+namespace {
+
+std::string shared_by(int processes) {
+  return processes > 1 ? fmt::format(", shared by {} processes of this job", processes)
+                       : std::string();
 }
 
-ThreadBudget plan_threads(const ParallelConfig& parallel) {
+}  // namespace
+
+ThreadBudget plan_threads(const ParallelConfig& parallel, const CpuLimits& limits,
+                          const CpuSharing& sharing) {
   ThreadBudget b;
-  b.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  b.local_processes = local_process_count();
-  b.workers = parallel.workers;
+  // A mask that the processes of this machine hold alike is theirs together; a launcher that
+  // binds each process to its own CPUs (srun --cpu-bind, mpirun --bind-to core) gives each a
+  // mask of its own.
+  const int mask_cpus = limits.affinity > 0 ? limits.affinity : limits.online;
+  const int from_mask = std::max(1, mask_cpus / std::max(1, sharing.affinity));
+  b.cores = from_mask;
+  b.cores_from = limits.affinity > 0
+                     ? fmt::format("CPU affinity: {} of {} online CPUs{}", limits.affinity,
+                                   limits.online, shared_by(sharing.affinity))
+                     : fmt::format("{} online CPUs (affinity unknown){}", limits.online,
+                                   shared_by(sharing.affinity));
+  if (limits.quota > 0.0) {
+    // A fractional quota is rounded up, as Go's and the JVM's runtimes do: the last thread is
+    // throttled part of the time rather than a core's worth of quota left unused.
+    const double share = limits.quota / std::max(1, sharing.quota);
+    const int from_quota = std::max(1, static_cast<int>(std::ceil(share)));
+    const std::string quota = fmt::format("{} = {:g} CPUs{}", limits.quota_source, limits.quota,
+                                          shared_by(sharing.quota));
+    if (from_quota < from_mask) {
+      b.cores = from_quota;
+      const bool fractional = static_cast<double>(from_quota) != share;
+      b.cores_from = fmt::format("cgroup quota: {}{}; {}", quota, fractional ? ", rounded up" : "",
+                                 b.cores_from);
+    } else {
+      b.cores_from += fmt::format("; cgroup quota: {}", quota);
+    }
+  }
+  b.workers = std::max(1, parallel.workers);
   b.user_override = parallel.blasThreads > 0;
-  const int threads_on_machine = std::max(1, b.workers) * b.local_processes;
-  b.blas_threads_per_worker =
-      b.user_override ? parallel.blasThreads : std::max(1, b.cores / threads_on_machine);
+  b.threads_per_worker = b.user_override ? parallel.blasThreads : std::max(1, b.cores / b.workers);
   return b;
 }
 
+ThreadBudget plan_threads(const ParallelConfig& parallel, ProcessGroup& processes) {
+  const CpuLimits limits = read_cpu_limits();
+  CpuSharing sharing;
+  sharing.affinity = share_on_this_machine(processes, limits.affinity_key).count;
+  sharing.quota = share_on_this_machine(processes, limits.cgroup_key).count;
+  return plan_threads(parallel, limits, sharing);
+}
+
 std::string ThreadBudget::describe() const {
-  return fmt::format(
-      "threads: {} worker(s) x {} BLAS thread(s) on {} core(s){}{}", workers,
-      blas_threads_per_worker, cores,
-      local_processes > 1 ? fmt::format(" shared by {} processes", local_processes) : std::string(),
-      user_override ? " (parallel.blasThreads)" : "");
+  return fmt::format("threads: {} worker(s) x {} thread(s){} on {} core(s) ({})", workers,
+                     threads_per_worker, user_override ? " (parallel.blasThreads)" : "", cores,
+                     cores_from);
 }
 
 }  // namespace dl

@@ -214,8 +214,8 @@ void FitLoop::load_data() {
 
 void FitLoop::build_trainer() {
   log_ << configure_blas_for_this_cpu() << "\n";
-  const ThreadBudget budget = plan_threads(config_.parallel);
-  set_blas_threads(budget.blas_threads_per_worker);
+  const ThreadBudget budget = plan_threads(config_.parallel, processes_);
+  set_blas_threads(budget.threads_per_worker);
   log_ << budget.describe() << "\n";
   const int workers = config_.parallel.workers;
   const BackendKind kind = resolve_backend(config_);
