@@ -34,51 +34,54 @@ namespace {
 
 // backend: auto fell back to the CPU, which trains in FLOAT only: a HALF or BFLOAT16 config must
 // not silently train in fp32.
-BackendKind cpu_for_auto(const Config& config, const std::string& why) {
+BackendChoice cpu_for_auto(const Config& config, const std::string& why) {
   if (config.dtype != DType::kFloat) {
     throw ConfigError(fmt::format(
         "{}: backend: auto chose the CPU because {}, and dtype {} needs the CUDA backend; set "
         "dtype: FLOAT to train on the CPU, or run where a GPU is visible",
         config.sourcePath, why, enum_name(config.dtype)));
   }
-  return BackendKind::kCpu;
+  return {BackendKind::kCpu, why};
 }
 
 }  // namespace
 
-BackendKind resolve_backend(const Config& config) {
+BackendChoice choose_backend(const Config& config) {
   switch (config.backend) {
     case BackendKind::kCpu:
-      return BackendKind::kCpu;
+      return {BackendKind::kCpu, ""};
     case BackendKind::kCuda: {
       const gpu::DeviceScan scan = gpu::scan_devices();
       gpu::devices_for_run(config, static_cast<int>(scan.devices.size()), scan.problem);
-      return BackendKind::kCuda;
+      return {BackendKind::kCuda, ""};
     }
     case BackendKind::kAuto: {
       const gpu::BackendPriorities priorities = gpu::priorities_from_environment();
       if (priorities.gpu <= priorities.cpu) {
-        return cpu_for_auto(config, "BACKEND_PRIORITY_CPU is not below BACKEND_PRIORITY_GPU");
+        return cpu_for_auto(config, fmt::format("BACKEND_PRIORITY_CPU ({}) is not below "
+                                                "BACKEND_PRIORITY_GPU ({})",
+                                                priorities.cpu, priorities.gpu));
       }
       const gpu::DeviceScan scan = gpu::scan_devices();
       const int visible = static_cast<int>(scan.devices.size());
       if (!gpu::auto_takes_gpu(priorities, visible)) {
-        return cpu_for_auto(config, "no GPU is visible (" + scan.problem + ")");
+        return cpu_for_auto(config, "no GPU is visible: " + scan.problem);
       }
       gpu::devices_for_run(config, visible, scan.problem);  // a listed device must exist
-      return BackendKind::kCuda;
+      return {BackendKind::kCuda, ""};
     }
   }
-  return BackendKind::kCpu;
+  return {BackendKind::kCpu, ""};
 }
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, int worker) {
+std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, int worker,
+                                      const GpuNeighbours& neighbours) {
   if (kind == BackendKind::kCpu) return std::make_unique<CpuBackend>();
   DL_CHECK(kind == BackendKind::kCuda, "make_backend needs a resolved backend (cpu or cuda)");
   DL_CHECK(worker >= 0, "worker index must not be negative");
   const gpu::DeviceScan scan = gpu::scan_devices();
-  const std::vector<int> devices =
-      gpu::devices_for_run(config, static_cast<int>(scan.devices.size()), scan.problem);
+  const std::vector<int> devices = gpu::devices_for_process(
+      config, static_cast<int>(scan.devices.size()), neighbours, scan.problem);
   gpu::CacheShares shares;
   shares.workers_on_device = gpu::workers_sharing_device(config, devices.size(), worker);
   shares.workers_in_process = std::max(config.parallel.workers, 1);
@@ -86,11 +89,15 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, in
       config, devices[static_cast<std::size_t>(worker) % devices.size()], shares);
 }
 
-std::string describe_worker_placement(BackendKind kind, const Config& config) {
+std::string describe_worker_placement(BackendKind kind, const Config& config,
+                                      const GpuNeighbours& neighbours) {
   if (kind != BackendKind::kCuda) return {};
   const gpu::DeviceScan scan = gpu::scan_devices();
-  return gpu::describe_worker_placement(
-      config, gpu::devices_for_run(config, static_cast<int>(scan.devices.size()), scan.problem));
+  const int visible = static_cast<int>(scan.devices.size());
+  const std::vector<int> devices =
+      gpu::devices_for_process(config, visible, neighbours, scan.problem);
+  return gpu::describe_process_share(config, visible, neighbours, devices) +
+         gpu::describe_worker_placement(config, devices);
 }
 
 }  // namespace dl

@@ -19,6 +19,13 @@ std::string where(const Config& config) {
   return config.sourcePath.empty() ? std::string("config") : config.sourcePath;
 }
 
+// What the CUDA runtime was told to show this process, for messages.
+std::string visible_view() {
+  const char* listed = std::getenv("CUDA_VISIBLE_DEVICES");
+  return listed == nullptr ? std::string("CUDA_VISIBLE_DEVICES is not set")
+                           : fmt::format("CUDA_VISIBLE_DEVICES={}", listed);
+}
+
 }  // namespace
 
 int parse_priority(const char* variable, const char* value, int fallback) {
@@ -48,18 +55,18 @@ bool auto_takes_gpu(const BackendPriorities& p, int visible_devices) {
   return visible_devices > 0 && p.gpu > p.cpu;
 }
 
-std::vector<int> devices_for_run(const Config& config, int visible_devices,
-                                 const std::string& why) {
+std::vector<int> devices_for_process(const Config& config, int visible_devices,
+                                     const GpuNeighbours& neighbours, const std::string& why) {
   if (visible_devices <= 0) {
     throw ConfigError(where(config) + ": backend cuda needs a GPU, but no CUDA device is " +
                       "visible (" + why + "); set backend: cpu or auto, or run where nvidia-smi " +
                       "lists a GPU (and CUDA_VISIBLE_DEVICES does not hide it)");
   }
-  std::vector<int> devices = config.cuda.devices;
-  if (devices.empty()) {
-    for (int d = 0; d < visible_devices; ++d) devices.push_back(d);
+  std::vector<int> candidates = config.cuda.devices;
+  if (candidates.empty()) {
+    for (int d = 0; d < visible_devices; ++d) candidates.push_back(d);
   }
-  for (const int d : devices) {
+  for (const int d : candidates) {
     if (d < 0 || d >= visible_devices) {
       throw ConfigError(where(config) + ": cuda.devices lists device " + std::to_string(d) +
                         ", but " + std::to_string(visible_devices) +
@@ -67,8 +74,43 @@ std::vector<int> devices_for_run(const Config& config, int visible_devices,
                         std::to_string(visible_devices) + " or write devices: all");
     }
   }
-  if (!config.cuda.allowMultiGPU) devices.resize(1);
-  return devices;
+  const int processes = std::max(1, neighbours.processes);
+  const int count = static_cast<int>(candidates.size());
+  if (processes > count) {
+    throw ConfigError(fmt::format(
+        "{}: {} processes of this job on this machine see the same {} GPU(s) ({}), and two "
+        "processes cannot share a GPU; start at most {} process(es) per machine (one per GPU: "
+        "srun --ntasks-per-node={} --gpus-per-task=1, mpirun -npernode {}), or one process "
+        "with parallel.workers for several GPUs",
+        where(config), processes, count, visible_view(), count, count, count));
+  }
+  // Equal parts keep every process's pace the same; GPUs left over are named in the placement.
+  const int part = config.cuda.allowMultiGPU ? count / processes : 1;
+  const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(neighbours.index) * part;
+  return std::vector<int>(first, first + part);
+}
+
+std::vector<int> devices_for_run(const Config& config, int visible_devices,
+                                 const std::string& why) {
+  return devices_for_process(config, visible_devices, GpuNeighbours{}, why);
+}
+
+std::string describe_process_share(const Config& config, int visible_devices,
+                                   const GpuNeighbours& neighbours,
+                                   const std::vector<int>& devices) {
+  if (neighbours.processes <= 1) return {};
+  const int candidates =
+      config.cuda.devices.empty() ? visible_devices : static_cast<int>(config.cuda.devices.size());
+  const int used = static_cast<int>(devices.size()) * neighbours.processes;
+  std::string line =
+      fmt::format("process {} of the {} on this machine that see these {} GPU(s) ({}); ",
+                  neighbours.index, neighbours.processes, candidates, visible_view());
+  if (used < candidates) {
+    line += fmt::format("{} GPU(s) left unused ({} split into equal parts{}); ", candidates - used,
+                        candidates,
+                        config.cuda.allowMultiGPU ? "" : ", one per process: allowMultiGPU false");
+  }
+  return line;
 }
 
 int workers_sharing_device(const Config& config, std::size_t device_count, int worker) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend_registry.hpp"
 #include "config/config.hpp"
 
 namespace dl::gpu {
@@ -32,10 +33,24 @@ BackendPriorities priorities_from_environment();
 // keeps the CPU, the embedded default.
 bool auto_takes_gpu(const BackendPriorities& p, int visible_devices);
 
-// The device ordinals a run's workers cycle through: cuda.devices in the given order, or all
-// visible ones when it is empty; only the first when cuda.allowMultiGPU is false. Throws
-// ConfigError when no device is visible (naming `why`) or a listed one is not.
+// The device ordinals this process's workers cycle through (worker w on devices[w mod size]).
+// The candidates are cuda.devices in the given order, or all visible ones when it is empty. The
+// processes of this machine that see the same GPUs (`neighbours`) split the candidates into
+// equal parts, in local-rank order, and this process takes its part, or only the first device
+// of it when cuda.allowMultiGPU is false. Throws ConfigError when no device is visible (naming
+// `why`), a listed one is not, or the processes outnumber the candidates (NCCL cannot give two
+// processes one GPU).
+std::vector<int> devices_for_process(const Config& config, int visible_devices,
+                                     const GpuNeighbours& neighbours, const std::string& why);
+// The same for a process alone on its machine.
 std::vector<int> devices_for_run(const Config& config, int visible_devices, const std::string& why);
+
+// For the start plan, when several processes of this machine see the same GPUs: which part of
+// them this process takes, and which GPUs no process uses (when they do not split evenly).
+// Empty for a process alone.
+std::string describe_process_share(const Config& config, int visible_devices,
+                                   const GpuNeighbours& neighbours,
+                                   const std::vector<int>& devices);
 
 // How many of the run's parallel.workers run on the same device as `worker` (worker w runs on
 // devices[w mod devices.size()]); at least 1.

@@ -27,15 +27,37 @@ struct BackendAvailability {
 
 BackendAvailability backend_availability();
 
-// The backend a run uses: backend: cpu | cuda | auto (auto takes a GPU when one is visible).
-// BACKEND_PRIORITY_CPU / BACKEND_PRIORITY_GPU override auto as in Deeplearning4j: the higher
-// number wins. Throws ConfigError when cuda is asked for and not available, naming why.
-BackendKind resolve_backend(const Config& config);
+// The backend a run uses, and, when backend: auto trains on the CPU, why no GPU is used (no
+// driver, no device, not built, the priorities), for one line on stderr.
+struct BackendChoice {
+  BackendKind kind = BackendKind::kCpu;
+  std::string why_not_gpu;  // set only when backend: auto chose the CPU
+};
 
-// A backend instance for worker `worker` (on GPU `worker mod devices` for CUDA).
-std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, int worker);
+// backend: cpu | cuda | auto (auto takes a GPU when one is visible; the default).
+// BACKEND_PRIORITY_CPU / BACKEND_PRIORITY_GPU override auto as in Deeplearning4j: the higher
+// number wins. Throws ConfigError when cuda is asked for and not available, naming why: cuda
+// never falls back to the CPU.
+BackendChoice choose_backend(const Config& config);
+inline BackendKind resolve_backend(const Config& config) {
+  return choose_backend(config).kind;
+}
+
+// This process among the processes of its machine that see the same GPUs (the same
+// CUDA_VISIBLE_DEVICES): they split those GPUs between them, in local-rank order. A process
+// alone, or one whose launcher gave it GPUs of its own, is {1, 0}.
+struct GpuNeighbours {
+  int processes = 1;
+  int index = 0;
+};
+
+// A backend instance for worker `worker`: for CUDA, on GPU `worker mod n` of the n GPUs that are
+// this process's share of the visible ones.
+std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& config, int worker,
+                                      const GpuNeighbours& neighbours = {});
 
 // For the start of a run: which device each worker runs on (empty for the CPU backend).
-std::string describe_worker_placement(BackendKind kind, const Config& config);
+std::string describe_worker_placement(BackendKind kind, const Config& config,
+                                      const GpuNeighbours& neighbours = {});
 
 }  // namespace dl

@@ -14,7 +14,7 @@ BackendAvailability backend_availability() {
   return BackendAvailability{};
 }
 
-BackendKind resolve_backend(const Config& config) {
+BackendChoice choose_backend(const Config& config) {
   if (config.backend == BackendKind::kCuda) {
     throw ConfigError(config.sourcePath +
                       ": backend: cuda, but this dl-train was built without the CUDA backend; "
@@ -27,15 +27,23 @@ BackendKind resolve_backend(const Config& config) {
         "dtype {} needs the CUDA backend; set dtype: FLOAT, or rebuild with -Dcuda=enabled",
         config.sourcePath, enum_name(config.dtype)));
   }
-  return BackendKind::kCpu;
+  BackendChoice choice;
+  if (config.backend == BackendKind::kAuto) {
+    choice.why_not_gpu =
+        "this dl-train was built without the CUDA backend (rebuild with -Dcuda=enabled where the "
+        "CUDA toolkit, cuDNN and NCCL are installed)";
+  }
+  return choice;
 }
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& /*config*/, int /*worker*/) {
+std::unique_ptr<Backend> make_backend(BackendKind kind, const Config& /*config*/, int /*worker*/,
+                                      const GpuNeighbours& /*neighbours*/) {
   DL_CHECK(kind == BackendKind::kCpu, "only the CPU backend is built into this binary");
   return std::make_unique<CpuBackend>();
 }
 
-std::string describe_worker_placement(BackendKind /*kind*/, const Config& /*config*/) {
+std::string describe_worker_placement(BackendKind /*kind*/, const Config& /*config*/,
+                                      const GpuNeighbours& /*neighbours*/) {
   return {};
 }
 

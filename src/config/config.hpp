@@ -178,7 +178,7 @@ struct Config {
   std::string sourcePath;  // the YAML file this came from
 
   uint64_t seed = 123;
-  BackendKind backend = BackendKind::kCpu;
+  BackendKind backend = BackendKind::kAuto;
   DType dtype = DType::kFloat;
   WeightInit weightInit = WeightInit::kXavier;
   std::optional<Activation> activation;  // global default for layers that set none

@@ -26,6 +26,7 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "parallel/collective_registry.hpp"
+#include "parallel/node_share.hpp"
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/thread_budget.hpp"
 #include "train/early_stopping.hpp"
@@ -218,15 +219,22 @@ void FitLoop::build_trainer() {
   set_blas_threads(budget.threads_per_worker);
   log_ << budget.describe() << "\n";
   const int workers = config_.parallel.workers;
-  const BackendKind kind = resolve_backend(config_);
+  const BackendChoice backend = choose_backend(config_);
+  if (root_ && !backend.why_not_gpu.empty()) {
+    std::cerr << "dl-train: backend: auto trains on the CPU: " << backend.why_not_gpu << "\n";
+  }
+  const BackendKind kind = backend.kind;
+  const NodeShare gpus = share_of_visible_gpus(processes_);
+  const GpuNeighbours neighbours{gpus.count, gpus.index};
   trainer_ = std::make_unique<ParallelTrainer>(
-      config_, *train_, [this, kind](int w) { return make_backend(kind, config_, w); },
+      config_, *train_,
+      [this, kind, neighbours](int w) { return make_backend(kind, config_, w, neighbours); },
       [this, kind](const std::vector<Backend*>& backends) {
         return make_collective(kind, config_, backends, processes_);
       },
       processes_);
   log_ << "backend: " << trainer_->model(0).backend().name() << "\n";
-  const std::string placement = describe_worker_placement(kind, config_);
+  const std::string placement = describe_worker_placement(kind, config_, neighbours);
   if (!placement.empty()) log_ << "placement: " << placement << "\n";
   log_ << "collective: " << trainer_->collective().name() << "\n";
   log_ << trainer_->data_placement() << "\n";

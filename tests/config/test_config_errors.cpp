@@ -332,9 +332,11 @@ TEST_CASE("HALF and BFLOAT16 need the CUDA backend", "[config][errors]") {
   CHECK_THAT(half, StartsWith("t.yaml:2:8: "));
   CHECK_THAT(half, Contains("the CPU backend trains in FLOAT only"));
   CHECK_THAT(half, EndsWith("set dtype: FLOAT or backend: cuda"));
-  CHECK_THAT(load_error("dtype: bfloat16\n" + kNetwork), Contains("FLOAT only"));
+  CHECK_THAT(load_error("backend: cpu\ndtype: bfloat16\n" + kNetwork), Contains("FLOAT only"));
   CHECK(load("backend: cuda\ndtype: HALF\n" + kNetwork).dtype == dl::DType::kHalf);
   CHECK(load("backend: auto\ndtype: BFLOAT16\n" + kNetwork).dtype == dl::DType::kBFloat16);
+  // backend: auto is the default: whether a GPU is there is decided at start.
+  CHECK(load("dtype: bfloat16\n" + kNetwork).dtype == dl::DType::kBFloat16);
 }
 
 TEST_CASE("structural mistakes", "[config][errors]") {

@@ -13,7 +13,7 @@ TEST_CASE("an almost empty config gets the documented defaults", "[config][defau
   const dl::Config c = load(kNetwork);
   CHECK(c.sourcePath == "t.yaml");
   CHECK(c.seed == 123);
-  CHECK(c.backend == dl::BackendKind::kCpu);
+  CHECK(c.backend == dl::BackendKind::kAuto);
   CHECK(c.dtype == dl::DType::kFloat);
   CHECK(c.weightInit == dl::WeightInit::kXavier);
   CHECK_FALSE(c.activation.has_value());
@@ -240,6 +240,7 @@ TEST_CASE("the shipped MNIST config is DL4J's LeNet example", "[config][shipped]
   CHECK(c.data.testImages == "data/mnist/t10k-images-idx3-ubyte.gz");
   CHECK(c.data.testLabels == "data/mnist/t10k-labels-idx1-ubyte.gz");
   CHECK(c.output.directory == "runs/mnist");
+  CHECK(c.backend == dl::BackendKind::kAuto);
 }
 
 TEST_CASE("the shipped Fashion-MNIST and small test configs load", "[config][shipped]") {
