@@ -7,8 +7,11 @@
 #   --mpi    also OpenMPI for the MPI collective and its tests
 set -euo pipefail
 
+# python3-yaml, python3-jsonschema and shellcheck: the checks of the cluster recipes
+# (tests/cluster: the MPIJob schema, the Dockerfile's RUN steps).
 packages=(build-essential meson ninja-build pkg-config libyaml-cpp-dev libcli11-dev
-  libfmt-dev catch2 libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 time)
+  libfmt-dev catch2 libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 time
+  python3-yaml python3-jsonschema shellcheck)
 bench_packages=(python3-torch python3-numpy)
 mpi_packages=(libopenmpi-dev openmpi-bin)
 

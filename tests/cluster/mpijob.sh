@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# scripts/cluster/mpijob.yaml against the MPIJob v2beta1 schema and dl-train's rules
+# (check_mpijob.py), broken copies of it refused, and its launcher script: -np from the
+# hostfile, NCCL_DEBUG forwarded, --resume once a checkpoint exists, and a real 2-rank run.
+source "$DL_SOURCE_DIR/tests/cli/lib.sh"
+cluster="$DL_SOURCE_DIR/scripts/cluster"
+if ! python3 -c 'import jsonschema, yaml' 2>/dev/null; then
+  echo "SKIP: python3-jsonschema or python3-yaml missing (apt-get install python3-jsonschema python3-yaml)"
+  exit 77
+fi
+python3 "$cluster/check_mpijob.py" "$cluster/mpijob.yaml" | tee "$WORK/check.txt"
+grep -q "16 ranks" "$WORK/check.txt" || fail "the manifest should describe 16 ranks"
+
+# Each broken copy must be refused with its reason.
+broken() {  # broken NAME EXPECTED PYTHON-EDIT
+  python3 - "$cluster/mpijob.yaml" "$WORK/$1.yaml" "$3" <<'PY'
+import sys, yaml
+job = yaml.safe_load(open(sys.argv[1]))
+exec(sys.argv[3])
+yaml.safe_dump(job, open(sys.argv[2], "w"))
+PY
+  if python3 "$cluster/check_mpijob.py" "$WORK/$1.yaml" >"$WORK/$1.txt"; then
+    fail "$1 was accepted"
+  fi
+  grep -qF "$2" "$WORK/$1.txt" || fail "$1: expected '$2' in: $(cat "$WORK/$1.txt")"
+}
+w='job["spec"]["mpiReplicaSpecs"]["Worker"]'
+l='job["spec"]["mpiReplicaSpecs"]["Launcher"]["template"]["spec"]["containers"][0]'
+broken misspelt "Additional properties are not allowed ('replica' was unexpected)" \
+  "${w}['replica'] = ${w}.pop('replicas')"
+broken gpus "one rank per GPU" "${w}['template']['spec']['containers'][0]['resources']['limits']['nvidia.com/gpu'] = 4"
+broken nccl "NCCL_DEBUG is not set in the launcher" \
+  "${l}['env'] = [e for e in ${l}['env'] if e['name'] != 'NCCL_DEBUG']"
+broken np "passes -np itself" "${l}['command'] = ['mpirun']; ${l}['args'] = ['-np', '16']"
+broken policy "is not one of" "job['spec']['runPolicy']['cleanPodPolicy'] = 'Sometimes'"
+
+# The launcher script with a recording mpirun: the operator's hostfile of 2 pods x 8 slots.
+printf 'dl-train-mnist-worker-0.dl-train-mnist slots=8\ndl-train-mnist-worker-1.dl-train-mnist slots=8\n' >"$WORK/hostfile"
+cat >"$WORK/record-mpirun" <<'REC'
+#!/usr/bin/env bash
+printf '%s\n' "$*" >>"$RECORD"
+REC
+chmod +x "$WORK/record-mpirun"
+launch() {
+  env RECORD="$WORK/mpirun.txt" MPIRUN="$WORK/record-mpirun" MPI_HOSTFILE="$WORK/hostfile" \
+    DL_TRAIN_RUN_DIR="$WORK/k8s-run" NCCL_DEBUG=WARN bash "$cluster/mpijob-launch.sh" \
+    --config /etc/dl-train/config.yaml >/dev/null
+}
+launch
+line=$(tail -n 1 "$WORK/mpirun.txt")
+[[ "$line" == "-np 16 "* ]] || fail "-np is not 16 from the hostfile: $line"
+[[ "$line" == *"-x NCCL_DEBUG"* ]] || fail "NCCL_DEBUG is not forwarded: $line"
+[[ "$line" != *"--resume"* ]] || fail "--resume without a checkpoint: $line"
+mkdir -p "$WORK/k8s-run/checkpoints" && touch "$WORK/k8s-run/checkpoints/checkpoint-e0-i3.dlck"
+launch
+[[ "$(tail -n 1 "$WORK/mpirun.txt")" == *"--resume" ]] || fail "no --resume with a checkpoint"
+
+# A real run of the launcher script on this machine: a hostfile of one host with 2 slots.
+make_data "$WORK/data" 600 100
+echo "localhost slots=2" >"$WORK/local-hostfile"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/unused")
+kv=()
+if [ "$(id -u)" = 0 ]; then kv=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1); fi
+if [ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null; then
+  env "${kv[@]}" OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none MPI_HOSTFILE="$WORK/local-hostfile" \
+    DL_TRAIN="$DL_TRAIN" DL_TRAIN_RUN_DIR="$WORK/local-run" DL_TRAIN_WORKDIR="$WORK" \
+    NCCL_DEBUG=WARN bash "$cluster/mpijob-launch.sh" "${args[@]}" >"$WORK/local.log" 2>&1 ||
+    fail "the launcher script's 2-rank run failed: $(tail -5 "$WORK/local.log")"
+  grep -q "global workers: 2" "$WORK/local.log" || fail "not 2 ranks: $(head "$WORK/local.log")"
+  [ -f "$WORK/local-run/model.dlm" ] || fail "no model in the run directory"
+  echo "ok: the launcher script ran 2 ranks on this machine"
+else
+  echo "note: no MPI build or mpirun: the launcher script's real run is not tried"
+fi
+echo "ok: manifest valid, broken copies refused, -np and the environment derived"
