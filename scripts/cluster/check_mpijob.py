@@ -12,7 +12,8 @@ rules that make dl-train's job work as written:
     the worker pods, where the ranks run;
   - launcher and workers run the same image, with a tag.
 
-Usage: check_mpijob.py MANIFEST.yaml     prints the job's size, or one line per problem (exit 1)
+Usage: check_mpijob.py MANIFEST.yaml...  prints each job's size, or one line per problem, each
+line starting with the file's name; exit 1 when any file has a problem
 """
 import json
 import os
@@ -71,30 +72,33 @@ def rules(job):
     return problems, workers * slots
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    with open(sys.argv[1]) as f:
+def check(path, validator):
+    """The problems of one manifest; prints its size when it has none."""
+    with open(path) as f:
         job = yaml.safe_load(f)
+    errors = sorted(validator.iter_errors(job), key=lambda e: list(e.path))
+    problems = [f"{'.'.join(str(p) for p in e.absolute_path) or '(top)'}: {e.message}"
+                for e in errors]
+    if not problems:
+        problems, ranks = rules(job)
+    for p in problems:
+        print(f"{path}: {p}")
+    if not problems:
+        print(f"{path}: valid MPIJob v2beta1; {ranks} ranks (Worker replicas x slotsPerWorker)")
+    return not problems
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
     if jsonschema is None:
         print("check_mpijob.py: python3-jsonschema is not installed (apt-get install "
               "python3-jsonschema)", file=sys.stderr)
         return 77
     with open(SCHEMA) as f:
-        schema = json.load(f)
-    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(job), key=lambda e: e.path)
-    for e in errors:
-        where = ".".join(str(p) for p in e.absolute_path) or "(top)"
-        print(f"{sys.argv[1]}: {where}: {e.message}")
-    if errors:
-        return 1
-    problems, ranks = rules(job)
-    for p in problems:
-        print(f"{sys.argv[1]}: {p}")
-    if problems:
-        return 1
-    print(f"{sys.argv[1]}: valid MPIJob v2beta1; {ranks} ranks (Worker replicas x slotsPerWorker)")
-    return 0
+        validator = jsonschema.Draft7Validator(json.load(f))
+    results = [check(path, validator) for path in sys.argv[1:]]
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":

@@ -9,5 +9,6 @@ for run in a b; do
 done
 cmp "$WORK/a/scores.csv" "$WORK/b/scores.csv" || fail "score files differ"
 grep -q '^0,3,1,' "$WORK/a/scores.csv" || fail "no per-worker rows: $(head "$WORK/a/scores.csv")"
-grep -q "2 worker(s) x 1 BLAS thread" "$WORK/a.log" || fail "thread budget not printed"
+grep -qE "^threads: 2 worker\(s\) x [0-9]+ thread\(s\) on [0-9]+ core\(s\) \(CPU affinity: " "$WORK/a.log" ||
+  fail "thread plan not printed: $(grep threads "$WORK/a.log")"
 echo "ok: $(wc -l <"$WORK/a/scores.csv") identical score rows"

@@ -23,6 +23,8 @@ fi
 for command in "${commands[@]}"; do
   # shellcheck disable=SC2086  # the command's words
   expect_failure 2 "$expect_open_mpi" -- env OMPI_COMM_WORLD_SIZE=2 "$DL_TRAIN" $command
+done
+for command in "${commands[@]:0:2}"; do
   # shellcheck disable=SC2086
   expect_failure 2 "$expect_srun" -- env SLURM_PROCID=1 SLURM_STEP_NUM_TASKS=4 "$DL_TRAIN" $command
 done
