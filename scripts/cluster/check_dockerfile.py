@@ -81,7 +81,8 @@ def apt_package_names():
 
 def check(path, context):
     problems = []
-    args, stages, pipefail, release = {}, [], False, None
+    args, stages, pipefail, release, stage = {}, [], False, None, None
+    stage_release, stage_pipefail = {}, {}
     os_id, os_codename = debian_release()
     known = None  # the archive's package names, read when first needed (one slow call)
     shellcheck = shutil.which("shellcheck")
@@ -90,6 +91,8 @@ def check(path, context):
         problems.append(f"{path}:{line}: {what}")
 
     for line, keyword, rest in instructions(path):
+        if stage:
+            stage_release[stage], stage_pipefail[stage] = release, pipefail
         if keyword == "ARG":
             name, _, default = rest.partition("=")
             if default or name not in args:
@@ -97,15 +100,18 @@ def check(path, context):
         elif keyword == "FROM":
             words = rest.split()
             image = expand(words[0], args)
-            name, _, tag = image.partition(":")
-            if name not in ("debian",):
-                problem(line, f"base image {image}: build from Debian's images (debian:RELEASE)")
-            if not tag or tag == "latest":
-                problem(line, f"base image {image}: pin a release tag, not latest")
-            release = tag.split("-")[0] if tag else None
-            if len(words) >= 3 and words[1].upper() == "AS":
-                stages.append(words[2])
-            pipefail = False
+            if image in stages:  # an earlier stage: its base, release and shell carry over
+                release, pipefail = stage_release[image], stage_pipefail[image]
+            else:
+                name, _, tag = image.partition(":")
+                if name not in ("debian",):
+                    problem(line, f"base image {image}: build from Debian's images (debian:RELEASE)")
+                if not tag or tag == "latest":
+                    problem(line, f"base image {image}: pin a release tag, not latest")
+                release, pipefail = (tag.split("-")[0] if tag else None), False
+            stage = words[2] if len(words) >= 3 and words[1].upper() == "AS" else None
+            if stage:
+                stages.append(stage)
         elif keyword == "SHELL":
             shell = json.loads(rest)
             pipefail = "pipefail" in shell

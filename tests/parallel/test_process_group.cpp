@@ -1,4 +1,5 @@
-// The single-process group and the launcher detection that decides between it and MPI.
+// The single-process group, the launcher detection that decides between it and MPI, and the local
+// rank the launchers state.
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,5 +140,48 @@ TEST_CASE("detect_launcher: each launcher, and how many processes it started") {
       REQUIRE(launcher);
       CHECK(launcher->processes == 0);
     }
+  }
+}
+
+TEST_CASE("local rank from the launcher's variables") {
+  const auto ompi = dl::local_rank_from_launcher(
+      fake_env({{"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}}));
+  REQUIRE(ompi);
+  CHECK(ompi->rank == 3);
+  CHECK(ompi->size == 8);
+  CHECK(ompi->source == "OMPI_COMM_WORLD_LOCAL_RANK");
+
+  // Node 3 of a step with 2 tasks on each of 3 nodes, then 1: this node runs 1 task.
+  const auto slurm =
+      dl::local_rank_from_launcher(fake_env({{"SLURM_LOCALID", "0"},
+                                             {"SLURM_STEP_NUM_TASKS", "7"},
+                                             {"SLURM_NODEID", "3"},
+                                             {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}}));
+  REQUIRE(slurm);
+  CHECK(slurm->size == 1);
+  CHECK(slurm->source == "SLURM_LOCALID");
+
+  const auto mpich =
+      dl::local_rank_from_launcher(fake_env({{"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}}));
+  REQUIRE(mpich);
+  CHECK(mpich->rank == 1);
+
+  // The batch script (no step), a rank past the size, or a missing size: not stated.
+  CHECK_FALSE(dl::local_rank_from_launcher(fake_env({{"SLURM_LOCALID", "0"}})));
+  CHECK_FALSE(dl::local_rank_from_launcher(
+      fake_env({{"OMPI_COMM_WORLD_LOCAL_RANK", "8"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}})));
+  CHECK_FALSE(dl::local_rank_from_launcher(fake_env({{"MPI_LOCALRANKID", "0"}})));
+  CHECK_FALSE(dl::local_rank_from_launcher(fake_env({})));
+}
+
+TEST_CASE("Slurm's compressed tasks per node") {
+  CHECK(dl::slurm_tasks_on_node("8", 0) == 8);
+  CHECK(dl::slurm_tasks_on_node("8(x2)", 1) == 8);
+  CHECK(dl::slurm_tasks_on_node("8(x2)", 2) == 0);
+  CHECK(dl::slurm_tasks_on_node("2(x3),1", 2) == 2);
+  CHECK(dl::slurm_tasks_on_node("2(x3),1", 3) == 1);
+  CHECK(dl::slurm_tasks_on_node("4,2,1", 1) == 2);
+  for (const char* odd : {"", "x", "2(3)", "2(x)", "2(x3", "0", "-1,2"}) {
+    CHECK(dl::slurm_tasks_on_node(odd, 0) == 0);
   }
 }

@@ -1,16 +1,13 @@
 // Thread planning: the CPUs a process may use (affinity and cgroup quota, read from a fake /proc
-// and /sys tree), how the processes of a machine that hold the same ones split them, and where
-// the launcher says a process sits on its machine.
+// and /sys tree), and how the processes of a machine that hold the same ones split them.
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <string>
 #include <vector>
 
-#include "parallel/launcher_env.hpp"
 #include "parallel/node_share.hpp"
 #include "parallel/thread_budget.hpp"
 
@@ -25,6 +22,11 @@ class FakeRoot {
   FakeRoot() : path_(fs::temp_directory_path() / fs::path("dl-fsroot-XXXXXX")) {
     std::string pattern = path_.string();
     path_ = mkdtemp(pattern.data());
+  }
+  // A process in `cgroup` (/proc/self/cgroup's text) of the hierarchies mounted as `mountinfo`.
+  FakeRoot(const std::string& mountinfo, const std::string& cgroup) : FakeRoot() {
+    write("proc/self/mountinfo", mountinfo);
+    write("proc/self/cgroup", cgroup);
   }
   ~FakeRoot() { fs::remove_all(path_); }
   void write(const std::string& relative, const std::string& text) const {
@@ -50,19 +52,10 @@ dl::ParallelConfig workers(int n, int blas_threads = 0) {
   return p;
 }
 
-dl::EnvLookup fake_env(const std::map<std::string, std::string>& variables) {
-  return [variables](const char* name) -> const char* {
-    const auto found = variables.find(name);
-    return found == variables.end() ? nullptr : found->second.c_str();
-  };
-}
-
 }  // namespace
 
 TEST_CASE("cgroup v2: the tightest cpu.max from the process's cgroup up to the mount") {
-  FakeRoot root;
-  root.write("proc/self/mountinfo", kV2Mount);
-  root.write("proc/self/cgroup", "0::/kubepods/pod1/container\n");
+  const FakeRoot root(kV2Mount, "0::/kubepods/pod1/container\n");
   root.write("sys/fs/cgroup/kubepods/pod1/container/cpu.max", "max 100000\n");
   root.write("sys/fs/cgroup/kubepods/pod1/cpu.max", "150000 100000\n");
   root.write("sys/fs/cgroup/kubepods/cpu.max", "400000 100000\n");
@@ -81,9 +74,7 @@ TEST_CASE("cgroup v2: the tightest cpu.max from the process's cgroup up to the m
 }
 
 TEST_CASE("cgroup v1: cpu.cfs_quota_us over cpu.cfs_period_us; -1 and max mean no quota") {
-  FakeRoot root;
-  root.write("proc/self/mountinfo", kV1Mount);
-  root.write("proc/self/cgroup", "4:cpu,cpuacct:/slurm/job42\n12:memory:/x\n");
+  const FakeRoot root(kV1Mount, "4:cpu,cpuacct:/slurm/job42\n12:memory:/x\n");
   root.write("sys/fs/cgroup/cpu,cpuacct/slurm/job42/cpu.cfs_quota_us", "400000\n");
   root.write("sys/fs/cgroup/cpu,cpuacct/slurm/job42/cpu.cfs_period_us", "100000\n");
   root.write("sys/fs/cgroup/cpu,cpuacct/slurm/cpu.cfs_quota_us", "-1\n");
@@ -97,9 +88,7 @@ TEST_CASE("cgroup v1: cpu.cfs_quota_us over cpu.cfs_period_us; -1 and max mean n
   CHECK(plan.threads_per_worker == 2);
   WARN("thread plan under a cgroup v1 quota of 4 CPUs (fake root): " << plan.describe());
 
-  FakeRoot unlimited;
-  unlimited.write("proc/self/mountinfo", std::string(kV2Mount) + kV1Mount);
-  unlimited.write("proc/self/cgroup", "0::/\n4:cpu,cpuacct:/\n");
+  const FakeRoot unlimited(std::string(kV2Mount) + kV1Mount, "0::/\n4:cpu,cpuacct:/\n");
   unlimited.write("sys/fs/cgroup/cpu.max", "max 100000\n");
   unlimited.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n");
   unlimited.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
@@ -163,47 +152,4 @@ TEST_CASE("share_of: the ranks of a machine holding the same thing, in local-ran
   CHECK(dl::share_of(keys, local, 3).index == 2);
   CHECK(dl::share_of(keys, local, 2).count == 1);
   CHECK(dl::share_of(keys, local, 5).index == 0);
-}
-
-TEST_CASE("local rank from the launcher's variables") {
-  const auto ompi = dl::local_rank_from_launcher(
-      fake_env({{"OMPI_COMM_WORLD_LOCAL_RANK", "3"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}}));
-  REQUIRE(ompi);
-  CHECK(ompi->rank == 3);
-  CHECK(ompi->size == 8);
-  CHECK(ompi->source == "OMPI_COMM_WORLD_LOCAL_RANK");
-
-  // Node 3 of a step with 2 tasks on each of 3 nodes, then 1: this node runs 1 task.
-  const auto slurm =
-      dl::local_rank_from_launcher(fake_env({{"SLURM_LOCALID", "0"},
-                                             {"SLURM_STEP_NUM_TASKS", "7"},
-                                             {"SLURM_NODEID", "3"},
-                                             {"SLURM_STEP_TASKS_PER_NODE", "2(x3),1"}}));
-  REQUIRE(slurm);
-  CHECK(slurm->size == 1);
-  CHECK(slurm->source == "SLURM_LOCALID");
-
-  const auto mpich =
-      dl::local_rank_from_launcher(fake_env({{"MPI_LOCALRANKID", "1"}, {"MPI_LOCALNRANKS", "2"}}));
-  REQUIRE(mpich);
-  CHECK(mpich->rank == 1);
-
-  // The batch script (no step), a rank past the size, or a missing size: not stated.
-  CHECK_FALSE(dl::local_rank_from_launcher(fake_env({{"SLURM_LOCALID", "0"}})));
-  CHECK_FALSE(dl::local_rank_from_launcher(
-      fake_env({{"OMPI_COMM_WORLD_LOCAL_RANK", "8"}, {"OMPI_COMM_WORLD_LOCAL_SIZE", "8"}})));
-  CHECK_FALSE(dl::local_rank_from_launcher(fake_env({{"MPI_LOCALRANKID", "0"}})));
-  CHECK_FALSE(dl::local_rank_from_launcher(fake_env({})));
-}
-
-TEST_CASE("Slurm's compressed tasks per node") {
-  CHECK(dl::slurm_tasks_on_node("8", 0) == 8);
-  CHECK(dl::slurm_tasks_on_node("8(x2)", 1) == 8);
-  CHECK(dl::slurm_tasks_on_node("8(x2)", 2) == 0);
-  CHECK(dl::slurm_tasks_on_node("2(x3),1", 2) == 2);
-  CHECK(dl::slurm_tasks_on_node("2(x3),1", 3) == 1);
-  CHECK(dl::slurm_tasks_on_node("4,2,1", 1) == 2);
-  for (const char* odd : {"", "x", "2(3)", "2(x)", "2(x3", "0", "-1,2"}) {
-    CHECK(dl::slurm_tasks_on_node(odd, 0) == 0);
-  }
 }
