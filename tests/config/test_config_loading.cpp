@@ -241,6 +241,10 @@ TEST_CASE("the shipped MNIST config is DL4J's LeNet example", "[config][shipped]
   CHECK(c.data.testLabels == "data/mnist/t10k-labels-idx1-ubyte.gz");
   CHECK(c.output.directory == "runs/mnist");
   CHECK(c.backend == dl::BackendKind::kAuto);
+  // The data-parallel recipe chosen by bench/recipe_study.sh (bench/RESULTS.md).
+  CHECK(c.parallel.workers == 2);
+  CHECK(c.parallel.learningRateScaling == dl::LearningRateScaling::kLinear);
+  CHECK(c.parallel.warmupIterations == 20);
 }
 
 TEST_CASE("the shipped Fashion-MNIST and small test configs load", "[config][shipped]") {
