@@ -2,7 +2,7 @@
 """Lints a Dockerfile where no Dockerfile linter is packaged (Debian 12 has none): the rules
 below, each a mistake that makes an image build fail, change from build to build or grow.
 
-Usage: check_dockerfile.py DOCKERFILE CONTEXT_DIR
+Usage: check_dockerfile.py DOCKERFILE CONTEXT_DIR [DOCKERFILE CONTEXT_DIR ...]
 
   FROM      every base image is Debian's, with a tag that is not `latest` (ARG defaults resolved)
   RUN       apt-get install: -y and --no-install-recommends, after apt-get update in the same RUN,
@@ -14,7 +14,8 @@ Usage: check_dockerfile.py DOCKERFILE CONTEXT_DIR
   COPY      each source exists in the build context; --from names an earlier stage; no ADD of URLs
   CMD       CMD and ENTRYPOINT in exec (JSON) form
   shell     every RUN passes shellcheck (bash), when shellcheck is installed
-Prints one line per problem as FILE:LINE: what; exits 1 when there is any.
+Prints one line per problem as FILE:LINE: what, and a count per file; exits 1 when any file has a
+problem.
 """
 import json
 import os
@@ -73,10 +74,17 @@ def debian_release():
         return "", ""
 
 
+_package_names = None
+
+
 def apt_package_names():
-    """Every package name this machine's archive knows, in one call."""
-    listed = subprocess.run(["apt-cache", "pkgnames"], capture_output=True, text=True)
-    return set(listed.stdout.split()) if listed.returncode == 0 else set()
+    """Every package name this machine's archive knows: one apt-cache call per run (it is slow
+    where apt keeps no binary cache, as in containers)."""
+    global _package_names
+    if _package_names is None:
+        listed = subprocess.run(["apt-cache", "pkgnames"], capture_output=True, text=True)
+        _package_names = set(listed.stdout.split()) if listed.returncode == 0 else set()
+    return _package_names
 
 
 def check(path, context):
@@ -84,7 +92,6 @@ def check(path, context):
     args, stages, pipefail, release, stage = {}, [], False, None, None
     stage_release, stage_pipefail = {}, {}
     os_id, os_codename = debian_release()
-    known = None  # the archive's package names, read when first needed (one slow call)
     shellcheck = shutil.which("shellcheck")
 
     def problem(line, what):
@@ -137,9 +144,7 @@ def check(path, context):
                 for package in apt_packages(run):
                     if NVIDIA_PACKAGE.match(package) or not debian_here:
                         continue
-                    if known is None:
-                        known = apt_package_names()
-                    if package not in known:
+                    if package not in apt_package_names():
                         problem(line, f"package {package} is not in Debian {os_codename}")
             if shellcheck:
                 checked = subprocess.run([shellcheck, "-s", "bash", "-"], input=run,
@@ -173,15 +178,19 @@ def check(path, context):
 
 
 def main():
-    if len(sys.argv) != 3:
+    pairs = sys.argv[1:]
+    if not pairs or len(pairs) % 2:
         sys.exit(__doc__)
-    problems = check(sys.argv[1], sys.argv[2])
-    for p in problems:
-        print(p)
+    failed = False
+    for path, context in zip(pairs[::2], pairs[1::2]):
+        problems = check(path, context)
+        for p in problems:
+            print(p)
+        print(f"check_dockerfile.py: {path}: {len(problems)} problem(s)")
+        failed = failed or bool(problems)
     if not shutil.which("shellcheck"):
         print("check_dockerfile.py: shellcheck not installed: RUN steps not shellchecked")
-    print(f"check_dockerfile.py: {sys.argv[1]}: {len(problems)} problem(s)")
-    return 1 if problems else 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
