@@ -87,17 +87,63 @@ def apt_package_names():
     return _package_names
 
 
+def run_problems(run, pipefail, debian_release):
+    """What is wrong with one RUN command. `debian_release`: the release the stage builds on when
+    this machine runs it too (its package names can then be checked), else None."""
+    found = []
+    if re.search(r"(^|[;&|]\s*)apt\s", run):
+        found.append("use apt-get, not apt (whose command line is not stable)")
+    if re.search(r"\bsudo\b", run):
+        found.append("no sudo: RUN steps run as root")
+    if re.search(r"[^|]\|[^|]", run) and not pipefail:
+        found.append('a pipe without SHELL ["/bin/bash", "-o", "pipefail", "-c"] first')
+    if "apt-get install" in run:
+        if "apt-get update" not in run[: run.index("apt-get install")]:
+            found.append("apt-get install without apt-get update before it in this RUN")
+        for flag in ("-y", "--no-install-recommends"):
+            if not re.search(r"apt-get install[^&;]*\s" + re.escape(flag) + r"(\s|$)", run):
+                found.append(f"apt-get install without {flag}")
+        if "rm -rf /var/lib/apt/lists/*" not in run[run.rindex("apt-get install"):]:
+            found.append("remove /var/lib/apt/lists/* after apt-get install in this RUN")
+        for package in apt_packages(run) if debian_release else []:
+            if not NVIDIA_PACKAGE.match(package) and package not in apt_package_names():
+                found.append(f"package {package} is not in Debian {debian_release}")
+    shellcheck = shutil.which("shellcheck")
+    if shellcheck:
+        checked = subprocess.run([shellcheck, "-s", "bash", "-"], input=run, capture_output=True,
+                                 text=True)
+        if checked.returncode != 0:
+            found.append("shellcheck: " + " ".join(checked.stdout.split())[:300])
+    return found
+
+
+def copy_problems(keyword, rest, stages, context):
+    """What is wrong with one COPY or ADD."""
+    found = []
+    words = shlex.split(rest)
+    options = [w for w in words if w.startswith("--")]
+    paths = [w for w in words if not w.startswith("--")]
+    if keyword == "ADD" and any(re.match(r"https?://", p) for p in paths[:-1]):
+        found.append("ADD of a URL: download in a RUN step with a checked tool")
+    source_stage = next((o.split("=", 1)[1] for o in options if o.startswith("--from=")), None)
+    if source_stage is not None:
+        if source_stage not in stages:
+            found.append(f"COPY --from={source_stage}: no earlier stage of that name")
+        return found
+    for source in paths[:-1]:
+        if not os.path.exists(os.path.join(context, source)):
+            found.append(f"COPY {source}: not in the build context {context}")
+    return found
+
+
 def check(path, context):
     problems = []
     args, stages, pipefail, release, stage = {}, [], False, None, None
     stage_release, stage_pipefail = {}, {}
     os_id, os_codename = debian_release()
-    shellcheck = shutil.which("shellcheck")
-
-    def problem(line, what):
-        problems.append(f"{path}:{line}: {what}")
-
+    apt_here = os_id == "debian" and shutil.which("apt-cache") is not None
     for line, keyword, rest in instructions(path):
+        found = []
         if stage:
             stage_release[stage], stage_pipefail[stage] = release, pipefail
         if keyword == "ARG":
@@ -111,69 +157,31 @@ def check(path, context):
                 release, pipefail = stage_release[image], stage_pipefail[image]
             else:
                 name, _, tag = image.partition(":")
-                if name not in ("debian",):
-                    problem(line, f"base image {image}: build from Debian's images (debian:RELEASE)")
+                if name != "debian":
+                    found.append(f"base image {image}: build from Debian's images (debian:RELEASE)")
                 if not tag or tag == "latest":
-                    problem(line, f"base image {image}: pin a release tag, not latest")
+                    found.append(f"base image {image}: pin a release tag, not latest")
                 release, pipefail = (tag.split("-")[0] if tag else None), False
             stage = words[2] if len(words) >= 3 and words[1].upper() == "AS" else None
             if stage:
                 stages.append(stage)
         elif keyword == "SHELL":
-            shell = json.loads(rest)
-            pipefail = "pipefail" in shell
+            pipefail = "pipefail" in json.loads(rest)
         elif keyword == "RUN":
-            run = expand(rest, args)
-            if re.search(r"(^|[;&|]\s*)apt\s", run):
-                problem(line, "use apt-get, not apt (whose command line is not stable)")
-            if re.search(r"\bsudo\b", run):
-                problem(line, "no sudo: RUN steps run as root")
-            if re.search(r"[^|]\|[^|]", run) and not pipefail:
-                problem(line, 'a pipe without SHELL ["/bin/bash", "-o", "pipefail", "-c"] first')
-            if "apt-get install" in run:
-                before = run[: run.index("apt-get install")]
-                if "apt-get update" not in before:
-                    problem(line, "apt-get install without apt-get update before it in this RUN")
-                for flag in ("-y", "--no-install-recommends"):
-                    if not re.search(r"apt-get install[^&;]*\s" + re.escape(flag) + r"(\s|$)", run):
-                        problem(line, f"apt-get install without {flag}")
-                if "rm -rf /var/lib/apt/lists/*" not in run[run.rindex("apt-get install"):]:
-                    problem(line, "remove /var/lib/apt/lists/* after apt-get install in this RUN")
-                debian_here = (os_id == "debian" and release == os_codename
-                               and shutil.which("apt-cache") is not None)
-                for package in apt_packages(run):
-                    if NVIDIA_PACKAGE.match(package) or not debian_here:
-                        continue
-                    if package not in apt_package_names():
-                        problem(line, f"package {package} is not in Debian {os_codename}")
-            if shellcheck:
-                checked = subprocess.run([shellcheck, "-s", "bash", "-"], input=run,
-                                         capture_output=True, text=True)
-                if checked.returncode != 0:
-                    problem(line, "shellcheck: " + " ".join(checked.stdout.split())[:300])
+            same_release = apt_here and release == os_codename
+            found = run_problems(expand(rest, args), pipefail, release if same_release else None)
         elif keyword in ("COPY", "ADD"):
-            words = shlex.split(rest)
-            options = [w for w in words if w.startswith("--")]
-            paths = [w for w in words if not w.startswith("--")]
-            if keyword == "ADD" and any(re.match(r"https?://", p) for p in paths[:-1]):
-                problem(line, "ADD of a URL: download in a RUN step with a checked tool")
-            source_stage = next((o.split("=", 1)[1] for o in options if o.startswith("--from=")),
-                                None)
-            if source_stage is not None:
-                if source_stage not in stages:
-                    problem(line, f"COPY --from={source_stage}: no earlier stage of that name")
-                continue
-            for source in paths[:-1]:
-                if not os.path.exists(os.path.join(context, source)):
-                    problem(line, f"COPY {source}: not in the build context {context}")
+            found = copy_problems(keyword, rest, stages, context)
         elif keyword in ("CMD", "ENTRYPOINT"):
             try:
-                if not isinstance(json.loads(rest), list):
-                    raise ValueError
+                exec_form = isinstance(json.loads(rest), list)
             except ValueError:
-                problem(line, f"{keyword} in shell form: write it as a JSON list (exec form)")
-    if not stages and not any(k == "FROM" for _, k, _ in instructions(path)):
-        problem(1, "no FROM")
+                exec_form = False
+            if not exec_form:
+                found.append(f"{keyword} in shell form: write it as a JSON list (exec form)")
+        problems += [f"{path}:{line}: {what}" for what in found]
+    if not any(k == "FROM" for _, k, _ in instructions(path)):
+        problems.append(f"{path}:1: no FROM")
     return problems
 
 
