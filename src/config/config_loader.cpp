@@ -17,6 +17,7 @@
 #include "config/config_schema.hpp"
 #include "config/layer_plan.hpp"
 #include "config/read_context.hpp"
+#include "config/recipe_checks.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -173,6 +174,8 @@ void check_combinations(const ReadContext& ctx, const Config& config) {
                         "memory.maximumHostCache ({} bytes)",
                         m.maximumHostCacheableLength, m.maximumHostCache),
             "make the largest cacheable allocation at most the cache size");
+  check_data_source(ctx, config);
+  check_schedule(ctx, config);
 }
 
 bool has_activation_key(LayerType type) {

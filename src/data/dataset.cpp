@@ -70,23 +70,29 @@ Dataset Dataset::load_idx(const std::string& images_path, const std::string& lab
 
 Dataset::Dataset(int rows, int cols, std::vector<std::uint8_t> pixels,
                  std::vector<std::int32_t> labels, int num_classes)
-    : rows_(rows),
+    : Dataset(1, rows, cols, std::move(pixels), std::move(labels), num_classes) {}
+
+Dataset::Dataset(int channels, int rows, int cols, std::vector<std::uint8_t> pixels,
+                 std::vector<std::int32_t> labels, int num_classes)
+    : channels_(channels),
+      rows_(rows),
       cols_(cols),
       num_classes_(num_classes),
-      sample_bytes_(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols)),
       pixels_(std::move(pixels)),
       labels_(std::move(labels)) {
-  if (rows < 1 || cols < 1 || num_classes < 1) {
+  if (channels < 1 || rows < 1 || cols < 1 || num_classes < 1) {
     throw DataError(
-        fmt::format("dataset: images of {}x{} pixels with {} classes; rows, cols "
-                    "and classes must each be at least 1",
-                    rows, cols, num_classes));
+        fmt::format("dataset: images of {} channel(s) of {}x{} pixels with {} classes; "
+                    "channels, rows, cols and classes must each be at least 1",
+                    channels, rows, cols, num_classes));
   }
+  sample_bytes_ = static_cast<std::size_t>(channels) * static_cast<std::size_t>(rows) *
+                  static_cast<std::size_t>(cols);
   if (pixels_.size() != labels_.size() * sample_bytes_) {
     throw DataError(
-        fmt::format("dataset: {} pixel bytes for {} labels of {}x{} images (expected "
-                    "{}); give one rows x cols image per label",
-                    pixels_.size(), labels_.size(), rows, cols, labels_.size() * sample_bytes_));
+        fmt::format("dataset: {} pixel bytes for {} labels of {} images (expected "
+                    "{}); give one channels x rows x cols image per label",
+                    pixels_.size(), labels_.size(), shape_text(), labels_.size() * sample_bytes_));
   }
   const std::int64_t bad = first_bad_label(labels_, num_classes);
   if (bad >= 0) {
@@ -95,6 +101,11 @@ Dataset::Dataset(int rows, int cols, std::vector<std::uint8_t> pixels,
                     "be class indices below numClasses",
                     labels_[bad], bad, num_classes));
   }
+}
+
+std::string Dataset::shape_text() const {
+  return channels_ == 1 ? fmt::format("{}x{}", rows_, cols_)
+                        : fmt::format("{}x{}x{}", channels_, rows_, cols_);
 }
 
 void Dataset::gather(const std::int64_t* indices, std::size_t count, float* images,

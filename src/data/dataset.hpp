@@ -1,5 +1,6 @@
 // An in-memory labelled image data set. Pixels stay uint8 (a quarter of the memory of floats)
-// and are converted to float in [0, 1] (x / 255) only when a batch is gathered.
+// and are converted to float in [0, 1] (x / 255) only when a batch is gathered. A sample is
+// channels x rows x cols bytes, channel planes first (NCHW, as the layers read it).
 #pragma once
 
 #include <cstddef>
@@ -17,15 +18,22 @@ class Dataset {
   static Dataset load_idx(const std::string& images_path, const std::string& labels_path,
                           int num_classes, std::int64_t limit = 0);
 
-  // From raw data (tests, synthetic data): pixels holds labels.size() images of rows x cols.
+  // From raw data (CIFAR, tests, synthetic data): pixels holds labels.size() images of
+  // channels x rows x cols.
+  Dataset(int channels, int rows, int cols, std::vector<std::uint8_t> pixels,
+          std::vector<std::int32_t> labels, int num_classes);
+  // One channel.
   Dataset(int rows, int cols, std::vector<std::uint8_t> pixels, std::vector<std::int32_t> labels,
           int num_classes);
 
   std::int64_t size() const { return static_cast<std::int64_t>(labels_.size()); }
+  int channels() const { return channels_; }
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   int num_classes() const { return num_classes_; }
-  std::size_t sample_floats() const { return sample_bytes_; }  // rows * cols
+  std::size_t sample_floats() const { return sample_bytes_; }  // channels * rows * cols
+  // "28x28" for one channel, "3x32x32" (channels first) otherwise.
+  std::string shape_text() const;
 
   // Writes `count` samples, in the order of `indices`: images sample-major as floats in [0, 1]
   // (count * sample_floats() values) and their labels. Throws DataError for an index outside
@@ -38,7 +46,7 @@ class Dataset {
   const std::vector<std::int32_t>& labels() const { return labels_; }
 
  private:
-  int rows_ = 0, cols_ = 0, num_classes_ = 0;
+  int channels_ = 1, rows_ = 0, cols_ = 0, num_classes_ = 0;
   std::size_t sample_bytes_ = 0;
   std::vector<std::uint8_t> pixels_;
   std::vector<std::int32_t> labels_;

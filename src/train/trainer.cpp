@@ -20,6 +20,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "config/config_loader.hpp"
 #include "config/enum_names.hpp"
+#include "data/data_sources.hpp"
 #include "data/dataset.hpp"
 #include "io/append_file.hpp"
 #include "io/atomic_file.hpp"
@@ -189,10 +190,8 @@ class FitLoop {
 
 void FitLoop::load_data() {
   const DataConfig& d = config_.data;
-  train_ = std::make_unique<Dataset>(
-      Dataset::load_idx(d.trainImages, d.trainLabels, d.numClasses, d.trainLimit));
-  test_ = std::make_unique<Dataset>(
-      Dataset::load_idx(d.testImages, d.testLabels, d.numClasses, d.testLimit));
+  train_ = std::make_unique<Dataset>(load_training_set(d));
+  test_ = std::make_unique<Dataset>(load_test_set(d));
   const std::size_t expected = static_cast<std::size_t>(config_.inputType.height) *
                                config_.inputType.width * config_.inputType.channels;
   const std::size_t expected_input = config_.inputType.kind == InputTypeConfig::Kind::kFeedForward
@@ -200,17 +199,16 @@ void FitLoop::load_data() {
                                          : expected;
   if (train_->sample_floats() != expected_input) {
     throw DataError(fmt::format(
-        "{}: images are {}x{} ({} values) but inputType expects {} values; fix inputType in {}",
-        d.trainImages, train_->rows(), train_->cols(), train_->sample_floats(), expected_input,
+        "{}: images are {} ({} values) but inputType expects {} values; fix inputType in {}",
+        training_source(d), train_->shape_text(), train_->sample_floats(), expected_input,
         config_.sourcePath));
   }
   if (test_->sample_floats() != train_->sample_floats()) {
-    throw DataError(fmt::format("{}: test images are {}x{} but training images are {}x{}",
-                                d.testImages, test_->rows(), test_->cols(), train_->rows(),
-                                train_->cols()));
+    throw DataError(fmt::format("{}: test images are {} but training images are {}", test_source(d),
+                                test_->shape_text(), train_->shape_text()));
   }
-  log_ << fmt::format("data: {} training and {} test examples ({}x{}), {} classes\n",
-                      train_->size(), test_->size(), train_->rows(), train_->cols(), d.numClasses);
+  log_ << fmt::format("data: {} training and {} test examples ({}), {} classes\n", train_->size(),
+                      test_->size(), train_->shape_text(), d.numClasses);
 }
 
 void FitLoop::build_trainer() {
@@ -237,6 +235,7 @@ void FitLoop::build_trainer() {
   const std::string placement = describe_worker_placement(kind, config_, neighbours);
   if (!placement.empty()) log_ << "placement: " << placement << "\n";
   log_ << "collective: " << trainer_->collective().name() << "\n";
+  log_ << trainer_->optimizer(0).describe() << "\n";
   log_ << trainer_->data_placement() << "\n";
   log_ << fmt::format(
       "model: {} parameters; {} mode, {} worker(s) x batch {}{}\n",

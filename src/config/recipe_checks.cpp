@@ -1,0 +1,65 @@
+#include "config/recipe_checks.hpp"
+
+#include <fmt/format.h>
+
+#include "config/enum_names.hpp"
+#include "data/cifar_format.hpp"
+
+namespace dl {
+namespace {
+
+int cifar_classes(const DataConfig& data) {
+  if (data.format == DataFormat::kCifar10) return cifar::kCifar10Classes;
+  return data.cifar100Labels == Cifar100Labels::kCoarse ? cifar::kCifar100CoarseClasses
+                                                        : cifar::kCifar100FineClasses;
+}
+
+bool input_fits_cifar(const InputTypeConfig& in) {
+  if (in.kind == InputTypeConfig::Kind::kFeedForward)
+    return static_cast<std::size_t>(in.size) == cifar::kImageBytes;
+  return in.channels == cifar::kChannels && in.height == cifar::kSide && in.width == cifar::kSide;
+}
+
+}  // namespace
+
+void check_data_source(const ReadContext& ctx, const Config& config) {
+  const DataConfig& data = config.data;
+  if (data.format == DataFormat::kIdx) return;
+  const int classes = cifar_classes(data);
+  const std::string what =
+      data.format == DataFormat::kCifar100
+          ? fmt::format("CIFAR-100 with cifar100Labels: {}", enum_name(data.cifar100Labels))
+          : std::string("CIFAR-10");
+  if (data.numClasses != classes)
+    fail_at(
+        ctx.remembered("data.numClasses"),
+        fmt::format("data.numClasses is {} but {} has {} classes", data.numClasses, what, classes),
+        fmt::format("set data.numClasses: {}", classes));
+  if (!input_fits_cifar(config.inputType))
+    fail_at(ctx.remembered("inputType"),
+            fmt::format("data.format {} gives 3 x 32 x 32 colour images, which inputType does "
+                        "not describe",
+                        enum_name(data.format)),
+            fmt::format("write inputType: {{convolutionalFlat: {{height: {}, width: {}, "
+                        "channels: {}}}}}",
+                        cifar::kSide, cifar::kSide, cifar::kChannels));
+}
+
+void check_schedule(const ReadContext& ctx, const Config& config) {
+  const ScheduleConfig& s = config.schedule;
+  if (s.totalIterations > 0 && s.warmupIterations >= s.totalIterations)
+    fail_at(ctx.remembered("learningRateSchedule.warmupIterations"),
+            fmt::format("learningRateSchedule.warmupIterations ({}) is not below totalIterations "
+                        "({})",
+                        s.warmupIterations, s.totalIterations),
+            "shorten the warm-up or lengthen totalIterations");
+  if (s.type == LearningRateSchedule::kCosine &&
+      s.minLearningRate >= effective_learning_rate(config.updater))
+    fail_at(ctx.remembered("learningRateSchedule.minLearningRate"),
+            fmt::format("learningRateSchedule.minLearningRate ({}) is not below the learning rate "
+                        "({}): the cosine schedule would not decay",
+                        s.minLearningRate, effective_learning_rate(config.updater)),
+            "lower minLearningRate (0 anneals to zero)");
+}
+
+}  // namespace dl

@@ -1,0 +1,19 @@
+// Checks that span several keys of the data source and the training recipe (schedule, updater),
+// run by the loader after every key was read: each failure names the key where it was written
+// and the fix.
+#pragma once
+
+#include "config/config.hpp"
+#include "config/read_context.hpp"
+
+namespace dl {
+
+// data.format cifar10/cifar100: numClasses and inputType must match the CIFAR records (3 x 32 x 32,
+// 10, 100 or 20 classes). Known before any file is read, so `validate` reports it.
+void check_data_source(const ReadContext& ctx, const Config& config);
+
+// learningRateSchedule: a warm-up shorter than a given totalIterations; cosine's
+// minLearningRate below the learning rate.
+void check_schedule(const ReadContext& ctx, const Config& config);
+
+}  // namespace dl

@@ -1,0 +1,77 @@
+#include "data/data_sources.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <utility>
+
+#include "data/cifar_format.hpp"
+#include "data/cifar_reader.hpp"
+#include "data/idx_reader.hpp"
+
+namespace dl {
+namespace {
+
+CifarSource cifar_source(const DataConfig& data, DataFormat format) {
+  CifarSource source;
+  source.directory = data.directory;
+  source.cifar100 = format == DataFormat::kCifar100;
+  source.coarse_labels = data.cifar100Labels == Cifar100Labels::kCoarse;
+  return source;
+}
+
+Dataset cifar_dataset(CifarRecords records, int num_classes) {
+  return Dataset(cifar::kChannels, cifar::kSide, cifar::kSide, std::move(records.pixels),
+                 std::move(records.labels), num_classes);
+}
+
+Dataset load_split(const DataConfig& data, CifarSplit split) {
+  const bool train = split == CifarSplit::kTrain;
+  const std::int64_t limit = train ? data.trainLimit : data.testLimit;
+  if (data.format == DataFormat::kIdx) {
+    return train ? Dataset::load_idx(data.trainImages, data.trainLabels, data.numClasses, limit)
+                 : Dataset::load_idx(data.testImages, data.testLabels, data.numClasses, limit);
+  }
+  return cifar_dataset(read_cifar_split(cifar_source(data, data.format), split, limit),
+                       data.numClasses);
+}
+
+std::string split_source(const DataConfig& data, CifarSplit split) {
+  if (data.format == DataFormat::kIdx)
+    return split == CifarSplit::kTrain ? data.trainImages : data.testImages;
+  const std::vector<std::string> files = cifar_split_files(cifar_source(data, data.format), split);
+  if (files.size() == 1) return files.front();
+  // data_batch_1.bin ... data_batch_5.bin: "DIR/data_batch_*.bin"
+  const std::filesystem::path first(files.front());
+  const std::string name = first.filename().string();
+  return (first.parent_path() / (name.substr(0, name.find_last_of('_') + 1) + "*.bin")).string();
+}
+
+}  // namespace
+
+Dataset load_training_set(const DataConfig& data) {
+  return load_split(data, CifarSplit::kTrain);
+}
+
+Dataset load_test_set(const DataConfig& data) {
+  return load_split(data, CifarSplit::kTest);
+}
+
+std::string training_source(const DataConfig& data) {
+  return split_source(data, CifarSplit::kTrain);
+}
+
+std::string test_source(const DataConfig& data) {
+  return split_source(data, CifarSplit::kTest);
+}
+
+Dataset load_images_file(const std::string& path, DataFormat format, const DataConfig& data) {
+  if (format != DataFormat::kIdx)
+    return cifar_dataset(read_cifar_file(path, cifar_source(data, format)), data.numClasses);
+  IdxImages images = read_idx_images(path);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(images.count), 0);
+  return Dataset(images.rows, images.cols, std::move(images.pixels), std::move(labels),
+                 data.numClasses);
+}
+
+}  // namespace dl

@@ -1,0 +1,25 @@
+// The training and test sets a config names: IDX files (data.trainImages ... data.testLabels) or
+// the CIFAR-10 / CIFAR-100 batches in data.directory, chosen by data.format. The trainer, `eval`
+// and `predict` load data only through here.
+#pragma once
+
+#include <string>
+
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+
+namespace dl {
+
+Dataset load_training_set(const DataConfig& data);
+Dataset load_test_set(const DataConfig& data);
+
+// Where a split comes from, for messages: the images file, or "DIR/data_batch_*.bin".
+std::string training_source(const DataConfig& data);
+std::string test_source(const DataConfig& data);
+
+// The images of one file (`predict --input`): an IDX images file (plain or .gz; it holds no
+// labels, so every label is 0) or one CIFAR batch file of `format` (with its labels; CIFAR-100's
+// label set is data.cifar100Labels).
+Dataset load_images_file(const std::string& path, DataFormat format, const DataConfig& data);
+
+}  // namespace dl
