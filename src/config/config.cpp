@@ -26,6 +26,7 @@ double effective_learning_rate(const UpdaterConfig& u) {
     case UpdaterType::kNesterovs:
       return kNesterovsDefaultLearningRate;
     case UpdaterType::kAdam:
+    case UpdaterType::kAdamW:
       return kAdamDefaultLearningRate;
     case UpdaterType::kRmsProp:
       return kRmsPropDefaultLearningRate;

@@ -29,15 +29,38 @@ struct UpdaterConfig {
   double beta2 = 0.999;    // Adam
   double epsilon = 1e-8;   // Adam, RmsProp
   double rmsDecay = 0.95;  // RmsProp
+  // AdamW: decoupled weight decay, each step multiplies every trainable parameter by
+  // 1 - learningRate * weightDecay before the Adam update (PyTorch's default coefficient).
+  double weightDecay = 0.01;
 };
 
-enum class LearningRateSchedule { kNone, kStep, kExponential, kInverse };
+enum class LearningRateSchedule { kNone, kStep, kExponential, kInverse, kCosine, kOneCycle };
 
+// The formulas are in src/optim/learning_rate_schedule.hpp.
 struct ScheduleConfig {
   LearningRateSchedule type = LearningRateSchedule::kNone;
-  double gamma = 0.1;   // step: lr * gamma^floor(iter/step); exponential: lr * gamma^iter;
-  double power = 1.0;   // inverse: lr / (1 + gamma*iter)^power
-  int64_t step = 1000;  // iterations per step (step schedule)
+  double gamma = 0.1;            // step: lr * gamma^floor(iter/step); exponential: lr * gamma^iter;
+  double power = 1.0;            // inverse: lr / (1 + gamma*iter)^power
+  int64_t step = 1000;           // iterations per step (step schedule)
+  int64_t warmupIterations = 0;  // linear warm-up before any schedule; 0 = none
+  int64_t totalIterations = 0;   // cosine, oneCycle: length; 0 = epochs x iterations per epoch
+  double minLearningRate = 0.0;  // cosine: the rate it anneals to
+  double divFactor = 25.0;       // oneCycle: starts at lr / divFactor (PyTorch's OneCycleLR)
+  double finalDivFactor = 1e4;   // oneCycle: ends at lr / divFactor / finalDivFactor
+};
+
+// DL4J's gradientNormalization, applied to the (averaged) gradients before L2 and the updater,
+// plus a global-norm clip as PyTorch's clip_grad_norm_ and Keras's global_clipnorm; t is
+// gradientNormalizationThreshold. PerLayer: all parameters of a layer together; PerParamType:
+// each weight or bias tensor on its own.
+enum class GradientNormalization {
+  kNone,
+  kRenormalizeL2PerLayer,         // g /= ||g||
+  kRenormalizeL2PerParamType,     // g /= ||g||
+  kClipElementWiseAbsoluteValue,  // g = clamp(g, -t, t)
+  kClipL2PerLayer,                // g *= t / ||g|| when ||g|| > t
+  kClipL2PerParamType,            // g *= t / ||g|| when ||g|| > t
+  kClipL2Global,                  // the same over every parameter of the network
 };
 
 struct InputTypeConfig {
@@ -81,13 +104,22 @@ struct LayerConfig {
 // uploaded). auto: resident on CUDA when it fits memory.maximumDeviceCacheableLength.
 enum class DeviceResidency { kAuto, kAlways, kNever };
 
+// The files a data set is read from: IDX image and label files (trainImages ... testLabels), or
+// the binary CIFAR-10 / CIFAR-100 batches in `directory` (src/data/cifar_reader.hpp).
+enum class DataFormat { kIdx, kCifar10, kCifar100 };
+// Which of a CIFAR-100 record's two labels is the class: the 100 fine or the 20 coarse ones.
+enum class Cifar100Labels { kFine, kCoarse };
+
 struct DataConfig {
+  DataFormat format = DataFormat::kIdx;
+  std::string directory = "data/cifar-10-batches-bin";  // cifar10, cifar100 only
+  Cifar100Labels cifar100Labels = Cifar100Labels::kFine;
   std::string trainImages = "data/mnist/train-images-idx3-ubyte.gz";
   std::string trainLabels = "data/mnist/train-labels-idx1-ubyte.gz";
   std::string testImages = "data/mnist/t10k-images-idx3-ubyte.gz";
   std::string testLabels = "data/mnist/t10k-labels-idx1-ubyte.gz";
   bool shuffle = true;
-  int64_t trainLimit = 0;  // use only the first N training images; 0 = all
+  int64_t trainLimit = 0;  // use only the first N training images; 0 = all (every format)
   int64_t testLimit = 0;   // 0 = all
   int numClasses = 10;
   DeviceResidency deviceResident = DeviceResidency::kAuto;
@@ -186,6 +218,8 @@ struct Config {
   ScheduleConfig schedule;
   double l2 = 0.0;      // on weights (not biases)
   double l2Bias = 0.0;  // on biases
+  GradientNormalization gradientNormalization = GradientNormalization::kNone;
+  double gradientNormalizationThreshold = 1.0;
   int batchSize = 128;  // per worker
   int epochs = 1;
   NonFiniteAction onNonFiniteLoss = NonFiniteAction::kStop;

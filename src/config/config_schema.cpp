@@ -32,6 +32,7 @@ const FieldTable<UpdaterConfig>& updater_fields() {
       real_field("beta2", &UpdaterConfig::beta2, RealRange::from_below(0.0, 1.0)),
       real_field("epsilon", &UpdaterConfig::epsilon, RealRange::above(0.0)),
       real_field("rmsDecay", &UpdaterConfig::rmsDecay, RealRange::from_below(0.0, 1.0)),
+      real_field("weightDecay", &UpdaterConfig::weightDecay, RealRange::at_least(0.0)),
   };
   return table;
 }
@@ -42,6 +43,11 @@ const FieldTable<ScheduleConfig>& schedule_fields() {
       real_field("gamma", &ScheduleConfig::gamma, RealRange::above(0.0)),
       real_field("power", &ScheduleConfig::power, RealRange::above(0.0)),
       integer_field("step", &ScheduleConfig::step, 1),
+      integer_field("warmupIterations", &ScheduleConfig::warmupIterations, 0),
+      integer_field("totalIterations", &ScheduleConfig::totalIterations, 0),
+      real_field("minLearningRate", &ScheduleConfig::minLearningRate, RealRange::at_least(0.0)),
+      real_field("divFactor", &ScheduleConfig::divFactor, RealRange::at_least(1.0)),
+      real_field("finalDivFactor", &ScheduleConfig::finalDivFactor, RealRange::at_least(1.0)),
   };
   return table;
 }
@@ -180,15 +186,32 @@ const FieldTable<LayerConfig>& all_layer_fields() {
   return table;
 }
 
+// `required`: the keys of this layer type that have no default, each with the fix to write when
+// it is missing.
 FieldTable<LayerConfig> select_layer_fields(const std::vector<std::string>& keys,
-                                            const std::string& nout_fix) {
+                                            const std::map<std::string, std::string>& required) {
   FieldTable<LayerConfig> selected;
   for (const auto& f : all_layer_fields()) {
     if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) continue;
     selected.push_back(f);
-    if (f.key == "nOut" && !nout_fix.empty()) selected.back().required_fix = nout_fix;
+    const auto fix = required.find(f.key);
+    if (fix != required.end()) selected.back().required_fix = fix->second;
   }
   return selected;
+}
+
+// Subsampling has no default window: DL4J's SubsamplingLayer defaults to a 1x1 kernel with
+// stride 2, Keras's MaxPooling2D to a stride equal to its pool size, and dl-train once defaulted
+// to 5x5 with stride 1, so any default would surprise someone (docs/CONFIG.md).
+const std::map<std::string, std::string>& subsampling_required() {
+  static const std::map<std::string, std::string> required{
+      {"kernelSize",
+       "add kernelSize: the pooling window, e.g. kernelSize: 2 (Keras's MaxPooling2D(2))"},
+      {"stride",
+       "add stride: the window step, e.g. stride: 2 for kernelSize: 2 (Keras's default stride "
+       "is the pool size, DL4J's is 2); subsampling has no default stride"},
+  };
+  return required;
 }
 
 std::string layer_where(const std::string& path, LayerType type) {
@@ -266,6 +289,9 @@ Field<Config> layers_field() {
 
 const FieldTable<DataConfig>& data_fields() {
   static const FieldTable<DataConfig> table{
+      enum_field("format", &DataConfig::format),
+      text_field("directory", &DataConfig::directory),
+      enum_field("cifar100Labels", &DataConfig::cifar100Labels),
       text_field("trainImages", &DataConfig::trainImages),
       text_field("trainLabels", &DataConfig::trainLabels),
       text_field("testImages", &DataConfig::testImages),
@@ -405,6 +431,9 @@ const FieldTable<Config>& config_fields() {
       section_field("learningRateSchedule", &Config::schedule, schedule_fields),
       real_field("l2", &Config::l2, RealRange::at_least(0.0)),
       real_field("l2Bias", &Config::l2Bias, RealRange::at_least(0.0)),
+      enum_field("gradientNormalization", &Config::gradientNormalization),
+      real_field("gradientNormalizationThreshold", &Config::gradientNormalizationThreshold,
+                 RealRange::above(0.0)),
       integer_field("batchSize", &Config::batchSize, 1),
       integer_field("epochs", &Config::epochs, 1),
       enum_field("onNonFiniteLoss", &Config::onNonFiniteLoss),
@@ -426,17 +455,17 @@ const FieldTable<LayerConfig>& layer_fields(LayerType type) {
       {LayerType::kConvolution,
        select_layer_fields({"name", "nIn", "nOut", "kernelSize", "stride", "padding",
                             "convolutionMode", "activation", "weightInit"},
-                           "add nOut: <number of output channels>")},
-      {LayerType::kSubsampling,
-       select_layer_fields(
-           {"name", "poolingType", "kernelSize", "stride", "padding", "convolutionMode"}, "")},
+                           {{"nOut", "add nOut: <number of output channels>"}})},
+      {LayerType::kSubsampling, select_layer_fields({"name", "poolingType", "kernelSize", "stride",
+                                                     "padding", "convolutionMode"},
+                                                    subsampling_required())},
       {LayerType::kDense, select_layer_fields({"name", "nIn", "nOut", "activation", "weightInit"},
-                                              "add nOut: <number of units>")},
+                                              {{"nOut", "add nOut: <number of units>"}})},
       {LayerType::kOutput,
        select_layer_fields({"name", "nIn", "nOut", "activation", "weightInit", "lossFunction"},
-                           "add nOut: <number of classes>")},
-      {LayerType::kDropout, select_layer_fields({"name", "dropOut"}, "")},
-      {LayerType::kBatchNormalization, select_layer_fields({"name", "decay", "eps"}, "")},
+                           {{"nOut", "add nOut: <number of classes>"}})},
+      {LayerType::kDropout, select_layer_fields({"name", "dropOut"}, {})},
+      {LayerType::kBatchNormalization, select_layer_fields({"name", "decay", "eps"}, {})},
   };
   return tables.at(type);
 }

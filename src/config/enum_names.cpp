@@ -27,11 +27,26 @@ DL_ENUM_SPELLINGS(Activation, "activation", {Activation::kIdentity, "identity"},
                   {Activation::kSoftmax, "softmax"})
 DL_ENUM_SPELLINGS(UpdaterType, "updater type", {UpdaterType::kSgd, "sgd"},
                   {UpdaterType::kNesterovs, "nesterovs"}, {UpdaterType::kAdam, "adam"},
-                  {UpdaterType::kRmsProp, "rmsprop"})
+                  {UpdaterType::kRmsProp, "rmsprop"}, {UpdaterType::kAdamW, "adamw"})
 DL_ENUM_SPELLINGS(LearningRateSchedule, "learning rate schedule",
                   {LearningRateSchedule::kNone, "none"}, {LearningRateSchedule::kStep, "step"},
                   {LearningRateSchedule::kExponential, "exponential"},
-                  {LearningRateSchedule::kInverse, "inverse"})
+                  {LearningRateSchedule::kInverse, "inverse"},
+                  {LearningRateSchedule::kCosine, "cosine"},
+                  {LearningRateSchedule::kOneCycle, "oneCycle"})
+DL_ENUM_SPELLINGS(GradientNormalization, "gradient normalization",
+                  {GradientNormalization::kNone, "None"},
+                  {GradientNormalization::kRenormalizeL2PerLayer, "RenormalizeL2PerLayer"},
+                  {GradientNormalization::kRenormalizeL2PerParamType, "RenormalizeL2PerParamType"},
+                  {GradientNormalization::kClipElementWiseAbsoluteValue,
+                   "ClipElementWiseAbsoluteValue"},
+                  {GradientNormalization::kClipL2PerLayer, "ClipL2PerLayer"},
+                  {GradientNormalization::kClipL2PerParamType, "ClipL2PerParamType"},
+                  {GradientNormalization::kClipL2Global, "ClipL2Global"})
+DL_ENUM_SPELLINGS(DataFormat, "data format", {DataFormat::kIdx, "idx"},
+                  {DataFormat::kCifar10, "cifar10"}, {DataFormat::kCifar100, "cifar100"})
+DL_ENUM_SPELLINGS(Cifar100Labels, "CIFAR-100 label set", {Cifar100Labels::kFine, "fine"},
+                  {Cifar100Labels::kCoarse, "coarse"})
 DL_ENUM_SPELLINGS(NonFiniteAction, "non-finite loss action", {NonFiniteAction::kStop, "stop"},
                   {NonFiniteAction::kSkip, "skip"})
 DL_ENUM_SPELLINGS(PoolingType, "pooling type", {PoolingType::kMax, "max"},

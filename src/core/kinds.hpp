@@ -12,7 +12,8 @@ enum class PoolingType { kMax, kAvg };
 enum class ConvolutionMode { kTruncate, kSame };
 enum class LossFunction { kNegativeLogLikelihood, kMcxent, kMse };
 enum class WeightInit { kXavier, kXavierUniform, kRelu, kReluUniform, kNormal, kUniform, kZero };
-enum class UpdaterType { kSgd, kNesterovs, kAdam, kRmsProp };
+// kAdamW: Adam's update rule plus decoupled weight decay (applied by src/optim's Optimizer).
+enum class UpdaterType { kSgd, kNesterovs, kAdam, kRmsProp, kAdamW };
 enum class LayerType { kConvolution, kSubsampling, kDense, kOutput, kDropout, kBatchNormalization };
 enum class ParallelMode { kAveraging, kSynchronous };
 

@@ -62,12 +62,20 @@ inline void check_same_config(const Config& a, const Config& b) {
   CHECK(a.updater.beta2 == b.updater.beta2);
   CHECK(a.updater.epsilon == b.updater.epsilon);
   CHECK(a.updater.rmsDecay == b.updater.rmsDecay);
+  CHECK(a.updater.weightDecay == b.updater.weightDecay);
   CHECK(a.schedule.type == b.schedule.type);
   CHECK(a.schedule.gamma == b.schedule.gamma);
   CHECK(a.schedule.power == b.schedule.power);
   CHECK(a.schedule.step == b.schedule.step);
+  CHECK(a.schedule.warmupIterations == b.schedule.warmupIterations);
+  CHECK(a.schedule.totalIterations == b.schedule.totalIterations);
+  CHECK(a.schedule.minLearningRate == b.schedule.minLearningRate);
+  CHECK(a.schedule.divFactor == b.schedule.divFactor);
+  CHECK(a.schedule.finalDivFactor == b.schedule.finalDivFactor);
   CHECK(a.l2 == b.l2);
   CHECK(a.l2Bias == b.l2Bias);
+  CHECK(a.gradientNormalization == b.gradientNormalization);
+  CHECK(a.gradientNormalizationThreshold == b.gradientNormalizationThreshold);
   CHECK(a.batchSize == b.batchSize);
   CHECK(a.epochs == b.epochs);
   CHECK(a.onNonFiniteLoss == b.onNonFiniteLoss);
@@ -102,6 +110,9 @@ inline void check_same_config(const Config& a, const Config& b) {
     CHECK(x.eps == y.eps);
   }
 
+  CHECK(a.data.format == b.data.format);
+  CHECK(a.data.directory == b.data.directory);
+  CHECK(a.data.cifar100Labels == b.data.cifar100Labels);
   CHECK(a.data.trainImages == b.data.trainImages);
   CHECK(a.data.trainLabels == b.data.trainLabels);
   CHECK(a.data.testImages == b.data.testImages);

@@ -232,7 +232,8 @@ TEST_CASE("unknown enum values get a suggestion or the list", "[config][errors]"
   CHECK_THAT(activation, Contains("unknown activation 'rleu'"));
   CHECK_THAT(activation, Contains("did you mean 'relu'?"));
 
-  const std::string updater = load_error("updater: adamw\n" + kNetwork);
+  // (adamw is an updater of its own.)
+  const std::string updater = load_error("updater: adan\n" + kNetwork);
   CHECK_THAT(updater, StartsWith("t.yaml:1:10: "));
   CHECK_THAT(updater, Contains("did you mean 'adam'?"));
 

@@ -1,0 +1,128 @@
+// The keys of the Keras port: data.format / directory / cifar100Labels, AdamW's weightDecay, the
+// cosine and one-cycle schedules with warm-up, gradientNormalization, and subsampling's window
+// that has no default; each with its round trip and its errors.
+#include "config_test_support.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using dl::testing::check_same_config;
+using dl::testing::kNetwork;
+using dl::testing::load;
+using dl::testing::load_error;
+using dl::testing::source_path;
+
+namespace {
+
+const std::string kCifarNetwork =
+    "inputType:\n"
+    "  convolutionalFlat: {height: 32, width: 32, channels: 3}\n"
+    "layers:\n"
+    "  - convolution: {nOut: 4, kernelSize: 3, convolutionMode: Same}\n"
+    "  - output: {nOut: 10}\n";
+
+}  // namespace
+
+TEST_CASE("recipe keys: defaults, and a round trip away from them", "[config][recipe]") {
+  const dl::Config defaults = load(kNetwork);
+  CHECK(defaults.data.format == dl::DataFormat::kIdx);
+  CHECK(defaults.data.directory == "data/cifar-10-batches-bin");
+  CHECK(defaults.updater.weightDecay == 0.01);
+  CHECK(defaults.gradientNormalization == dl::GradientNormalization::kNone);
+  CHECK(defaults.gradientNormalizationThreshold == 1.0);
+  CHECK(defaults.schedule.warmupIterations == 0);
+
+  const std::string yaml =
+      "updater: {type: adamw, weightDecay: 0.05}\n"
+      "learningRateSchedule: {type: oneCycle, warmupIterations: 30, totalIterations: 100,\n"
+      "                       minLearningRate: 0.0001, divFactor: 10, finalDivFactor: 100}\n"
+      "gradientNormalization: ClipL2PerParamType\ngradientNormalizationThreshold: 0.5\n"
+      "data: {format: cifar100, directory: /d/cifar-100-binary, cifar100Labels: coarse,\n"
+      "       numClasses: 20}\n" +
+      kCifarNetwork;
+  const dl::Config c = load(yaml);
+  CHECK(c.updater.type == dl::UpdaterType::kAdamW);
+  CHECK(c.updater.learningRate == 1e-3);  // Adam's DL4J default
+  CHECK(c.schedule.type == dl::LearningRateSchedule::kOneCycle);
+  CHECK(c.gradientNormalization == dl::GradientNormalization::kClipL2PerParamType);
+  CHECK(c.data.cifar100Labels == dl::Cifar100Labels::kCoarse);
+  const dl::Config again = dl::load_config_string(dl::dump_config_yaml(c), "dump.yaml");
+  check_same_config(c, again);
+  // Enum values match in any letter case, as every enum of the config does.
+  CHECK(load("gradientNormalization: clipelementwiseabsolutevalue\n" + kNetwork)
+            .gradientNormalization == dl::GradientNormalization::kClipElementWiseAbsoluteValue);
+}
+
+TEST_CASE("recipe keys: ranges", "[config][recipe]") {
+  CHECK_THAT(load_error("gradientNormalizationThreshold: 0\n" + kNetwork),
+             StartsWith("t.yaml:1:33: ") && Contains("gradientNormalizationThreshold"));
+  CHECK_THAT(load_error("updater: {type: adamw, weightDecay: -0.1}\n" + kNetwork),
+             Contains("updater.weightDecay"));
+  CHECK_THAT(load_error("learningRateSchedule: {type: oneCycle, divFactor: 0.5}\n" + kNetwork),
+             Contains("learningRateSchedule.divFactor"));
+  CHECK_THAT(load_error("gradientNormalization: ClipL2\n" + kNetwork),
+             Contains("gradient normalization") && Contains("ClipL2Global"));
+  CHECK_THAT(load_error("data: {format: cifar}\n" + kNetwork),
+             Contains("unknown data format 'cifar' for data.format; did you mean 'cifar10'?"));
+}
+
+TEST_CASE("schedule checks: warm-up within the run, cosine decays", "[config][recipe]") {
+  CHECK_THAT(load_error("learningRateSchedule: {type: cosine, warmupIterations: 100,\n"
+                        "                       totalIterations: 100}\n" +
+                        kNetwork),
+             StartsWith("t.yaml:1:56: ") &&
+                 Contains("warmupIterations (100) is not below totalIterations (100)"));
+  CHECK_THAT(load_error("updater: {type: sgd, learningRate: 0.01}\n"
+                        "learningRateSchedule: {type: cosine, minLearningRate: 0.01}\n" +
+                        kNetwork),
+             StartsWith("t.yaml:2:55: ") && Contains("would not decay"));
+}
+
+TEST_CASE("data.format cifar10/cifar100: classes and input shape checked at load",
+          "[config][recipe]") {
+  CHECK(load("data: {format: cifar10}\n" + kCifarNetwork).data.format == dl::DataFormat::kCifar10);
+  CHECK_THAT(load_error("data: {format: cifar100}\n" + kCifarNetwork),
+             Contains("data.numClasses is 10 but CIFAR-100 with cifar100Labels: fine has 100 "
+                      "classes; set data.numClasses: 100"));
+  CHECK_THAT(load_error("data: {format: cifar100, cifar100Labels: coarse, numClasses: 100}\n" +
+                        kCifarNetwork),
+             Contains("set data.numClasses: 20"));
+  // A CIFAR format with the MNIST-shaped input, at the inputType key.
+  CHECK_THAT(load_error("data: {format: cifar10}\n" + kNetwork),
+             StartsWith("t.yaml:3:3: ") &&
+                 Contains("convolutionalFlat: {height: 32, width: 32, channels: 3}"));
+  CHECK(load("data: {format: cifar10}\ninputType: {feedForward: {size: 3072}}\n"
+             "layers: [{output: {nOut: 10}}]\n")
+            .data.format == dl::DataFormat::kCifar10);
+}
+
+TEST_CASE("subsampling: kernelSize and stride have no default", "[config][recipe]") {
+  const std::string head =
+      "inputType: {convolutionalFlat: {height: 24, width: 24, channels: 1}}\n"
+      "layers:\n";
+  const std::string tail = "  - output: {nOut: 10}\n";
+  const std::string no_stride = load_error(head + "  - subsampling: {kernelSize: 2}\n" + tail);
+  CHECK_THAT(no_stride, StartsWith("t.yaml:3:5: ") &&
+                            Contains("missing required key 'stride' in layers.0 (subsampling)") &&
+                            Contains("Keras's default stride is the pool size, DL4J's is 2"));
+  CHECK_THAT(load_error(head + "  - subsampling: {stride: 2}\n" + tail),
+             Contains("missing required key 'kernelSize'"));
+  // Both given: 24x24 pooled 2x2 with stride 2 is 12x12.
+  const dl::Config c = load(head + "  - subsampling: {kernelSize: 2, stride: 2}\n" + tail);
+  CHECK(c.layers[1].nIn == 144);
+  // A convolution keeps DL4J's defaults (5x5, stride 1).
+  CHECK(load(head + "  - convolution: {nOut: 2}\n" + tail).layers[1].nIn == 2 * 20 * 20);
+}
+
+TEST_CASE("configs/cifar10.yaml: the seed's Keras network and recipe", "[config][recipe]") {
+  const dl::Config c = dl::load_config_file(source_path("configs/cifar10.yaml"));
+  CHECK(c.data.format == dl::DataFormat::kCifar10);
+  CHECK(c.updater.type == dl::UpdaterType::kAdam);
+  CHECK(c.updater.learningRate == 0.001);
+  CHECK(c.updater.epsilon == 1e-7);
+  CHECK(c.batchSize == 32);
+  CHECK(c.epochs == 10);
+  CHECK(c.weightInit == dl::WeightInit::kXavierUniform);
+  REQUIRE(c.layers.size() == 6);
+  CHECK(c.layers[0].convolutionMode == dl::ConvolutionMode::kSame);
+  CHECK(c.layers[4].nIn == 8 * 8 * 64);  // Flatten after two 2x2 poolings of 32x32x64
+}
