@@ -21,6 +21,7 @@
 #include "ops/dense.hpp"
 #include "ops/dropout.hpp"
 #include "ops/gather.hpp"
+#include "ops/gradient_clip.hpp"
 #include "ops/output_loss.hpp"
 #include "ops/pooling.hpp"
 #include "ops/precision_cast.hpp"
@@ -308,6 +309,17 @@ void CudaBackend::sum_of_squares(std::size_t n, const float* x, float* result) {
   launch_sum_of_squares(n, x, result, partials_, limits_, stream_.get());
 }
 
+void CudaBackend::clip_values(std::size_t n, float limit, float* x) {
+  activate();
+  launch_clip_values(n, limit, x, limits_, stream_.get());
+}
+
+void CudaBackend::scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold,
+                                bool always, float* x) {
+  activate();
+  launch_scale_to_norm(n, sum_of_squares, threshold, always, x, limits_, stream_.get());
+}
+
 bool CudaBackend::all_finite(std::size_t n, const float* x) {
   if (n == 0) return true;
   activate();
@@ -526,7 +538,7 @@ void CudaBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* para
   s.beta2 = h.beta2;
   s.epsilon = h.epsilon;
   s.rms_decay = h.rms_decay;
-  if (h.type == UpdaterType::kAdam) s.adam_step_size = static_cast<float>(cpu::adam_step_size(h));
+  if (uses_adam_rule(h.type)) s.adam_step_size = static_cast<float>(cpu::adam_step_size(h));
   activate();
   launch_updater_step(s, n, params, grads, state, limits_, stream_.get());
 }

@@ -70,6 +70,7 @@ void launch_updater_step(const UpdaterScalars& h, std::size_t n, float* params, 
       DL_CUDA_LAUNCHED(nesterovs_kernel);
       return;
     case UpdaterType::kAdam:
+    case UpdaterType::kAdamW:
       adam_kernel<<<grid, block, 0, stream>>>(n, h.adam_step_size, h.beta1, h.beta2, h.epsilon,
                                               params, grads, state, state + n);
       DL_CUDA_LAUNCHED(adam_kernel);

@@ -49,6 +49,12 @@ struct UpdaterHyper {
   std::int64_t step = 1;  // 1-based count of updates applied so far + 1 (Adam bias correction)
 };
 
+// Adam's update rule (bias-corrected step size, m and v). AdamW's decoupled weight decay is not
+// part of the op: the Optimizer applies it to the trainable parameters before the step.
+inline bool uses_adam_rule(UpdaterType t) {
+  return t == UpdaterType::kAdam || t == UpdaterType::kAdamW;
+}
+
 // Floats of updater state per parameter: Nesterovs keeps v, Adam m and v, RmsProp the mean square.
 inline std::size_t updater_state_per_parameter(UpdaterType t) {
   switch (t) {
@@ -57,6 +63,7 @@ inline std::size_t updater_state_per_parameter(UpdaterType t) {
     case UpdaterType::kNesterovs:
       return 1;
     case UpdaterType::kAdam:
+    case UpdaterType::kAdamW:
       return 2;
     case UpdaterType::kRmsProp:
       return 1;
@@ -103,6 +110,14 @@ class Backend {
   virtual void sum_of_squares(std::size_t n, const float* x, float* result) = 0;  // result[0]
   // True when every value is finite; reads a device scalar or buffer back to the host.
   virtual bool all_finite(std::size_t n, const float* x) = 0;
+
+  // ---- gradient normalization (the math: gradient_clip_math.hpp) ---------------------------
+  // x[i] = clip_value(x[i], limit), limit > 0.
+  virtual void clip_values(std::size_t n, float limit, float* x) = 0;
+  // x[i] *= norm_scale_factor(sum_of_squares[0], threshold, always). sum_of_squares is a backend
+  // scalar (written by sum_of_squares) read where it lies: the step never waits on the host.
+  virtual void scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold,
+                             bool always, float* x) = 0;
 
   // ---- dense ------------------------------------------------------------------------------
   // y[n x out] = x[n x in] * w[in x out] + b[out]

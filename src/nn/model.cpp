@@ -92,12 +92,13 @@ std::string layer_table(const Config& config) {
 
 Model::Model(const Config& config, Backend& backend, int max_batch)
     : backend_(&backend), max_batch_(max_batch), layers_(build_layers(plan_layers(config))) {
-  for (const auto& layer : layers_) {
-    for (ParameterSegment s : layer->parameter_segments()) {
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    for (ParameterSegment s : layers_[i]->parameter_segments()) {
       s.offset += parameter_count_;
+      s.layer = static_cast<int>(i);
       segments_.push_back(s);
     }
-    parameter_count_ += layer->parameter_count();
+    parameter_count_ += layers_[i]->parameter_count();
   }
   signature_ = network_signature(layers_);
   params_ = FloatBuffer(backend, parameter_count_);

@@ -1,8 +1,13 @@
 #include "optim/optimizer.hpp"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "optim/learning_rate_schedule.hpp"
 
@@ -33,6 +38,7 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
       schedule_(schedule),
       l2_(l2),
       l2_bias_(l2_bias),
+      weight_decay_(updater.type == UpdaterType::kAdamW ? updater.weightDecay : 0.0),
       segments_(std::move(segments)),
       n_(n),
       state_floats_(updater_state_per_parameter(updater.type) * n) {
@@ -53,6 +59,14 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
   scalar_ = backend_->allocate_floats(1);
 }
 
+Optimizer::Optimizer(Backend& backend, const Config& config, std::vector<ParameterSegment> segments,
+                     std::size_t n, std::int64_t run_iterations)
+    : Optimizer(backend, config.updater, resolve_schedule_length(config.schedule, run_iterations),
+                config.l2, config.l2Bias, std::move(segments), n) {
+  normalization_ = config.gradientNormalization;
+  normalization_threshold_ = static_cast<float>(config.gradientNormalizationThreshold);
+}
+
 Optimizer::~Optimizer() {
   release();
 }
@@ -64,6 +78,9 @@ Optimizer::Optimizer(Optimizer&& other) noexcept
       schedule_(other.schedule_),
       l2_(other.l2_),
       l2_bias_(other.l2_bias_),
+      weight_decay_(other.weight_decay_),
+      normalization_(other.normalization_),
+      normalization_threshold_(other.normalization_threshold_),
       segments_(std::move(other.segments_)),
       n_(other.n_),
       state_floats_(std::exchange(other.state_floats_, 0)),
@@ -79,6 +96,9 @@ Optimizer& Optimizer::operator=(Optimizer&& other) noexcept {
     schedule_ = other.schedule_;
     l2_ = other.l2_;
     l2_bias_ = other.l2_bias_;
+    weight_decay_ = other.weight_decay_;
+    normalization_ = other.normalization_;
+    normalization_threshold_ = other.normalization_threshold_;
     segments_ = std::move(other.segments_);
     n_ = other.n_;
     state_floats_ = std::exchange(other.state_floats_, 0);
@@ -101,22 +121,108 @@ double Optimizer::learning_rate(std::int64_t iteration) const {
 
 void Optimizer::step(float* params, float* grads, std::int64_t iteration, double lr_multiplier) {
   DL_CHECK(iteration >= 0, "iterations are counted from 0");
-  for (const ParameterSegment& s : segments_) {
-    if (s.count == 0) continue;
-    float* g = grads + s.offset;
-    if (!s.trainable) {
-      backend_->fill(g, s.count, 0.0f);
-      continue;
-    }
-    const double coefficient = s.is_bias ? l2_bias_ : l2_;
-    if (coefficient != 0.0) {
-      backend_->axpy(s.count, static_cast<float>(coefficient), params + s.offset, g);
-    }
-  }
+  const double rate = learning_rate(iteration) * lr_multiplier;
+  zero_frozen_gradients(grads);
+  normalize_gradients(grads);
+  add_l2(params, grads);
+  decay_weights(params, rate);
   UpdaterHyper h = hyper_;
-  h.learning_rate = static_cast<float>(learning_rate(iteration) * lr_multiplier);
+  h.learning_rate = static_cast<float>(rate);
   h.step = iteration + 1;
   backend_->updater_step(h, n_, params, grads, state_);
+}
+
+void Optimizer::zero_frozen_gradients(float* grads) {
+  for (const ParameterSegment& s : segments_) {
+    if (!s.trainable && s.count > 0) backend_->fill(grads + s.offset, s.count, 0.0f);
+  }
+}
+
+// DL4J's RenormalizeL2* divide by the norm whatever the threshold: a target norm of 1.
+void Optimizer::normalize_gradients(float* grads) {
+  const auto to_norm = [&](std::size_t begin, std::size_t end, float threshold, bool always) {
+    backend_->sum_of_squares(end - begin, grads + begin, scalar_);
+    backend_->scale_to_norm(end - begin, scalar_, threshold, always, grads + begin);
+  };
+  const float t = normalization_threshold_;
+  switch (normalization_) {
+    case GradientNormalization::kNone:
+      return;
+    case GradientNormalization::kClipElementWiseAbsoluteValue:
+      backend_->clip_values(n_, t, grads);  // frozen gradients are 0 and stay 0
+      return;
+    case GradientNormalization::kClipL2Global:
+      to_norm(0, n_, t, false);
+      return;
+    case GradientNormalization::kRenormalizeL2PerLayer:
+    case GradientNormalization::kClipL2PerLayer: {
+      const bool renormalize = normalization_ == GradientNormalization::kRenormalizeL2PerLayer;
+      for (const auto& [begin, end] : layer_ranges())
+        to_norm(begin, end, renormalize ? 1.0f : t, renormalize);
+      return;
+    }
+    case GradientNormalization::kRenormalizeL2PerParamType:
+    case GradientNormalization::kClipL2PerParamType: {
+      const bool renormalize = normalization_ == GradientNormalization::kRenormalizeL2PerParamType;
+      for (const ParameterSegment& s : segments_) {
+        if (s.trainable && s.count > 0)
+          to_norm(s.offset, s.offset + s.count, renormalize ? 1.0f : t, renormalize);
+      }
+      return;
+    }
+  }
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> Optimizer::layer_ranges() const {
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  std::optional<int> current;
+  for (const ParameterSegment& s : segments_) {
+    if (!s.trainable || s.count == 0) continue;
+    if (current != s.layer) {
+      ranges.emplace_back(s.offset, s.offset + s.count);
+      current = s.layer;
+    }
+    // A layer's segments are contiguous; a frozen one between them has a zero gradient here.
+    ranges.back().second = std::max(ranges.back().second, s.offset + s.count);
+  }
+  return ranges;
+}
+
+void Optimizer::add_l2(const float* params, float* grads) {
+  for (const ParameterSegment& s : segments_) {
+    if (!s.trainable || s.count == 0) continue;
+    const double coefficient = s.is_bias ? l2_bias_ : l2_;
+    if (coefficient != 0.0) {
+      backend_->axpy(s.count, static_cast<float>(coefficient), params + s.offset, grads + s.offset);
+    }
+  }
+}
+
+// PyTorch's and Keras's AdamW: every trainable parameter, biases included, decays by
+// lr * weightDecay, before the Adam update and from the parameter's value before it.
+void Optimizer::decay_weights(float* params, double learning_rate) {
+  if (weight_decay_ == 0.0) return;
+  const auto keep = static_cast<float>(1.0 - learning_rate * weight_decay_);
+  for (const ParameterSegment& s : segments_) {
+    if (s.trainable && s.count > 0) backend_->scale(s.count, keep, params + s.offset);
+  }
+}
+
+std::string Optimizer::describe() const {
+  std::string text =
+      fmt::format("updater: {}, learning rate {}", enum_name(hyper_.type), base_learning_rate_);
+  if (weight_decay_ != 0.0) text += fmt::format(", weight decay {}", weight_decay_);
+  if (schedule_.type != LearningRateSchedule::kNone)
+    text += fmt::format("; schedule {}", enum_name(schedule_.type));
+  if (schedule_.type == LearningRateSchedule::kCosine ||
+      schedule_.type == LearningRateSchedule::kOneCycle)
+    text += fmt::format(" over {} iterations", schedule_.totalIterations);
+  if (schedule_.warmupIterations > 0)
+    text += fmt::format("; linear warm-up over {} iterations", schedule_.warmupIterations);
+  if (normalization_ != GradientNormalization::kNone)
+    text += fmt::format("; gradientNormalization {} (threshold {})", enum_name(normalization_),
+                        normalization_threshold_);
+  return text;
 }
 
 double Optimizer::regularization_score(const float* params) {

@@ -1,10 +1,14 @@
-// The updater of one replica: L2 regularization, the learning-rate schedule and one backend
-// updater step over the whole flat parameter buffer, with its state in backend memory (so it can
-// be averaged across workers and saved in checkpoints as one buffer).
+// The updater of one replica: gradient normalization, L2 regularization, the learning-rate
+// schedule, AdamW's decoupled weight decay and one backend updater step over the whole flat
+// parameter buffer, with its state in backend memory (so it can be averaged across workers and
+// saved in checkpoints as one buffer). Gradient normalization and weight decay add no state: a
+// resumed run continues bit for bit from the parameters and the updater state alone.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -17,6 +21,7 @@ struct ParameterSegment {
   std::size_t offset = 0, count = 0;
   bool is_bias = false;   // regularized with l2Bias instead of l2
   bool trainable = true;  // false: batch-norm running statistics (never updated, never regularized)
+  int layer = 0;          // the layer it belongs to (per-layer gradient normalization)
 };
 
 class Optimizer {
@@ -26,20 +31,30 @@ class Optimizer {
   // outlive the optimizer.
   Optimizer(Backend& backend, const UpdaterConfig& updater, const ScheduleConfig& schedule,
             double l2, double l2_bias, std::vector<ParameterSegment> segments, std::size_t n);
+  // A run's optimizer: the config's updater, schedule (its length resolved against
+  // `run_iterations`, see resolve_schedule_length), L2 and gradient normalization.
+  Optimizer(Backend& backend, const Config& config, std::vector<ParameterSegment> segments,
+            std::size_t n, std::int64_t run_iterations);
   ~Optimizer();
   Optimizer(const Optimizer&) = delete;
   Optimizer& operator=(const Optimizer&) = delete;
   Optimizer(Optimizer&& other) noexcept;
   Optimizer& operator=(Optimizer&& other) noexcept;
 
-  // Adds L2 to the gradient (l2 * w on weight segments, l2Bias * b on bias segments), zeroes
-  // the gradient of non-trainable segments, then applies one updater step to the whole buffer
-  // with the learning rate of `iteration` (0-based global step; Adam's t = iteration + 1) times
-  // `lr_multiplier` (the trainer's linear scaling with warm-up). `grads` is modified.
+  // One step, in this order: zeroes the gradient of non-trainable segments, normalizes the
+  // gradient (gradientNormalization), adds L2 (l2 * w on weight segments, l2Bias * b on bias
+  // segments), multiplies the trainable parameters by 1 - lr * weightDecay (AdamW), then applies
+  // one updater step to the whole buffer. lr is the rate of `iteration` (0-based global step;
+  // Adam's t = iteration + 1) times `lr_multiplier` (the trainer's linear scaling with warm-up).
+  // `grads` is modified.
   void step(float* params, float* grads, std::int64_t iteration, double lr_multiplier = 1.0);
 
   // The configured (or DL4J default) learning rate with the schedule applied.
   double learning_rate(std::int64_t iteration) const;
+  const ScheduleConfig& schedule() const { return schedule_; }
+  // One line for the start of a run: updater, rate, schedule (resolved length), weight decay and
+  // gradient normalization.
+  std::string describe() const;
 
   // 0.5 * l2 * sum(w^2) + 0.5 * l2Bias * sum(b^2) over the trainable segments: the term DL4J
   // adds to the reported score. Reads one scalar back from the backend per regularized segment.
@@ -53,12 +68,21 @@ class Optimizer {
 
  private:
   void release() noexcept;
+  void zero_frozen_gradients(float* grads);
+  void normalize_gradients(float* grads);
+  void add_l2(const float* params, float* grads);
+  void decay_weights(float* params, double learning_rate);
+  // [begin, end) of the flat buffer per layer with trainable parameters, in order.
+  std::vector<std::pair<std::size_t, std::size_t>> layer_ranges() const;
 
   Backend* backend_;
   UpdaterHyper hyper_;  // fixed hyper-parameters; learning rate and step are set per call
   double base_learning_rate_;
   ScheduleConfig schedule_;
   double l2_, l2_bias_;
+  double weight_decay_ = 0.0;  // AdamW only
+  GradientNormalization normalization_ = GradientNormalization::kNone;
+  float normalization_threshold_ = 1.0f;
   std::vector<ParameterSegment> segments_;
   std::size_t n_;
   std::size_t state_floats_;

@@ -97,8 +97,8 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
     replica->backend = make_backend(w);
     replica->model = std::make_unique<Model>(config, *replica->backend, config.batchSize);
     replica->optimizer = std::make_unique<Optimizer>(
-        *replica->backend, config.updater, config.schedule, config.l2, config.l2Bias,
-        replica->model->segments(), replica->model->parameter_count());
+        *replica->backend, config, replica->model->segments(), replica->model->parameter_count(),
+        config.epochs * rounds_per_epoch());
     replica->scaler =
         std::make_unique<LossScaler>(effective_loss_scaling_mode(config), config.lossScaling);
     replicas_.push_back(std::move(replica));

@@ -87,7 +87,8 @@ class ParallelTrainer {
   ~ParallelTrainer();
 
   int workers() const { return static_cast<int>(replicas_.size()); }  // in this process
-  int global_workers() const { return workers() * processes_.size(); }
+  // From the config, not the replicas: valid while the constructor builds them.
+  int global_workers() const { return config_.parallel.workers * processes_.size(); }
   Model& model(int worker);
   Optimizer& optimizer(int worker);
   // Local worker's loss scale (mode none: always 1); its state goes into checkpoints.

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
+#include "core/error.hpp"
+
 #include "optim/learning_rate_schedule.hpp"
 
 namespace dl {
@@ -44,6 +48,70 @@ TEST_CASE("inverse schedule divides by (1 + gamma*iter)^power", "[optim][schedul
   REQUIRE(scheduled_learning_rate(0.1, squared, 30) == Approx(0.00625));  // 0.1 / 4^2
   const ScheduleConfig root = schedule(LearningRateSchedule::kInverse, 1.0, 0.5);
   REQUIRE(scheduled_learning_rate(0.1, root, 3) == Approx(0.05));  // 0.1 / sqrt(4)
+}
+
+// The warm-up, cosine and one-cycle formulas of learning_rate_schedule.hpp, written out naively.
+double naive_cosine(double from, double to, double t, double length) {
+  return t >= length ? to
+                     : to + (from - to) * 0.5 * (1.0 + std::cos(3.141592653589793 * t / length));
+}
+
+TEST_CASE("warm-up: linear from 0 (from base/divFactor for oneCycle), then the schedule",
+          "[optim][schedule]") {
+  ScheduleConfig s = schedule(LearningRateSchedule::kNone, 0.5);
+  s.warmupIterations = 4;
+  REQUIRE(scheduled_learning_rate(0.1, s, 0) == Approx(0.025));
+  REQUIRE(scheduled_learning_rate(0.1, s, 1) == Approx(0.05));
+  REQUIRE(scheduled_learning_rate(0.1, s, 3) == Approx(0.1));
+  REQUIRE(scheduled_learning_rate(0.1, s, 1000) == 0.1);
+  // The schedule's own clock starts after the warm-up.
+  ScheduleConfig step = schedule(LearningRateSchedule::kStep, 0.5, 1.0, 10);
+  step.warmupIterations = 5;
+  REQUIRE(scheduled_learning_rate(0.1, step, 14) == Approx(0.1));
+  REQUIRE(scheduled_learning_rate(0.1, step, 15) == Approx(0.05));
+}
+
+TEST_CASE("cosine: from the base rate to minLearningRate over the run, after the warm-up",
+          "[optim][schedule]") {
+  ScheduleConfig s = schedule(LearningRateSchedule::kCosine, 0.1);
+  s.warmupIterations = 10;
+  s.totalIterations = 110;
+  s.minLearningRate = 0.001;
+  for (const std::int64_t i : {0, 5, 9, 10, 11, 35, 60, 85, 109, 110, 500}) {
+    INFO("iteration " << i);
+    const double want = i < 10 ? 0.2 * static_cast<double>(i + 1) / 10.0
+                               : naive_cosine(0.2, 0.001, static_cast<double>(i - 10), 100.0);
+    REQUIRE(scheduled_learning_rate(0.2, s, i) == Approx(want).epsilon(1e-12));
+  }
+  REQUIRE(scheduled_learning_rate(0.2, s, 60) == Approx((0.2 + 0.001) / 2));  // half way
+  REQUIRE(scheduled_learning_rate(0.2, s, 110) == 0.001);
+}
+
+TEST_CASE("oneCycle: rise from base/divFactor, anneal to base/divFactor/finalDivFactor",
+          "[optim][schedule]") {
+  ScheduleConfig s = schedule(LearningRateSchedule::kOneCycle, 0.1);
+  s.warmupIterations = 30;
+  s.totalIterations = 100;
+  const double base = 0.4, start = base / 25.0, end = start / 1e4;
+  REQUIRE(scheduled_learning_rate(base, s, 0) == Approx(start + (base - start) / 30.0));
+  REQUIRE(scheduled_learning_rate(base, s, 14) == Approx(start + (base - start) * 15.0 / 30.0));
+  REQUIRE(scheduled_learning_rate(base, s, 29) == Approx(base));
+  REQUIRE(scheduled_learning_rate(base, s, 65) == Approx(naive_cosine(base, end, 35.0, 70.0)));
+  REQUIRE(scheduled_learning_rate(base, s, 100) == Approx(end));
+}
+
+TEST_CASE("resolve_schedule_length: 0 means the run; a warm-up past the end is refused",
+          "[optim][schedule]") {
+  ScheduleConfig s = schedule(LearningRateSchedule::kCosine, 0.1);
+  REQUIRE(resolve_schedule_length(s, 500).totalIterations == 500);
+  s.totalIterations = 70;
+  REQUIRE(resolve_schedule_length(s, 500).totalIterations == 70);
+  s.totalIterations = 0;
+  s.warmupIterations = 500;
+  REQUIRE_THROWS_AS(resolve_schedule_length(s, 500), ConfigError);
+  // A warm-up longer than the run is harmless without annealing.
+  s.type = LearningRateSchedule::kNone;
+  REQUIRE(resolve_schedule_length(s, 100).warmupIterations == 500);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "backend/cpu/dense.hpp"
 #include "backend/cpu/dropout.hpp"
 #include "backend/cpu/gather.hpp"
+#include "backend/cpu/gradient_clip.hpp"
 #include "backend/cpu/output_loss.hpp"
 #include "backend/cpu/pooling.hpp"
 #include "backend/cpu/updater.hpp"
@@ -65,6 +66,13 @@ void CpuBackend::sum_of_squares(std::size_t n, const float* x, float* result) {
 }
 bool CpuBackend::all_finite(std::size_t n, const float* x) {
   return cpu::all_finite(n, x);
+}
+void CpuBackend::clip_values(std::size_t n, float limit, float* x) {
+  cpu::clip_values(n, limit, x);
+}
+void CpuBackend::scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold,
+                               bool always, float* x) {
+  cpu::scale_to_norm(n, sum_of_squares, threshold, always, x);
 }
 
 void CpuBackend::dense_forward(int n, int in, int out, const float* x, const float* w,

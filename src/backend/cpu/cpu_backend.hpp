@@ -31,6 +31,9 @@ class CpuBackend : public Backend {
   void axpy(std::size_t n, float alpha, const float* x, float* y) override;
   void sum_of_squares(std::size_t n, const float* x, float* result) override;
   bool all_finite(std::size_t n, const float* x) override;
+  void clip_values(std::size_t n, float limit, float* x) override;
+  void scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold, bool always,
+                     float* x) override;
 
   void dense_forward(int n, int in, int out, const float* x, const float* w, const float* b,
                      float* y) override;

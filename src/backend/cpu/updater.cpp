@@ -63,8 +63,7 @@ double adam_step_size(const UpdaterHyper& h) {
 // over threads (parallel_ranges) without changing any bit.
 void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                   float* state) {
-  const float adam_alpha =
-      h.type == UpdaterType::kAdam ? static_cast<float>(adam_step_size(h)) : 0.0f;
+  const float adam_alpha = uses_adam_rule(h.type) ? static_cast<float>(adam_step_size(h)) : 0.0f;
   parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
     const std::size_t count = end - begin;
     float* p = params + begin;
@@ -77,6 +76,7 @@ void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const flo
         nesterovs_step(count, h.learning_rate, h.momentum, p, g, state + begin);
         return;
       case UpdaterType::kAdam:
+      case UpdaterType::kAdamW:
         adam_step(count, adam_alpha, h.beta1, h.beta2, h.epsilon, p, g, state + begin,
                   state + n + begin);
         return;
