@@ -1,15 +1,16 @@
 #include "cli/commands.hpp"
 
-#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
+#include "data/data_sources.hpp"
 #include "data/dataset.hpp"
 #include "io/checkpoint.hpp"
 #include "nn/model.hpp"
@@ -19,26 +20,6 @@
 #include "train/trainer.hpp"
 
 namespace dl {
-
-namespace fs = std::filesystem;
-
-namespace {
-
-constexpr const char* kResolvedConfigName = "config.resolved.yaml";
-
-// The config a saved model was trained with: the run directory's resolved config, which sits
-// beside model.dlm and one level above checkpoints/.
-std::string config_beside(const std::string& model_path) {
-  const fs::path dir = fs::path(model_path).parent_path();
-  for (const fs::path& candidate :
-       {dir / kResolvedConfigName, dir.parent_path() / kResolvedConfigName}) {
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  throw ConfigError(model_path + ": no " + kResolvedConfigName +
-                    " found beside it or in its parent directory; pass --config");
-}
-
-}  // namespace
 
 int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessGroup& processes) {
   const Config config = load_config_file(common.config_path, common.overrides);
@@ -63,27 +44,18 @@ int run_validate(const CommonOptions& common) {
 }
 
 int run_eval(const CommonOptions& common, const std::string& model_path) {
-  const std::string config_path =
-      common.config_path.empty() ? config_beside(model_path) : common.config_path;
-  const Config config = load_config_file(config_path, common.overrides);
-  const CheckpointState state = read_checkpoint(model_path);
+  const SavedModel saved = load_saved_model(model_path, common.config_path, common.overrides);
+  const Config& config = saved.config;
+  const CheckpointState& state = saved.state;
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
-  if (state.network_signature != model.signature() ||
-      state.parameters.size() != model.parameter_count()) {
-    throw CheckpointError(fmt::format(
-        "{}: saved from a different network ({}) than {} describes ({}); pass the config the "
-        "model was trained with",
-        model_path, state.network_signature, config_path, model.signature()));
-  }
   model.upload_parameters(state.parameters.data());
-  const Dataset test = Dataset::load_idx(config.data.testImages, config.data.testLabels,
-                                         config.data.numClasses, config.data.testLimit);
+  const Dataset test = load_test_set(config.data);
   const EvaluationResult result = evaluate(model, test);
   std::cout << fmt::format("model: {} ({}, epoch {}, iteration {})\n", model_path, state.kind,
                            state.epoch, state.iteration)
-            << fmt::format("test set: {} ({} examples), mean loss {:.6f}\n", config.data.testImages,
-                           test.size(), result.mean_loss)
+            << fmt::format("test set: {} ({} examples), mean loss {:.6f}\n",
+                           test_source(config.data), test.size(), result.mean_loss)
             << result.evaluation.stats() << "\n";
   return 0;
 }

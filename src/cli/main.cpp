@@ -4,6 +4,8 @@
 //   dl-train eval --model FILE [--config FILE]
 //   dl-train inspect --model FILE
 //   dl-train info
+//   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
+//   dl-train export --format onnx --model FILE --output FILE
 #include <iostream>
 #include <string>
 #include <vector>
@@ -11,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/model_commands.hpp"
 #include "core/error.hpp"
 #include "parallel/process_group.hpp"
 
@@ -56,6 +59,8 @@ int main(int argc, char** argv) {
   inspect->add_option("-m,--model", inspect_path, "model.dlm or a checkpoint file")->required();
   CLI::App* info = app.add_subcommand("info", "list backends and devices");
   (void)info;
+  dl::ModelCommands model_commands;
+  dl::add_model_commands(app, model_commands);
 
   try {
     app.parse(argc, argv);
@@ -82,6 +87,7 @@ int main(int argc, char** argv) {
     if (*eval) return dl::run_eval(eval_common, model_path);
     if (*inspect) return dl::run_inspect(inspect_path);
     if (*info) return dl::run_info();
+    if (model_commands.chosen()) return dl::run_model_command(model_commands);
     if (common.config_path.empty()) {
       std::cerr << app.help();
       return static_cast<int>(dl::ExitCode::kConfigError);

@@ -1,0 +1,133 @@
+#include "cli/model_commands.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "cli/saved_model.hpp"
+#include "config/enum_names.hpp"
+#include "core/error.hpp"
+#include "data/data_sources.hpp"
+#include "export/onnx_export.hpp"
+#include "io/atomic_file.hpp"
+#include "nn/model.hpp"
+#include "train/evaluator.hpp"
+
+namespace dl {
+
+namespace {
+
+constexpr const char* kOnnxFormat = "onnx";
+constexpr const char* kModelHelp = "model.dlm, best_model.dlm or a checkpoint file";
+constexpr const char* kConfigHelp =
+    "the config the model was trained with (default: config.resolved.yaml of its run directory)";
+
+DataFormat input_format(const PredictOptions& options, const Config& config) {
+  if (options.input_format.empty()) return config.data.format;
+  const std::optional<DataFormat> format = enum_from_name<DataFormat>(options.input_format);
+  if (!format)
+    throw ConfigError(fmt::format("--input-format {} is not a data format; write one of {}",
+                                  options.input_format, fmt::join(enum_names<DataFormat>(), ", ")));
+  return *format;
+}
+
+std::string csv_header(int classes) {
+  std::string header = "index,predicted";
+  for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
+  return header + "\n";
+}
+
+}  // namespace
+
+void add_model_commands(CLI::App& app, ModelCommands& commands) {
+  PredictOptions& p = commands.predict_options;
+  commands.predict =
+      app.add_subcommand("predict", "write a model's class probabilities for images (CSV)");
+  commands.predict->add_option("-m,--model", p.model_path, kModelHelp)->required();
+  commands.predict
+      ->add_option("-i,--input", p.input_path,
+                   "images: an IDX images file (plain or .gz) or a CIFAR batch file")
+      ->required();
+  commands.predict->add_option("--input-format", p.input_format,
+                               "idx, cifar10 or cifar100 (default: the model's data.format)");
+  commands.predict->add_option("-o,--output", p.output_path, "the CSV file (default: stdout)");
+  commands.predict->add_option("-c,--config", p.config_path, kConfigHelp);
+
+  ExportOptions& e = commands.export_options;
+  commands.export_model =
+      app.add_subcommand("export", "write a model in a format other tools read (ONNX)");
+  commands.export_model->add_option("-f,--format", e.format, "onnx")
+      ->required()
+      ->check(CLI::IsMember({kOnnxFormat}));
+  commands.export_model->add_option("-m,--model", e.model_path, kModelHelp)->required();
+  commands.export_model->add_option("-o,--output", e.output_path, "the file to write")->required();
+  commands.export_model->add_option("-c,--config", e.config_path, kConfigHelp);
+}
+
+int run_model_command(const ModelCommands& commands) {
+  if (*commands.predict) return run_predict(commands.predict_options);
+  return run_export(commands.export_options);
+}
+
+int run_predict(const PredictOptions& options) {
+  const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
+  const Config& config = saved.config;
+  const Dataset images =
+      load_images_file(options.input_path, input_format(options, config), config.data);
+  CpuBackend backend;
+  Model model(config, backend, config.batchSize);
+  if (images.sample_floats() != model.input_size()) {
+    throw DataError(fmt::format(
+        "{}: images of {} ({} values), but the model takes {} values per image; give images of "
+        "the kind it was trained on (--input-format says how to read the file)",
+        options.input_path, images.shape_text(), images.sample_floats(), model.input_size()));
+  }
+  model.upload_parameters(saved.state.parameters.data());
+  const int classes = model.num_classes();
+  std::string csv = csv_header(classes);
+  std::int64_t correct = 0;
+  run_inference(
+      model, images,
+      [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const float* row = outputs + i * static_cast<std::size_t>(classes);
+          const int predicted = static_cast<int>(std::max_element(row, row + classes) - row);
+          correct += predicted == labels[i] ? 1 : 0;
+          csv += fmt::format("{},{}", first + static_cast<std::int64_t>(i), predicted);
+          // 9 significant digits: every float reads back exactly.
+          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
+          csv += "\n";
+        }
+      });
+  if (options.output_path.empty()) {
+    std::cout << csv;
+  } else {
+    write_file_atomically(options.output_path, csv);
+  }
+  const bool labelled = input_format(options, config) != DataFormat::kIdx;
+  std::cerr << fmt::format(
+      "predict: {} images from {} ({}){}\n", images.size(), options.input_path, images.shape_text(),
+      labelled ? fmt::format(", accuracy {:.4f} against the file's labels",
+                             images.size() > 0
+                                 ? static_cast<double>(correct) / static_cast<double>(images.size())
+                                 : 0.0)
+               : std::string());
+  return 0;
+}
+
+int run_export(const ExportOptions& options) {
+  const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
+  const std::string bytes = onnx_model_bytes(saved.config, saved.state.parameters);
+  write_file_atomically(options.output_path, bytes);
+  std::cout << fmt::format("export: {} (ONNX, {} bytes) from {} ({} parameters)\n",
+                           options.output_path, bytes.size(), options.model_path,
+                           saved.state.parameters.size());
+  return 0;
+}
+
+}  // namespace dl

@@ -1,0 +1,253 @@
+#include "export/onnx_export.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "config/enum_names.hpp"
+#include "config/layer_plan.hpp"
+#include "core/error.hpp"
+#include "core/kinds.hpp"
+#include "nn/model.hpp"
+#include "onnx_subset.pb.h"
+
+namespace dl {
+namespace {
+
+constexpr std::int64_t kIrVersion = 7;  // ONNX 1.8 and later read it
+constexpr std::int64_t kOpsetVersion = 13;
+constexpr const char* kInputName = "input";
+constexpr const char* kOutputName = "probabilities";
+constexpr const char* kBatchDimension = "batch";
+constexpr int kBatchNormGamma = 0, kBatchNormBeta = 1, kBatchNormMean = 2, kBatchNormVar = 3;
+
+// Appends nodes, initializers and attributes to one graph, naming every value after its layer.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(onnx::GraphProto& graph) : graph_(graph) {}
+
+  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::string& output) {
+    onnx::NodeProto& n = *graph_.add_node();
+    n.set_op_type(op);
+    n.set_name(output);
+    for (const std::string& in : inputs) n.add_input(in);
+    n.add_output(output);
+    return n;
+  }
+
+  // A float initializer holding `count` values from `values`, shaped `dims`.
+  std::string tensor(const std::string& name, const std::vector<std::int64_t>& dims,
+                     const float* values, std::size_t count) {
+    onnx::TensorProto& t = *graph_.add_initializer();
+    t.set_name(name);
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    for (std::int64_t d : dims) t.add_dims(d);
+    // raw_data is little-endian; so is every machine dl-train runs on (x86-64, aarch64).
+    t.set_raw_data(std::string(reinterpret_cast<const char*>(values), count * sizeof(float)));
+    return name;
+  }
+
+  static void ints(onnx::NodeProto& n, const char* name, const std::vector<std::int64_t>& values) {
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INTS);
+    for (std::int64_t v : values) a.add_ints(v);
+  }
+  static void integer(onnx::NodeProto& n, const char* name, std::int64_t value) {
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(value);
+  }
+  static void real(onnx::NodeProto& n, const char* name, float value) {
+    onnx::AttributeProto& a = *n.add_attribute();
+    a.set_name(name);
+    a.set_type(onnx::AttributeProto::FLOAT);
+    a.set_f(value);
+  }
+
+  void value(onnx::ValueInfoProto& v, const std::string& name,
+             const std::vector<std::int64_t>& dims) {
+    v.set_name(name);
+    onnx::TypeProto::Tensor& t = *v.mutable_type()->mutable_tensor_type();
+    t.set_elem_type(onnx::TensorProto::FLOAT);
+    onnx::TensorShapeProto& shape = *t.mutable_shape();
+    shape.add_dim()->set_dim_param(kBatchDimension);
+    for (std::int64_t d : dims) shape.add_dim()->set_dim_value(d);
+  }
+  void input(const std::string& name, const std::vector<std::int64_t>& dims) {
+    value(*graph_.add_input(), name, dims);
+  }
+  void output(const std::string& name, const std::vector<std::int64_t>& dims) {
+    value(*graph_.add_output(), name, dims);
+  }
+
+ private:
+  onnx::GraphProto& graph_;
+};
+
+[[noreturn]] void refuse(const PlannedLayer& p, const std::string& what, const std::string& fix) {
+  throw ConfigError(fmt::format("export --format onnx: layer '{}' ({}): {}; {}", p.config.name,
+                                enum_name(p.config.type), what, fix));
+}
+
+std::vector<std::int64_t> shape_dims(const SampleShape& s) {
+  if (!s.spatial) return {s.channels};
+  return {s.channels, s.height, s.width};
+}
+
+// Conv and pooling windows: kernel, strides, and ONNX's pads [top, left, bottom, right], where
+// bottom/right are whatever makes the planned output size (Same mode's asymmetric padding).
+void add_window(onnx::NodeProto& n, const PlannedLayer& p) {
+  const LayerConfig& c = p.config;
+  const std::int64_t pad_bottom =
+      std::int64_t{p.output.height - 1} * c.stride[0] + c.kernelSize[0] - p.input.height - p.padTop;
+  const std::int64_t pad_right =
+      std::int64_t{p.output.width - 1} * c.stride[1] + c.kernelSize[1] - p.input.width - p.padLeft;
+  const bool truncate = c.convolutionMode == ConvolutionMode::kTruncate;
+  GraphBuilder::ints(n, "kernel_shape", {c.kernelSize[0], c.kernelSize[1]});
+  GraphBuilder::ints(n, "strides", {c.stride[0], c.stride[1]});
+  // Truncate: the rows past the last window are simply unused, as in ONNX with explicit pads.
+  GraphBuilder::ints(
+      n, "pads",
+      {p.padTop, p.padLeft, truncate ? c.padding[0] : std::max<std::int64_t>(pad_bottom, 0),
+       truncate ? c.padding[1] : std::max<std::int64_t>(pad_right, 0)});
+}
+
+// The activation node after a layer (none for identity); returns the output's name.
+std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::string& x) {
+  const std::string out = p.config.name + ".activation";
+  switch (p.activation) {
+    case Activation::kIdentity:
+      return x;
+    case Activation::kRelu:
+      g.node("Relu", {x}, out);
+      return out;
+    case Activation::kLeakyRelu:
+      GraphBuilder::real(g.node("LeakyRelu", {x}, out), "alpha", kDefaultLeakyReluAlpha);
+      return out;
+    case Activation::kTanh:
+      g.node("Tanh", {x}, out);
+      return out;
+    case Activation::kSigmoid:
+      g.node("Sigmoid", {x}, out);
+      return out;
+    case Activation::kSoftmax:
+      // dl-train's softmax runs over the whole flattened sample; ONNX's over one axis.
+      if (p.output.spatial)
+        refuse(p, "a softmax over an image-shaped output has no single ONNX axis",
+               "use softmax on dense and output layers only");
+      GraphBuilder::integer(g.node("Softmax", {x}, out), "axis", 1);
+      return out;
+  }
+  return x;
+}
+
+// Adds the nodes of one layer reading `x`, with its parameters at `params`; returns its output.
+std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* params,
+                      const std::string& x) {
+  const std::string& name = p.config.name;
+  const LayerConfig& c = p.config;
+  switch (c.type) {
+    case LayerType::kConvolution: {
+      const std::size_t weights =
+          std::size_t(p.output.channels) * p.input.channels * c.kernelSize[0] * c.kernelSize[1];
+      const std::string w = g.tensor(
+          name + ".W", {p.output.channels, p.input.channels, c.kernelSize[0], c.kernelSize[1]},
+          params, weights);
+      const std::string b = g.tensor(name + ".b", {p.output.channels}, params + weights,
+                                     static_cast<std::size_t>(p.output.channels));
+      add_window(g.node("Conv", {x, w, b}, name), p);
+      return add_activation(g, p, name);
+    }
+    case LayerType::kSubsampling: {
+      const bool max = c.poolingType == PoolingType::kMax;
+      if (max && (p.padTop >= c.kernelSize[0] || p.padLeft >= c.kernelSize[1]))
+        refuse(p,
+               "a max-pooling window can lie wholly in the padding (dl-train outputs 0 there, "
+               "ONNX -inf)",
+               "make the padding smaller than the kernel");
+      onnx::NodeProto& n = g.node(max ? "MaxPool" : "AveragePool", {x}, name);
+      add_window(n, p);
+      if (!max) GraphBuilder::integer(n, "count_include_pad", 1);  // padding counts as zeros
+      return name;
+    }
+    case LayerType::kDense:
+    case LayerType::kOutput: {
+      std::string flat = x;
+      if (p.input.spatial) {
+        flat = name + ".flatten";
+        GraphBuilder::integer(g.node("Flatten", {x}, flat), "axis", 1);
+      }
+      const std::size_t in = p.input.size();
+      const auto out = static_cast<std::size_t>(c.nOut);
+      const std::string w =
+          g.tensor(name + ".W", {static_cast<std::int64_t>(in), c.nOut}, params, in * out);
+      const std::string b = g.tensor(name + ".b", {c.nOut}, params + in * out, out);
+      g.node("Gemm", {flat, w, b}, name);
+      return add_activation(g, p, name);
+    }
+    case LayerType::kDropout:
+      return x;  // inverted dropout: the identity at inference
+    case LayerType::kBatchNormalization: {
+      const auto ch = static_cast<std::size_t>(p.input.channels);
+      std::vector<std::string> inputs{x};
+      for (const auto& [part, index] :
+           {std::pair{".gamma", kBatchNormGamma}, std::pair{".beta", kBatchNormBeta},
+            std::pair{".mean", kBatchNormMean}, std::pair{".var", kBatchNormVar}})
+        inputs.push_back(g.tensor(name + part, {p.input.channels}, params + index * ch, ch));
+      GraphBuilder::real(g.node("BatchNormalization", inputs, name), "epsilon",
+                         static_cast<float>(c.eps));
+      return name;
+    }
+  }
+  return x;
+}
+
+}  // namespace
+
+bool onnx_export_available() {
+  return true;
+}
+
+std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters) {
+  const std::vector<PlannedLayer> plan = plan_layers(config);
+  const auto layers = build_layers(plan);
+  onnx::ModelProto model;
+  model.set_ir_version(kIrVersion);
+  model.set_producer_name("dl-train");
+  model.set_producer_version(DL_TRAIN_VERSION);
+  model.set_doc_string(
+      "input: float NCHW pixels as byte / 255; output: class probabilities (dl-train predict)");
+  onnx::OperatorSetIdProto& opset = *model.add_opset_import();
+  opset.set_domain("");
+  opset.set_version(kOpsetVersion);
+  onnx::StringStringEntryProto& signature = *model.add_metadata_props();
+  signature.set_key("dl-train.network_signature");
+  signature.set_value(network_signature(layers));
+
+  onnx::GraphProto& graph = *model.mutable_graph();
+  graph.set_name("dl-train");
+  GraphBuilder g(graph);
+  g.input(kInputName, shape_dims(plan.front().input));
+  std::string x = kInputName;
+  std::size_t offset = 0;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const std::size_t count = layers[i]->parameter_count();
+    DL_CHECK(offset + count <= parameters.size(), "the parameters fit the network");
+    x = add_layer(g, plan[i], parameters.data() + offset, x);
+    offset += count;
+  }
+  DL_CHECK(offset == parameters.size(), "the parameters fit the network");
+  // The last node's output gets the graph output's name.
+  graph.mutable_node(graph.node_size() - 1)->set_output(0, kOutputName);
+  g.output(kOutputName, shape_dims(plan.back().output));
+  std::string bytes;
+  DL_CHECK(model.SerializeToString(&bytes), "an ONNX model serializes");
+  return bytes;
+}
+
+}  // namespace dl

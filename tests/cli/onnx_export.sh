@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Models that leave the tool: LeNet (configs/mnist.yaml) on generated IDX digits and the Keras
+# network (configs/cifar10.yaml) on generated CIFAR-10 batches are trained briefly, `predict`
+# writes their class probabilities, `export --format onnx` their graphs, and onnx_reference.py
+# checks each file with Debian's python3-onnx and runs it with its own NumPy interpreter: the
+# outputs must equal predict's. A third network uses every op type the exporter writes.
+source "$(dirname "$0")/lib.sh"
+: "${MAKE_CIFAR:?MAKE_CIFAR must name the make_cifar_dataset tool}"
+python=${PYTHON3:-/usr/bin/python3}
+if ! "$python" -c 'import onnx, numpy' 2>/dev/null; then
+  echo "SKIP: $python cannot import onnx and numpy (apt-get install python3-onnx python3-numpy)"
+  exit 77
+fi
+
+# check NAME CONFIG IMAGES FORMAT SET...: train, predict, export and check one network.
+check() {
+  local name=$1 config=$2 images=$3 format=$4
+  shift 4
+  local run="$WORK/$name"
+  local sets=(--set "output.directory=$run" --set epochs=1 --set parallel.workers=1)
+  for s in "$@"; do sets+=(--set "$s"); done
+  "$DL_TRAIN" --config "$config" "${sets[@]}" >"$WORK/$name-train.txt"
+  "$DL_TRAIN" predict --model "$run/model.dlm" --input "$images" --output "$WORK/$name.csv" \
+    2>"$WORK/$name-predict.txt"
+  local rc=0
+  "$DL_TRAIN" export --format onnx --model "$run/model.dlm" --output "$WORK/$name.onnx" \
+    >"$WORK/$name-export.txt" 2>&1 || rc=$?
+  if [ "$rc" = 2 ] && grep -q "built without protobuf" "$WORK/$name-export.txt"; then
+    echo "SKIP: $(cat "$WORK/$name-export.txt")"
+    exit 77
+  fi
+  [ "$rc" = 0 ] || fail "export $name: exit $rc: $(cat "$WORK/$name-export.txt")"
+  echo "$name: $(cat "$WORK/$name-predict.txt")"
+  echo "$name: $(cat "$WORK/$name-export.txt")"
+  "$python" "$DL_SOURCE_DIR/tests/cli/onnx_reference.py" "$WORK/$name.onnx" "$images" "$format" \
+    "$WORK/$name.csv" || fail "$name: the exported model does not check"
+}
+
+make_data "$WORK/digits" 96 24
+check lenet "$DL_SOURCE_DIR/configs/mnist.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx \
+  "data.trainImages=$WORK/digits/train-images-idx3-ubyte.gz" \
+  "data.trainLabels=$WORK/digits/train-labels-idx1-ubyte.gz" \
+  "data.testImages=$WORK/digits/t10k-images-idx3-ubyte.gz" \
+  "data.testLabels=$WORK/digits/t10k-labels-idx1-ubyte.gz" batchSize=32
+
+# Every op type and layout the exporter writes: a strided Same convolution (asymmetric padding),
+# leaky ReLU, batch normalization over channels and over features, average pooling over zero
+# padding, dropout (no node), tanh, sigmoid.
+cat >"$WORK/zoo.yaml" <<YAML
+seed: 3
+updater: {type: adamw, learningRate: 0.01}
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {nOut: 4, kernelSize: 3, stride: 2, convolutionMode: Same, activation: leakyrelu}
+  - batchNormalization: {}
+  - subsampling: {poolingType: avg, kernelSize: 3, stride: 2, padding: 1}
+  - subsampling: {poolingType: max, kernelSize: 2, stride: 1, convolutionMode: Same}
+  - dense: {nOut: 12, activation: tanh}
+  - dropout: {dropOut: 0.8}
+  - batchNormalization: {}
+  - dense: {nOut: 8, activation: sigmoid}
+  - output: {nOut: 10, activation: softmax}
+data:
+  trainImages: $WORK/digits/train-images-idx3-ubyte.gz
+  trainLabels: $WORK/digits/train-labels-idx1-ubyte.gz
+  testImages: $WORK/digits/t10k-images-idx3-ubyte.gz
+  testLabels: $WORK/digits/t10k-labels-idx1-ubyte.gz
+YAML
+check zoo "$WORK/zoo.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
+
+mkdir -p "$WORK/cifar"
+"$MAKE_CIFAR" "$WORK/cifar" 96 24
+check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \
+  "data.directory=$WORK/cifar"
+
+# predict's CSV: a header, then one row per image whose probabilities sum to 1.
+[ "$(head -1 "$WORK/keras.csv")" = "index,predicted,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9" ] ||
+  fail "CSV header: $(head -1 "$WORK/keras.csv")"
+[ "$(wc -l <"$WORK/keras.csv")" = 25 ] || fail "expected 24 rows"
+awk -F, 'NR > 1 { s = 0; for (i = 3; i <= NF; i++) s += $i; if (s < 0.999 || s > 1.001) exit 1 }' \
+  "$WORK/keras.csv" || fail "probabilities do not sum to 1"
+# An image file of the wrong kind: one line, exit 3.
+expect_failure 3 "images of 28x28 \(784 values\), but the model takes 3072 values" -- \
+  "$DL_TRAIN" predict --model "$WORK/keras/model.dlm" --input "$WORK/digits/t10k-images-idx3-ubyte.gz" \
+  --input-format idx
+echo "ok: predict and export checked for LeNet and the Keras network"
