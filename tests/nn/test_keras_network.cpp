@@ -1,0 +1,80 @@
+// configs/cifar10.yaml is the seed's Keras network: the parameter count of each layer equals
+// Keras's model.summary() (896, 18,496, 262,208 and 650: 282,250 in all), and its weights start
+// as Keras's glorot_uniform with zero biases; a 3-channel forward pass keeps the NCHW layout.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "config/config_loader.hpp"
+#include "nn/model.hpp"
+
+namespace {
+
+std::string cifar10_config() {
+  return std::string(DL_SOURCE_DIR) + "/configs/cifar10.yaml";
+}
+
+}  // namespace
+
+TEST_CASE("configs/cifar10.yaml: Keras's parameter counts, 282,250 in all", "[nn][keras]") {
+  const dl::Config config = dl::load_config_file(cifar10_config());
+  const auto layers = dl::build_layers(dl::plan_layers(config));
+  std::vector<std::size_t> counts;
+  for (const auto& layer : layers) counts.push_back(layer->parameter_count());
+  CHECK(counts == std::vector<std::size_t>{896, 0, 18496, 0, 262208, 650});
+  CHECK_THAT(dl::layer_table(config), Catch::Matchers::Contains("total parameters: 282250"));
+  CHECK(layers[1]->plan().output.str() == "32x16x16");
+  CHECK(layers[3]->plan().output.str() == "64x8x8");
+}
+
+TEST_CASE("configs/cifar10.yaml: glorot_uniform weights, zero biases", "[nn][keras]") {
+  const dl::Config config = dl::load_config_file(cifar10_config());
+  dl::CpuBackend backend;
+  dl::Model model(config, backend, 2);
+  model.initialize(config.seed);
+  std::vector<float> params(model.parameter_count());
+  model.download_parameters(params.data());
+  // Keras: limit = sqrt(6 / (fan_in + fan_out)), fans of a convolution counted with its kernel.
+  const double limits[] = {std::sqrt(6.0 / (3 * 9 + 32 * 9)), std::sqrt(6.0 / (32 * 9 + 64 * 9)),
+                           std::sqrt(6.0 / (4096 + 64)), std::sqrt(6.0 / (64 + 10))};
+  std::size_t weight = 0;
+  for (const dl::ParameterSegment& s : model.segments()) {
+    const float* v = params.data() + s.offset;
+    if (s.is_bias) {
+      for (std::size_t i = 0; i < s.count; ++i) REQUIRE(v[i] == 0.0f);
+      continue;
+    }
+    const double limit = limits[weight++];
+    double largest = 0.0;
+    for (std::size_t i = 0; i < s.count; ++i) largest = std::max(largest, std::fabs(double(v[i])));
+    INFO("weights " << weight << ": largest " << largest << ", limit " << limit);
+    CHECK(largest <= limit);
+    CHECK(largest > 0.9 * limit);  // uniform over the whole range, not a narrower one
+  }
+  CHECK(weight == 4);
+}
+
+TEST_CASE("3-channel forward: each channel plane reaches its own filter weights", "[nn][keras]") {
+  const dl::Config config = dl::load_config_string(
+      "inputType: {convolutionalFlat: {height: 2, width: 2, channels: 3}}\n"
+      "layers:\n"
+      "  - convolution: {nOut: 1, kernelSize: 1, stride: 1, activation: identity}\n"
+      "  - output: {nOut: 2, activation: identity, lossFunction: mse}\n",
+      "t.yaml");
+  dl::CpuBackend backend;
+  dl::Model model(config, backend, 1);
+  // Convolution weights [out=1][in=3][1][1] = 1, 10, 100, bias 0; output: identity-like.
+  std::vector<float> params = {1, 10, 100, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  REQUIRE(params.size() == model.parameter_count());
+  model.upload_parameters(params.data());
+  // NCHW: the red plane, then green, then blue.
+  const std::vector<float> image = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  backend.upload(model.input(), image.data(), image.size() * sizeof(float));
+  model.forward(1, dl::StepContext{});
+  std::vector<float> out(2);
+  backend.download(out.data(), model.output(), out.size() * sizeof(float));
+  // Output unit 0 reads the convolution's first pixel: 1*1 + 10*5 + 100*9.
+  CHECK(out[0] == 951.0f);
+}
