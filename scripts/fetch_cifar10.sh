@@ -61,19 +61,8 @@ for tool in sha256sum md5sum tar; do
   command -v "${tool}" >/dev/null 2>&1 || die "${tool} is not installed; install coreutils and tar"
 done
 
-# download URL OUT: prints the tool's error on failure.
-download() {
-  if command -v curl >/dev/null 2>&1; then
-    curl --fail --silent --show-error --location --connect-timeout "${connect_timeout_s}" \
-      --max-time "${max_time_s}" --retry "${retries}" --output "$2" "$1" 2>&1
-  elif command -v wget >/dev/null 2>&1; then
-    wget --quiet --timeout="${connect_timeout_s}" --tries="$((retries + 1))" --output-document="$2" \
-      "$1" 2>&1
-  else
-    echo "neither curl nor wget is installed"
-    return 1
-  fi
-}
+# shellcheck source=download_common.sh
+source "${script_dir}/download_common.sh"
 
 have_all_members() {
   local m
@@ -88,34 +77,51 @@ if have_all_members; then
   exit 0
 fi
 
+# check FILE: empty output when FILE is the archive; otherwise what differs.
+check() {
+  local actual_size got_sha got_md5
+  actual_size="$(wc -c <"$1" | tr -d ' ')"
+  got_sha="$(sha256sum "$1" | cut -d' ' -f1)"
+  got_md5="$(md5sum "$1" | cut -d' ' -f1)"
+  if [[ "${actual_size}" != "${size}" || "${got_sha}" != "${sha256}" || "${got_md5}" != "${md5}" ]]; then
+    echo "${actual_size} bytes, SHA-256 ${got_sha}, MD5 ${got_md5}; expected ${size} bytes, SHA-256 ${sha256}, MD5 ${md5}"
+  fi
+}
+
 part="${dir}/.${archive}.part.$$"
 staging="${dir}/.${folder}.staging.$$"
 trap 'rm -rf "${part}" "${staging}"' EXIT
 failures=()
-fetched=0
+source_archive=""
+# An archive copied here by hand (an offline machine) is used as it is, once it checks.
+if [[ -f "${dir}/${archive}" ]]; then
+  mismatch="$(check "${dir}/${archive}")"
+  if [[ -z "${mismatch}" ]]; then
+    source_archive="${dir}/${archive}"
+  else
+    failures+=("${dir}/${archive}: ${mismatch}")
+  fi
+fi
 for mirror in "${mirrors[@]}"; do
+  [[ -z "${source_archive}" ]] || break
   url="${mirror}/${archive}"
-  if ! err="$(download "${url}" "${part}")"; then
-    err="${err##*$'\n'}"  # with retries the tool repeats its error: keep the last line
-    failures+=("${url}: ${err:-download failed}")
+  if ! err="$(fetch_to "${url}" "${part}")"; then
+    failures+=("${err}")
     continue
   fi
-  actual_size="$(wc -c <"${part}" | tr -d ' ')"
-  got_sha="$(sha256sum "${part}" | cut -d' ' -f1)"
-  got_md5="$(md5sum "${part}" | cut -d' ' -f1)"
-  if [[ "${actual_size}" != "${size}" || "${got_sha}" != "${sha256}" || "${got_md5}" != "${md5}" ]]; then
-    failures+=("${url}: ${actual_size} bytes, SHA-256 ${got_sha}, MD5 ${got_md5}; expected ${size} bytes, SHA-256 ${sha256}, MD5 ${md5}")
+  mismatch="$(check "${part}")"
+  if [[ -n "${mismatch}" ]]; then
+    failures+=("${url}: ${mismatch}")
     continue
   fi
-  fetched=1
-  break
+  source_archive="${part}"
 done
-if [[ "${fetched}" != 1 ]]; then
+if [[ -z "${source_archive}" ]]; then
   {
     echo "fetch_cifar10.sh: could not fetch ${archive}:"
     for f in "${failures[@]}"; do echo "  ${f}"; done
-    echo "Is this machine offline? Copy ${archive} (or its unpacked ${folder}/ folder) from a"
-    echo "machine with internet into ${dir}/ and run this again, or set DL_CIFAR_MIRRORS."
+    echo "Is this machine offline? Copy ${archive} from a machine with internet into ${dir}/"
+    echo "and run this again (it is checked the same way), or set DL_CIFAR_MIRRORS."
   } >&2
   exit 1
 fi
@@ -123,7 +129,7 @@ fi
 # Only the expected members, by name (never whatever paths the archive holds), into a staging
 # folder; each missing file is then renamed into place. Files already there are left alone.
 mkdir -p "${staging}" "${dir}/${folder}"
-tar -xzf "${part}" -C "${staging}" "${members[@]/#/${folder}/}" ||
+tar -xzf "${source_archive}" -C "${staging}" "${members[@]/#/${folder}/}" ||
   die "${archive}: verified, but tar could not unpack ${folder}/ from it"
 for m in "${members[@]}"; do
   [[ -e "${dir}/${folder}/${m}" ]] || mv "${staging}/${folder}/${m}" "${dir}/${folder}/${m}"

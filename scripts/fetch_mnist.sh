@@ -47,19 +47,8 @@ sha256_of() {
   fi
 }
 
-# download URL OUT: prints the tool's error on failure.
-download() {
-  if command -v curl >/dev/null 2>&1; then
-    curl --fail --silent --show-error --location --connect-timeout "${connect_timeout_s}" \
-      --max-time "${max_time_s}" --retry "${retries}" --output "$2" "$1" 2>&1
-  elif command -v wget >/dev/null 2>&1; then
-    wget --quiet --timeout="${connect_timeout_s}" --tries="$((retries + 1))" --output-document="$2" \
-      "$1" 2>&1
-  else
-    echo "neither curl nor wget is installed"
-    return 1
-  fi
-}
+# shellcheck source=download_common.sh
+source "${script_dir}/download_common.sh"
 
 mkdir -p "${dir}" || die "${dir}: cannot create the directory; check the path and permissions"
 
@@ -75,9 +64,8 @@ for entry in "${files[@]}"; do
   fetched=0
   for mirror in "${mirrors[@]}"; do
     url="${mirror}/${name}"
-    if ! err="$(download "${url}" "${part}")"; then
-      err="${err##*$'\n'}"  # with retries the tool repeats its error: keep the last line
-      failures+=("${url}: ${err:-download failed}")
+    if ! err="$(fetch_to "${url}" "${part}")"; then
+      failures+=("${err}")
       continue
     fi
     got="$(sha256_of "${part}")"

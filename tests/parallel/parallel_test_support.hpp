@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -50,6 +51,38 @@ inline std::vector<float> parameters_of(ParallelTrainer& trainer, int worker = 0
   std::vector<float> params(trainer.model(worker).parameter_count());
   trainer.model(worker).download_parameters(params.data());
   return params;
+}
+
+// What a checkpoint keeps of a trainer stopped at a sync point: the averaged parameters and each
+// worker's updater and loss-scaler state.
+struct SavedTrainer {
+  std::vector<float> parameters;
+  std::vector<std::vector<float>> updaters;
+  std::vector<std::string> scalers;
+};
+
+inline SavedTrainer save_trainer(ParallelTrainer& trainer) {
+  SavedTrainer saved{parameters_of(trainer), {}, {}};
+  for (int w = 0; w < trainer.workers(); ++w) {
+    Optimizer& opt = trainer.optimizer(w);
+    saved.updaters.emplace_back(opt.state_floats());
+    trainer.model(w).backend().download(saved.updaters.back().data(), opt.state(),
+                                        opt.state_floats() * sizeof(float));
+    saved.scalers.push_back(trainer.loss_scaler(w).save_state());
+  }
+  return saved;
+}
+
+// Puts `saved` into a new trainer, as a resume from a checkpoint does.
+inline void restore_trainer(ParallelTrainer& trainer, const SavedTrainer& saved) {
+  trainer.model(0).upload_parameters(saved.parameters.data());
+  trainer.replicate_parameters();
+  for (int w = 0; w < trainer.workers(); ++w) {
+    Optimizer& opt = trainer.optimizer(w);
+    const std::vector<float>& state = saved.updaters[static_cast<std::size_t>(w)];
+    trainer.model(w).backend().upload(opt.state(), state.data(), state.size() * sizeof(float));
+    trainer.loss_scaler(w).restore_state(saved.scalers[static_cast<std::size_t>(w)]);
+  }
 }
 
 }  // namespace dl::testing

@@ -504,28 +504,12 @@ TEST_CASE("stopping at a sync point and resuming in a new trainer with the scale
   });
   REQUIRE(next == 6);
   // What a checkpoint holds: the averaged parameters, each worker's updater and scaler state.
-  const std::vector<float> params = parameters_of(*first);
-  std::vector<std::vector<float>> updaters;
-  std::vector<std::string> scalers;
-  for (int w = 0; w < 2; ++w) {
-    dl::Optimizer& opt = first->optimizer(w);
-    updaters.emplace_back(opt.state_floats());
-    first->model(w).backend().download(updaters.back().data(), opt.state(),
-                                       opt.state_floats() * sizeof(float));
-    scalers.push_back(first->loss_scaler(w).save_state());
-  }
+  const dl::testing::SavedTrainer saved = dl::testing::save_trainer(*first);
   CHECK(first->loss_scaler(0).skipped_steps() >= 1);
   first.reset();
 
   auto resumed = make_trainer();
-  resumed->model(0).upload_parameters(params.data());
-  resumed->replicate_parameters();
-  for (int w = 0; w < 2; ++w) {
-    dl::Optimizer& opt = resumed->optimizer(w);
-    resumed->model(w).backend().upload(opt.state(), updaters[w].data(),
-                                       updaters[w].size() * sizeof(float));
-    resumed->loss_scaler(w).restore_state(scalers[w]);
-  }
+  dl::testing::restore_trainer(*resumed, saved);
   resumed->run_epoch(0, next, iteration, keep_going);
   resumed->run_epoch(1, 0, iteration, keep_going);
   CHECK(iteration == 18);

@@ -104,24 +104,11 @@ TEST_CASE("3-channel recipe: stopped mid-epoch and resumed, bit-identical to an 
     return p.round == 1 ? dl::SyncAction::kStop : dl::SyncAction::kContinue;
   });
   REQUIRE(next == 2);
-  const std::vector<float> params = parameters_of(*first);
-  std::vector<std::vector<float>> updaters;
-  for (int w = 0; w < 2; ++w) {
-    dl::Optimizer& opt = first->optimizer(w);
-    updaters.emplace_back(opt.state_floats());
-    first->model(w).backend().download(updaters.back().data(), opt.state(),
-                                       opt.state_floats() * sizeof(float));
-  }
+  const dl::testing::SavedTrainer saved = dl::testing::save_trainer(*first);
   first.reset();
 
   auto resumed = make_trainer(c, data);
-  resumed->model(0).upload_parameters(params.data());
-  resumed->replicate_parameters();
-  for (int w = 0; w < 2; ++w) {
-    dl::Optimizer& opt = resumed->optimizer(w);
-    resumed->model(w).backend().upload(opt.state(), updaters[w].data(),
-                                       updaters[w].size() * sizeof(float));
-  }
+  dl::testing::restore_trainer(*resumed, saved);
   resumed->run_epoch(0, next, iteration, keep_going);
   resumed->run_epoch(1, 0, iteration, keep_going);
   CHECK(parameters_of(*resumed) == straight);
