@@ -4,7 +4,8 @@
 // green and blue planes). CIFAR-10: the training records spread over data_batch_1.bin ..
 // data_batch_5.bin (uneven sizes, so a reader cannot assume 10,000 per file), and test_batch.bin.
 // CIFAR-100: train.bin and test.bin, with coarse label = fine label / 5.
-//   make_cifar_dataset OUT_DIR N_TRAIN N_TEST [cifar10|cifar100] [SEED]
+// NOISE (default 70, out of 255) sets how hard the classes are to tell apart.
+//   make_cifar_dataset OUT_DIR N_TRAIN N_TEST [cifar10|cifar100] [SEED] [NOISE]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +17,7 @@
 
 namespace {
 
-constexpr int kNoiseAmplitude = 70;  // out of 255: separable, not trivially
+constexpr int kDefaultNoise = 70;  // out of 255: separable, not trivially
 constexpr int kMaxByte = 255;
 constexpr int kFineClassesPerCoarse =
     dl::cifar::kCifar100FineClasses / dl::cifar::kCifar100CoarseClasses;
@@ -26,6 +27,7 @@ constexpr std::uint64_t kTestStream = 3;
 
 struct Generator {
   bool cifar100 = false;
+  int noise = kDefaultNoise;
   std::vector<std::vector<int>> prototypes;
 
   int classes() const {
@@ -39,7 +41,7 @@ struct Generator {
       if (cifar100) out.push_back(static_cast<unsigned char>(label / kFineClassesPerCoarse));
       out.push_back(static_cast<unsigned char>(label));
       for (int v : prototypes[static_cast<std::size_t>(label)]) {
-        v += static_cast<int>(rng.below(2 * kNoiseAmplitude + 1)) - kNoiseAmplitude;
+        v += static_cast<int>(rng.below(2 * static_cast<std::uint64_t>(noise) + 1)) - noise;
         out.push_back(static_cast<unsigned char>(v < 0 ? 0 : (v > kMaxByte ? kMaxByte : v)));
       }
     }
@@ -58,7 +60,8 @@ bool write_file(const std::string& path, const std::vector<unsigned char>& bytes
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s OUT_DIR N_TRAIN N_TEST [cifar10|cifar100] [SEED]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s OUT_DIR N_TRAIN N_TEST [cifar10|cifar100] [SEED] [NOISE]\n",
+                 argv[0]);
     return 2;
   }
   const std::string dir = argv[1];
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   Generator gen;
   gen.cifar100 = argc > 4 && std::string(argv[4]) == "cifar100";
   const std::uint64_t seed = argc > 5 ? std::strtoull(argv[5], nullptr, 10) : 7;
+  gen.noise = argc > 6 ? std::atoi(argv[6]) : kDefaultNoise;
   dl::RandomStream proto_rng(seed, kPrototypeStream);
   gen.prototypes.resize(static_cast<std::size_t>(gen.classes()));
   for (auto& p : gen.prototypes) {
