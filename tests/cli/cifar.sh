@@ -6,6 +6,8 @@
 source "$(dirname "$0")/lib.sh"
 : "${MAKE_CIFAR:?MAKE_CIFAR must name the make_cifar_dataset tool}"
 cfg="$DL_SOURCE_DIR/configs/cifar10.yaml"
+# The CPU, pinned: the same results, and no note about GPUs on stderr, on any machine.
+cpu=(--set backend=cpu)
 data="$WORK/cifar-10-batches-bin"
 mkdir -p "$data"
 "$MAKE_CIFAR" "$data" 600 200
@@ -18,8 +20,8 @@ echo "ok: $(grep 'total parameters' "$WORK/validate.txt")"
 run() {
   local dir=$1 out=$2
   shift 2
-  "$DL_TRAIN" --config "$cfg" --set "data.directory=$dir" --set "output.directory=$WORK/$out" \
-    --set epochs=1 "$@"
+  "$DL_TRAIN" --config "$cfg" "${cpu[@]}" --set "data.directory=$dir" \
+    --set "output.directory=$WORK/$out" --set epochs=1 "$@"
 }
 broken() { rm -rf "$WORK/$1" && cp -r "$data" "$WORK/$1"; }
 broken missing && rm "$WORK/missing/data_batch_4.bin"
@@ -35,7 +37,7 @@ expect_failure 3 "set data.directory: .*nested/cifar-10-batches-bin" -- run "$WO
 expect_failure 2 "set data.numClasses: 10" -- "$DL_TRAIN" validate --config "$cfg" --set data.numClasses=100
 
 # A 3-channel network (the Keras network, narrowed to stay quick) trains on the CPU.
-"$DL_TRAIN" --config "$cfg" --set "data.directory=$data" --set "output.directory=$WORK/train" \
+"$DL_TRAIN" --config "$cfg" "${cpu[@]}" --set "data.directory=$data" --set "output.directory=$WORK/train" \
   --set epochs=2 --set layers.0.nOut=8 --set layers.2.nOut=16 --set layers.4.nOut=32 \
   >"$WORK/train.txt"
 grep -q "data: 600 training and 200 test examples (3x32x32), 10 classes" "$WORK/train.txt" ||
@@ -48,7 +50,7 @@ awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.5) }' || fail "accuracy $accuracy is
 hundred="$WORK/cifar-100-binary"
 mkdir -p "$hundred"
 "$MAKE_CIFAR" "$hundred" 100 20 cifar100
-"$DL_TRAIN" --config "$cfg" --set "data.directory=$hundred" --set data.format=cifar100 \
+"$DL_TRAIN" --config "$cfg" "${cpu[@]}" --set "data.directory=$hundred" --set data.format=cifar100 \
   --set data.cifar100Labels=coarse --set data.numClasses=20 --set layers.5.nOut=20 \
   --set "output.directory=$WORK/coarse" --set epochs=1 --set layers.0.nOut=4 \
   --set layers.2.nOut=4 --set layers.4.nOut=8 >"$WORK/coarse.txt"

@@ -17,7 +17,9 @@ check() {
   local name=$1 config=$2 images=$3 format=$4
   shift 4
   local run="$WORK/$name"
-  local sets=(--set "output.directory=$run" --set epochs=1 --set parallel.workers=1)
+  # The CPU, pinned: the same results, and no note about GPUs, on any machine.
+  local sets=(--set "output.directory=$run" --set epochs=1 --set parallel.workers=1
+    --set backend=cpu)
   for s in "$@"; do sets+=(--set "$s"); done
   "$DL_TRAIN" --config "$config" "${sets[@]}" >"$WORK/$name-train.txt"
   "$DL_TRAIN" predict --model "$run/model.dlm" --input "$images" --output "$WORK/$name.csv" \
