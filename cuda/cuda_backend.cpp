@@ -484,7 +484,7 @@ void CudaBackend::dropout_forward(std::size_t n, float retain, std::uint64_t see
            "dropout retain probability must lie in (0, 1], got " + std::to_string(retain));
   activate();
   // The key and the kept scale of backend/cpu/dropout.hpp, computed on the host as there.
-  const std::uint64_t key = splitmix64(seed ^ splitmix64(counter + cpu::kDropoutCounterTag));
+  const std::uint64_t key = mix(seed, counter + cpu::kDropoutCounterTag);
   const float kept_scale = 1.0f / retain;
   launch_dropout_forward(n, retain, kept_scale, key, x, y, mask, limits_, stream_.get());
 }

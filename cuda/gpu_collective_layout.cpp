@@ -4,25 +4,14 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 
 namespace dl::gpu {
 
 namespace {
 
-// FNV-1a, 64 bits: the same input gives the same number in every process of the job, which
-// std::hash does not promise.
-constexpr std::uint64_t kFnvOffsetBasis = 14695981039346656037ull;
-constexpr std::uint64_t kFnvPrime = 1099511628211ull;
 constexpr char kKeySeparator = '/';
 constexpr std::uint64_t kNoDevice = 0;
-
-std::uint64_t fnv1a(std::uint64_t hash, const std::string& text) {
-  for (const char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= kFnvPrime;
-  }
-  return hash;
-}
 
 }  // namespace
 
@@ -103,7 +92,8 @@ int nccl_root_rank(const std::vector<int>& process0_group_of_worker, int root) {
 }
 
 std::uint64_t device_key(const std::string& host, const std::string& pci_bus_id) {
-  const std::uint64_t hash = fnv1a(fnv1a(kFnvOffsetBasis, host + kKeySeparator), pci_bus_id);
+  // core/hash.hpp: the same input gives the same number in every process of the job.
+  const std::uint64_t hash = fnv1a(pci_bus_id, fnv1a(host + kKeySeparator));
   return hash == kNoDevice ? hash + 1 : hash;
 }
 

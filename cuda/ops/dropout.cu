@@ -2,6 +2,7 @@
 // decision depends only on (key, i), so the grid shape does not matter and the mask equals the
 // CPU's exactly: integer hashing, an exact int-to-float conversion of 24 bits, a multiplication by
 // a power of two, and one float comparison, none of which can round differently on the GPU.
+#include "core/random.hpp"
 #include "cuda_check.hpp"
 #include "ops/dropout.hpp"
 #include "ops/kernel_support.cuh"
@@ -12,14 +13,6 @@ namespace {
 
 constexpr int kDiscardedBits = 40;                   // 64 - 24 bits kept
 constexpr float kTwoToMinus24 = 1.0f / 16777216.0f;  // 2^-24
-
-// splitmix64 of core/random.hpp, for the device.
-__device__ std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // ---- kernels ----------------------------------------------------------------------------------
 

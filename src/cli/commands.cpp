@@ -10,6 +10,7 @@
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "data/data_sources.hpp"
 #include "data/dataset.hpp"
 #include "io/checkpoint.hpp"
@@ -62,20 +63,12 @@ int run_eval(const CommonOptions& common, const std::string& model_path) {
 
 int run_inspect(const std::string& model_path) {
   const CheckpointState state = read_checkpoint(model_path);
-  constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ull;
-  constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
-  auto hash_floats = [&](const std::vector<float>& values) {
-    std::uint64_t h = kFnvOffset;
-    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
-    for (std::size_t i = 0; i < values.size() * sizeof(float); ++i) h = (h ^ bytes[i]) * kFnvPrime;
-    return h;
-  };
   std::cout << fmt::format("file: {}\nkind: {}\nepoch: {}\nround_in_epoch: {}\niteration: {}\n",
                            model_path, state.kind, state.epoch, state.round_in_epoch,
                            state.iteration)
             << fmt::format("network: {}\nparameters: {}\nparameter_hash: {:016x}\n",
                            state.network_signature, state.parameters.size(),
-                           hash_floats(state.parameters))
+                           fnv1a(state.parameters.data(), state.parameters.size() * sizeof(float)))
             << fmt::format("updater_states: {}\n", state.updater_states.size());
   for (const auto& [key, value] : state.metadata)
     std::cout << "metadata." << key << ": " << value << "\n";

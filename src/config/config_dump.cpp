@@ -4,14 +4,9 @@
 #include "config/config_loader.hpp"
 #include "config/config_schema.hpp"
 #include "core/error.hpp"
+#include "core/hash.hpp"
 
 namespace dl {
-
-namespace {
-// FNV-1a, 64-bit: simple, stable across platforms and releases.
-constexpr std::uint64_t kFnvOffsetBasis = 0xcbf29ce484222325ull;
-constexpr std::uint64_t kFnvPrime = 0x100000001b3ull;
-}  // namespace
 
 std::string dump_config_yaml(const Config& config) {
   YAML::Emitter out;
@@ -21,12 +16,7 @@ std::string dump_config_yaml(const Config& config) {
 }
 
 std::uint64_t config_hash(const Config& config) {
-  std::uint64_t hash = kFnvOffsetBasis;
-  for (const unsigned char c : dump_config_yaml(config)) {
-    hash ^= c;
-    hash *= kFnvPrime;
-  }
-  return hash;
+  return fnv1a(dump_config_yaml(config));
 }
 
 }  // namespace dl

@@ -9,19 +9,27 @@
 
 namespace dl {
 
-inline std::uint64_t splitmix64(std::uint64_t x) {
+// The one mixer of dl-train's counter-based streams (CPU and GPU: constexpr, so device code calls
+// it too).
+constexpr std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
 
+// `value` mixed into `key`: the key of stream `value` of `key`, or the random bits of counter
+// `value` of a stream keyed `key`. Streams and counters are independent of each other.
+constexpr std::uint64_t mix(std::uint64_t key, std::uint64_t value) {
+  return splitmix64(key ^ splitmix64(value));
+}
+
 class RandomStream {
  public:
   RandomStream(std::uint64_t seed, std::uint64_t stream, std::uint64_t counter = 0)
-      : key_(splitmix64(seed ^ splitmix64(stream + 0x632BE59BD9B4E019ull))), counter_(counter) {}
+      : key_(mix(seed, stream + kStreamTag)), counter_(counter) {}
 
-  std::uint64_t next_u64() { return splitmix64(key_ ^ splitmix64(counter_++)); }
+  std::uint64_t next_u64() { return mix(key_, counter_++); }
   // Uniform in [0, 1) with 24 random bits (exactly representable as float).
   float uniform() { return static_cast<float>(next_u64() >> 40) * (1.0f / 16777216.0f); }
   double uniform_double() {
@@ -49,6 +57,8 @@ class RandomStream {
   void set_counter(std::uint64_t c) { counter_ = c; }
 
  private:
+  // Separates these streams from other users of the same seed (dropout masks).
+  static constexpr std::uint64_t kStreamTag = 0x632BE59BD9B4E019ull;
   std::uint64_t key_;
   std::uint64_t counter_;
 };

@@ -13,7 +13,7 @@ constexpr int kDiscardedBits = 40;                   // 64 - 24 bits kept
 constexpr float kTwoToMinus24 = 1.0f / 16777216.0f;  // 2^-24
 
 std::uint64_t dropout_key(std::uint64_t seed, std::uint64_t counter) {
-  return splitmix64(seed ^ splitmix64(counter + kDropoutCounterTag));
+  return mix(seed, counter + kDropoutCounterTag);
 }
 
 float uniform_from_key(std::uint64_t key, std::uint64_t i) {

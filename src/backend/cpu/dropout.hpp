@@ -4,7 +4,7 @@
 // compute it exactly like this (all arithmetic on uint64_t, wrapping; splitmix64 from
 // core/random.hpp):
 //
-//   key  = splitmix64(seed ^ splitmix64(counter + kDropoutCounterTag))
+//   key  = mix(seed, counter + kDropoutCounterTag) = splitmix64(seed ^ splitmix64(counter + tag))
 //   bits = splitmix64(key + i)
 //   u    = float(bits >> 40) * 2^-24            (24 random bits: exact in float, in [0, 1))
 //   keep = u < retain                           (float comparison, retain as given)
