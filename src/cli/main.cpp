@@ -27,25 +27,35 @@ void add_common(CLI::App& app, dl::CommonOptions& common, bool config_required) 
       ->take_all();
 }
 
+// What training takes, on the top level (`dl-train --config FILE`) and on `dl-train train`
+// alike: one option set, so both forms accept and refuse the same things.
+struct TrainCommand {
+  dl::CommonOptions common;
+  bool resume = false;
+  bool overwrite = false;
+
+  void add_to(CLI::App& app, bool config_required) {
+    add_common(app, common, config_required);
+    CLI::Option* resume_flag =
+        app.add_flag("--resume", resume,
+                     "continue the run in output.directory from its newest valid checkpoint");
+    CLI::Option* overwrite_flag =
+        app.add_flag("--overwrite", overwrite, "replace an existing run in output.directory");
+    resume_flag->excludes(overwrite_flag);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.require_subcommand(0, 1);
-  dl::CommonOptions common;
-  bool resume = false;
-  bool overwrite = false;
-  add_common(app, common, false);
-  app.add_flag("--resume", resume,
-               "continue the run in output.directory from its newest valid checkpoint");
-  app.add_flag("--overwrite", overwrite, "replace an existing run in output.directory");
+  TrainCommand top_level, train_command;
+  top_level.add_to(app, false);
 
-  dl::CommonOptions train_common, validate_common, eval_common;
-  bool train_resume = false, train_overwrite = false;
+  dl::CommonOptions validate_common, eval_common;
   CLI::App* train = app.add_subcommand("train", "train a network (the default command)");
-  add_common(*train, train_common, true);
-  train->add_flag("--resume", train_resume, "continue from the newest valid checkpoint");
-  train->add_flag("--overwrite", train_overwrite, "replace an existing run");
+  train_command.add_to(*train, true);
   CLI::App* validate =
       app.add_subcommand("validate", "check a config; print it resolved and the layer table");
   add_common(*validate, validate_common, true);
@@ -82,21 +92,20 @@ int main(int argc, char** argv) {
   };
   try {
     processes = dl::make_process_group(&argc, &argv);
-    if (*train) return dl::run_train(train_common, train_resume, train_overwrite, *processes);
+    if (*train) {
+      return dl::run_train(train_command.common, train_command.resume, train_command.overwrite,
+                           *processes);
+    }
     if (*validate) return dl::run_validate(validate_common);
     if (*eval) return dl::run_eval(eval_common, model_path);
     if (*inspect) return dl::run_inspect(inspect_path);
     if (*info) return dl::run_info();
     if (model_commands.chosen()) return dl::run_model_command(model_commands);
-    if (common.config_path.empty()) {
+    if (top_level.common.config_path.empty()) {
       std::cerr << app.help();
       return static_cast<int>(dl::ExitCode::kConfigError);
     }
-    if (resume && overwrite) {
-      std::cerr << "dl-train: error: --resume and --overwrite exclude each other; pass one\n";
-      return static_cast<int>(dl::ExitCode::kConfigError);
-    }
-    return dl::run_train(common, resume, overwrite, *processes);
+    return dl::run_train(top_level.common, top_level.resume, top_level.overwrite, *processes);
   } catch (const dl::Error& e) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
   } catch (const std::exception& e) {
