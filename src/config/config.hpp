@@ -8,17 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "config/source_location.hpp"
 #include "core/kinds.hpp"
+#include "nn/layer_config.hpp"
 
 namespace dl {
-
-// Where a value came from, for error messages: "file:line:column".
-struct SourceLocation {
-  std::string file;
-  int line = 0;             // 1-based; 0 when unknown (a default, or a --set override)
-  int column = 0;           // 1-based
-  std::string str() const;  // "file:line:column" or "file" or "--set"
-};
 
 struct UpdaterConfig {
   UpdaterType type = UpdaterType::kNesterovs;
@@ -69,34 +63,6 @@ struct InputTypeConfig {
   int width = 28;
   int channels = 1;
   int size = 784;  // feedForward
-};
-
-struct LayerConfig {
-  LayerType type = LayerType::kDense;
-  std::string name;  // defaults to "<type><index>", e.g. "convolution0"
-  SourceLocation where;
-
-  int nIn = 0;   // inferred from the previous layer / inputType when 0
-  int nOut = 0;  // convolution, dense, output: required
-
-  // convolution / subsampling
-  int kernelSize[2] = {5, 5};
-  int stride[2] = {1, 1};
-  int padding[2] = {0, 0};
-  ConvolutionMode convolutionMode = ConvolutionMode::kTruncate;
-  PoolingType poolingType = PoolingType::kMax;
-
-  // Unset means: the global `activation` if set, else identity (convolution), relu (dense),
-  // softmax (output).
-  std::optional<Activation> activation;
-  std::optional<WeightInit> weightInit;  // unset: the global weightInit
-
-  LossFunction lossFunction = LossFunction::kNegativeLogLikelihood;  // output
-
-  double dropOut = 0.5;  // dropout: probability of *retaining* an activation (DL4J's meaning)
-
-  double decay = 0.9;  // batchNormalization: running-statistics decay
-  double eps = 1e-5;   // batchNormalization
 };
 
 // Where the training set lives while training: uploaded once into each worker's backend memory

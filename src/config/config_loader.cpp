@@ -15,10 +15,11 @@
 
 #include "config/config_overrides.hpp"
 #include "config/config_schema.hpp"
-#include "config/layer_plan.hpp"
 #include "config/read_context.hpp"
 #include "config/recipe_checks.hpp"
 #include "core/error.hpp"
+#include "nn/layer_plan.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace dl {
 
@@ -178,10 +179,6 @@ void check_combinations(const ReadContext& ctx, const Config& config) {
   check_schedule(ctx, config);
 }
 
-bool has_activation_key(LayerType type) {
-  return type == LayerType::kConvolution || type == LayerType::kDense || type == LayerType::kOutput;
-}
-
 // Writes the plan's inferred values into the config's layers; checks that names are unique.
 void resolve_layers(Config& config) {
   const std::vector<PlannedLayer> plan = plan_layers(config);
@@ -189,7 +186,7 @@ void resolve_layers(Config& config) {
   for (std::size_t i = 0; i < plan.size(); ++i) {
     LayerConfig& layer = config.layers[i];
     layer = plan[i].config;
-    if (has_activation_key(layer.type)) {
+    if (layer_kind(layer.type).default_activation) {
       layer.activation = plan[i].activation;
       layer.weightInit = plan[i].weightInit;
     }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "config/config_limits.hpp"
+#include "nn/layer_registry.hpp"
 
 namespace dl {
 
@@ -11,7 +12,6 @@ namespace {
 
 using namespace config_limits;
 
-constexpr int kPairSize = 2;
 constexpr std::string_view kAllDevices = "all";
 
 // ---- updater, schedule -------------------------------------------------------------------
@@ -121,101 +121,8 @@ Field<Config> input_type_field() {
 
 // ---- layers ------------------------------------------------------------------------------
 
-// kernelSize, stride, padding: one integer for both dimensions, or [height, width].
-Field<LayerConfig> pair_field(const char* key, int (LayerConfig::*member)[kPairSize], int min,
-                              int max) {
-  return {key,
-          [key, member, min, max](ReadContext& ctx, const std::string& path, const YAML::Node& node,
-                                  LayerConfig& layer) {
-            const IntRange range{min, max};
-            int* values = layer.*member;
-            if (node.IsSequence()) {
-              if (node.size() != kPairSize)
-                ctx.fail(path, node,
-                         fmt::format("{} must be one integer or a list of two [height, width], "
-                                     "got a list of {}",
-                                     path, node.size()),
-                         fmt::format("write e.g. {}: [{}, {}] or {}: {}", key, values[0], values[1],
-                                     key, values[0]));
-              for (std::size_t i = 0; i < kPairSize; ++i)
-                values[i] = static_cast<int>(
-                    read_integer(ctx, join_path(path, std::to_string(i)), node[i], range));
-            } else {
-              values[0] = values[1] = static_cast<int>(read_integer(ctx, path, node, range));
-            }
-          },
-          [member](YAML::Emitter& out, const LayerConfig& layer) {
-            const int* values = layer.*member;
-            out << YAML::Flow << YAML::BeginSeq << values[0] << values[1] << YAML::EndSeq;
-          }};
-}
-
-// The name: no value means the default "<type><index>".
-Field<LayerConfig> layer_name_field() {
-  return {
-      "name",
-      [](ReadContext& ctx, const std::string& path, const YAML::Node& node, LayerConfig& layer) {
-        layer.name = node.IsNull() ? std::string() : read_text(ctx, path, node);
-      },
-      [](YAML::Emitter& out, const LayerConfig& layer) {
-        if (layer.name.empty())
-          out << YAML::Null;
-        else
-          out << YAML::DoubleQuoted << layer.name;
-      }};
-}
-
-const FieldTable<LayerConfig>& all_layer_fields() {
-  static const FieldTable<LayerConfig> table{
-      layer_name_field(),
-      // 0: inferred from the layer before (the dump writes the inferred value).
-      integer_field("nIn", &LayerConfig::nIn, 0, kMaxFeatureSize),
-      integer_field("nOut", &LayerConfig::nOut, 1, kMaxLayerWidth),
-      enum_field("poolingType", &LayerConfig::poolingType),
-      pair_field("kernelSize", &LayerConfig::kernelSize, 1, kMaxSpatialExtent),
-      pair_field("stride", &LayerConfig::stride, 1, kMaxSpatialExtent),
-      pair_field("padding", &LayerConfig::padding, 0, kMaxSpatialExtent),
-      enum_field("convolutionMode", &LayerConfig::convolutionMode),
-      optional_enum_field("activation", &LayerConfig::activation),
-      optional_enum_field("weightInit", &LayerConfig::weightInit),
-      enum_field("lossFunction", &LayerConfig::lossFunction),
-      real_field("dropOut", &LayerConfig::dropOut, RealRange::above_up_to(0.0, 1.0)),
-      real_field("decay", &LayerConfig::decay, RealRange::from_below(0.0, 1.0)),
-      real_field("eps", &LayerConfig::eps, RealRange::above(0.0)),
-  };
-  return table;
-}
-
-// `required`: the keys of this layer type that have no default, each with the fix to write when
-// it is missing.
-FieldTable<LayerConfig> select_layer_fields(const std::vector<std::string>& keys,
-                                            const std::map<std::string, std::string>& required) {
-  FieldTable<LayerConfig> selected;
-  for (const auto& f : all_layer_fields()) {
-    if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) continue;
-    selected.push_back(f);
-    const auto fix = required.find(f.key);
-    if (fix != required.end()) selected.back().required_fix = fix->second;
-  }
-  return selected;
-}
-
-// Subsampling has no default window: DL4J's SubsamplingLayer defaults to a 1x1 kernel with
-// stride 2, Keras's MaxPooling2D to a stride equal to its pool size, and dl-train once defaulted
-// to 5x5 with stride 1, so any default would surprise someone (docs/CONFIG.md).
-const std::map<std::string, std::string>& subsampling_required() {
-  static const std::map<std::string, std::string> required{
-      {"kernelSize",
-       "add kernelSize: the pooling window, e.g. kernelSize: 2 (Keras's MaxPooling2D(2))"},
-      {"stride",
-       "add stride: the window step, e.g. stride: 2 for kernelSize: 2 (Keras's default stride "
-       "is the pool size, DL4J's is 2); subsampling has no default stride"},
-  };
-  return required;
-}
-
-std::string layer_where(const std::string& path, LayerType type) {
-  return fmt::format("in {} ({})", path, enum_name(type));
+std::string layer_where(const std::string& path, const LayerKind& kind) {
+  return fmt::format("in {} ({})", path, kind.name);
 }
 
 constexpr std::string_view kLayerExample = "write each layer as '- dense: {nOut: 500}'";
@@ -242,17 +149,13 @@ LayerConfig read_layer(ReadContext& ctx, const std::string& path, const YAML::No
   const YAML::Node type_node = entry->first;
   const YAML::Node settings = entry->second;
   const std::string type_text = type_node.IsScalar() ? type_node.Scalar() : "?";
-  const auto type =
-      std::find_if(enum_spellings<LayerType>().begin(), enum_spellings<LayerType>().end(),
-                   [&](const auto& s) { return s.name == type_text; });
-  if (type == enum_spellings<LayerType>().end())
+  const LayerKind* kind = find_layer_kind(type_text);
+  if (kind == nullptr)
     fail_unknown_name(ctx, path, type_node, "layer type", type_text, "in " + path,
-                      enum_names<LayerType>());
-  LayerConfig layer;
-  layer.type = type->value;
+                      layer_kind_names());
+  LayerConfig layer = kind->defaults;
   layer.where = ctx.location(path, item);
-  read_fields(ctx, path, settings, layer_fields(layer.type), layer, layer_where(path, layer.type),
-              item);
+  read_fields(ctx, path, settings, kind->keys, layer, layer_where(path, *kind), item);
   return layer;
 }
 
@@ -273,8 +176,9 @@ Field<Config> layers_field() {
       [](YAML::Emitter& out, const Config& c) {
         out << YAML::BeginSeq;
         for (const auto& layer : c.layers) {
-          out << YAML::BeginMap << YAML::Key << std::string(enum_name(layer.type)) << YAML::Value;
-          write_fields(out, layer_fields(layer.type), layer);
+          const LayerKind& kind = layer_kind(layer.type);
+          out << YAML::BeginMap << YAML::Key << std::string(kind.name) << YAML::Value;
+          write_fields(out, kind.keys, layer);
           out << YAML::EndMap;
         }
         out << YAML::EndSeq;
@@ -448,26 +352,6 @@ const FieldTable<Config>& config_fields() {
       section_field("lossScaling", &Config::lossScaling, loss_scaling_fields),
   };
   return table;
-}
-
-const FieldTable<LayerConfig>& layer_fields(LayerType type) {
-  static const std::map<LayerType, FieldTable<LayerConfig>> tables{
-      {LayerType::kConvolution,
-       select_layer_fields({"name", "nIn", "nOut", "kernelSize", "stride", "padding",
-                            "convolutionMode", "activation", "weightInit"},
-                           {{"nOut", "add nOut: <number of output channels>"}})},
-      {LayerType::kSubsampling, select_layer_fields({"name", "poolingType", "kernelSize", "stride",
-                                                     "padding", "convolutionMode"},
-                                                    subsampling_required())},
-      {LayerType::kDense, select_layer_fields({"name", "nIn", "nOut", "activation", "weightInit"},
-                                              {{"nOut", "add nOut: <number of units>"}})},
-      {LayerType::kOutput,
-       select_layer_fields({"name", "nIn", "nOut", "activation", "weightInit", "lossFunction"},
-                           {{"nOut", "add nOut: <number of classes>"}})},
-      {LayerType::kDropout, select_layer_fields({"name", "dropOut"}, {})},
-      {LayerType::kBatchNormalization, select_layer_fields({"name", "decay", "eps"}, {})},
-  };
-  return tables.at(type);
 }
 
 void expand_shorthands(YAML::Node& root) {

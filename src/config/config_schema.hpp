@@ -1,5 +1,6 @@
 // The one schema: every key of the YAML config, with its type, range and the Config member it
-// sets, as tables of Fields (schema_field.hpp). docs/CONFIG.md documents the same keys.
+// sets, as tables of Fields (schema_field.hpp); each layer kind's keys are declared with the kind
+// (nn/layer_registry.hpp). docs/CONFIG.md documents the same keys.
 #pragma once
 
 #include "config/config.hpp"
@@ -9,9 +10,6 @@ namespace dl {
 
 // The top level of a config file; nested sections are Fields of it.
 const FieldTable<Config>& config_fields();
-
-// The keys a layer of `type` accepts, in dump order.
-const FieldTable<LayerConfig>& layer_fields(LayerType type);
 
 // Expands the shorthands the schema accepts into their full form, so overrides and validation
 // see one shape: `updater: adam` becomes `updater: {type: adam}`.

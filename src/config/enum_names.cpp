@@ -2,17 +2,6 @@
 
 namespace dl {
 
-#define DL_ENUM_SPELLINGS(Enum, kind, ...)                               \
-  template <>                                                            \
-  const std::vector<EnumSpelling<Enum>>& enum_spellings<Enum>() {        \
-    static const std::vector<EnumSpelling<Enum>> spellings{__VA_ARGS__}; \
-    return spellings;                                                    \
-  }                                                                      \
-  template <>                                                            \
-  std::string_view enum_kind_name<Enum>() {                              \
-    return kind;                                                         \
-  }
-
 DL_ENUM_SPELLINGS(BackendKind, "backend", {BackendKind::kCpu, "cpu"}, {BackendKind::kCuda, "cuda"},
                   {BackendKind::kAuto, "auto"})
 DL_ENUM_SPELLINGS(DType, "dtype", {DType::kFloat, "FLOAT"}, {DType::kHalf, "HALF"},
@@ -56,10 +45,6 @@ DL_ENUM_SPELLINGS(ConvolutionMode, "convolution mode", {ConvolutionMode::kTrunca
 DL_ENUM_SPELLINGS(LossFunction, "loss function",
                   {LossFunction::kNegativeLogLikelihood, "negativeloglikelihood"},
                   {LossFunction::kMcxent, "mcxent"}, {LossFunction::kMse, "mse"})
-DL_ENUM_SPELLINGS(LayerType, "layer type", {LayerType::kConvolution, "convolution"},
-                  {LayerType::kSubsampling, "subsampling"}, {LayerType::kDense, "dense"},
-                  {LayerType::kOutput, "output"}, {LayerType::kDropout, "dropout"},
-                  {LayerType::kBatchNormalization, "batchNormalization"})
 DL_ENUM_SPELLINGS(ParallelMode, "parallel mode", {ParallelMode::kAveraging, "averaging"},
                   {ParallelMode::kSynchronous, "synchronous"})
 DL_ENUM_SPELLINGS(LearningRateScaling, "learning rate scaling",
@@ -72,7 +57,5 @@ DL_ENUM_SPELLINGS(DeviceResidency, "device residency", {DeviceResidency::kAuto, 
                   {DeviceResidency::kAlways, "always"}, {DeviceResidency::kNever, "never"})
 DL_ENUM_SPELLINGS(NcclUsage, "NCCL usage", {NcclUsage::kAuto, "auto"},
                   {NcclUsage::kAlways, "always"})
-
-#undef DL_ENUM_SPELLINGS
 
 }  // namespace dl

@@ -19,8 +19,9 @@ struct EnumSpelling {
   std::string_view name;
 };
 
-// The spellings of E in the order they are documented. Specialized for every enum the config
-// holds (see enum_names.cpp); using another E fails to link.
+// The spellings of E in the order they are documented. Specialized with DL_ENUM_SPELLINGS for
+// every enum the config holds (enum_names.cpp) and for enums written to files (e.g. early
+// stopping's termination reasons); using another E fails to link.
 template <class E>
 const std::vector<EnumSpelling<E>>& enum_spellings();
 
@@ -51,3 +52,16 @@ std::vector<std::string> enum_names() {
 }
 
 }  // namespace dl
+
+// Defines enum_spellings<Enum>() and enum_kind_name<Enum>(), in namespace dl:
+//   DL_ENUM_SPELLINGS(Activation, "activation", {Activation::kIdentity, "identity"}, ...)
+#define DL_ENUM_SPELLINGS(Enum, kind, ...)                               \
+  template <>                                                            \
+  const std::vector<EnumSpelling<Enum>>& enum_spellings<Enum>() {        \
+    static const std::vector<EnumSpelling<Enum>> spellings{__VA_ARGS__}; \
+    return spellings;                                                    \
+  }                                                                      \
+  template <>                                                            \
+  std::string_view enum_kind_name<Enum>() {                              \
+    return kind;                                                         \
+  }

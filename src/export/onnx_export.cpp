@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "config/enum_names.hpp"
-#include "config/layer_plan.hpp"
+#include "nn/layer_plan.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
 #include "nn/model.hpp"

@@ -1,6 +1,19 @@
 #include "nn/batch_normalization_layer.hpp"
 
+#include "nn/layer_keys.hpp"
+#include "nn/layer_registry.hpp"
+
 namespace dl {
+
+LayerKind batch_normalization_layer_kind() {
+  return {LayerType::kBatchNormalization,
+          "batchNormalization",
+          layer_keys({"name", "decay", "eps"}),
+          {},
+          std::nullopt,
+          keep_shape,
+          make_layer<BatchNormalizationLayer>};
+}
 
 BatchNormShape BatchNormalizationLayer::shape(int batch) const {
   BatchNormShape s;

@@ -1,15 +1,41 @@
 #include "nn/convolution_layer.hpp"
 
+#include "nn/layer_keys.hpp"
+#include "nn/layer_registry.hpp"
 #include "nn/spatial_geometry.hpp"
-
 #include "nn/weight_init.hpp"
 
 namespace dl {
 
+namespace {
+
+// nOut channels of the window's output size.
+void convolution_shape(const LayerShaping& shaping, PlannedLayer& planned) {
+  const int n_out = shaping.checked_nout();
+  const LayerShaping::Window w = shaping.window();
+  planned.output = SampleShape::image(n_out, w.height.out, w.width.out);
+  planned.padTop = w.height.pad_before;
+  planned.padLeft = w.width.pad_before;
+}
+
+}  // namespace
+
+LayerKind convolution_layer_kind() {
+  return {LayerType::kConvolution,
+          "convolution",
+          layer_keys({"name", "nIn", "nOut", "kernelSize", "stride", "padding", "convolutionMode",
+                      "activation", "weightInit"},
+                     {{"nOut", "add nOut: <number of output channels>"}}),
+          {},
+          Activation::kIdentity,
+          convolution_shape,
+          make_layer<ConvolutionLayer>};
+}
+
 ConvolutionLayer::ConvolutionLayer(PlannedLayer plan) : Layer(std::move(plan)) {}
 
 Conv2dGeometry ConvolutionLayer::geometry(int batch) const {
-  return spatial_geometry(plan_, batch);
+  return conv2d_geometry(plan_, batch);
 }
 
 std::size_t ConvolutionLayer::weight_count() const {

@@ -1,8 +1,27 @@
 #include "nn/dense_layer.hpp"
 
+#include "nn/layer_keys.hpp"
+#include "nn/layer_registry.hpp"
 #include "nn/weight_init.hpp"
 
 namespace dl {
+
+void dense_shape(const LayerShaping& shaping, PlannedLayer& planned) {
+  const int n_out = shaping.checked_nout();
+  planned.config.nIn = shaping.flattened_size();
+  planned.output = SampleShape::flat(n_out);
+}
+
+LayerKind dense_layer_kind() {
+  return {LayerType::kDense,
+          "dense",
+          layer_keys({"name", "nIn", "nOut", "activation", "weightInit"},
+                     {{"nOut", "add nOut: <number of units>"}}),
+          {},
+          Activation::kRelu,
+          dense_shape,
+          make_layer<DenseLayer>};
+}
 
 std::vector<ParameterSegment> DenseLayer::parameter_segments() const {
   return {ParameterSegment{0, weight_count(), false, true},

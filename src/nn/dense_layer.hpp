@@ -7,6 +7,9 @@
 
 namespace dl {
 
+// nOut units of the input flattened (shared by the output layer).
+void dense_shape(const LayerShaping& shaping, PlannedLayer& planned);
+
 class DenseLayer : public Layer {
  public:
   explicit DenseLayer(PlannedLayer plan) : Layer(std::move(plan)) {}

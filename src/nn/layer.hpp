@@ -10,8 +10,8 @@
 
 #include "backend/backend.hpp"
 #include "backend/device_buffer.hpp"
-#include "config/layer_plan.hpp"
 #include "core/random.hpp"
+#include "nn/layer_plan.hpp"
 #include "optim/optimizer.hpp"
 
 namespace dl {

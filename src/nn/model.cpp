@@ -3,62 +3,15 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "nn/batch_normalization_layer.hpp"
-#include "nn/convolution_layer.hpp"
-#include "nn/dense_layer.hpp"
-#include "nn/dropout_layer.hpp"
+#include "nn/layer_registry.hpp"
 #include "nn/output_layer.hpp"
-#include "nn/subsampling_layer.hpp"
 
 namespace dl {
 
-namespace {
-
-const char* layer_type_name(LayerType t) {
-  switch (t) {
-    case LayerType::kConvolution:
-      return "convolution";
-    case LayerType::kSubsampling:
-      return "subsampling";
-    case LayerType::kDense:
-      return "dense";
-    case LayerType::kOutput:
-      return "output";
-    case LayerType::kDropout:
-      return "dropout";
-    case LayerType::kBatchNormalization:
-      return "batchNormalization";
-  }
-  return "?";
-}
-
-}  // namespace
-
 std::vector<std::unique_ptr<Layer>> build_layers(const std::vector<PlannedLayer>& plan) {
   std::vector<std::unique_ptr<Layer>> layers;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    const PlannedLayer& p = plan[i];
-    switch (p.config.type) {
-      case LayerType::kConvolution:
-        layers.push_back(std::make_unique<ConvolutionLayer>(p));
-        break;
-      case LayerType::kSubsampling:
-        layers.push_back(std::make_unique<SubsamplingLayer>(p));
-        break;
-      case LayerType::kDense:
-        layers.push_back(std::make_unique<DenseLayer>(p));
-        break;
-      case LayerType::kOutput:
-        layers.push_back(std::make_unique<OutputLayer>(p));
-        break;
-      case LayerType::kDropout:
-        layers.push_back(std::make_unique<DropoutLayer>(p, static_cast<int>(i)));
-        break;
-      case LayerType::kBatchNormalization:
-        layers.push_back(std::make_unique<BatchNormalizationLayer>(p));
-        break;
-    }
-  }
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    layers.push_back(layer_kind(plan[i].config.type).make(plan[i], i));
   DL_CHECK(!layers.empty() && layers.back()->plan().config.type == LayerType::kOutput,
            "the layer plan must end with an output layer");
   return layers;
@@ -68,7 +21,7 @@ std::string network_signature(const std::vector<std::unique_ptr<Layer>>& layers)
   std::string s;
   for (const auto& l : layers) {
     if (!s.empty()) s += ',';
-    s += fmt::format("{}:{}", layer_type_name(l->plan().config.type), l->parameter_count());
+    s += fmt::format("{}:{}", layer_kind(l->plan().config.type).name, l->parameter_count());
   }
   return s;
 }
@@ -83,7 +36,7 @@ std::string layer_table(const Config& config) {
     const PlannedLayer& p = layers[i]->plan();
     total += layers[i]->parameter_count();
     out += fmt::format("{:<4}{:<22}{:<20}{:<12}{:<12}{:>12}\n", i, p.config.name,
-                       layer_type_name(p.config.type), p.input.str(), p.output.str(),
+                       layer_kind(p.config.type).name, p.input.str(), p.output.str(),
                        layers[i]->parameter_count());
   }
   out += fmt::format("total parameters: {}\n", total);

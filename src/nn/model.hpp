@@ -10,7 +10,6 @@
 
 #include "backend/device_buffer.hpp"
 #include "config/config.hpp"
-#include "config/layer_plan.hpp"
 #include "nn/layer.hpp"
 
 namespace dl {

@@ -1,6 +1,20 @@
 #include "nn/output_layer.hpp"
 
+#include "nn/layer_keys.hpp"
+#include "nn/layer_registry.hpp"
+
 namespace dl {
+
+LayerKind output_layer_kind() {
+  return {LayerType::kOutput,
+          "output",
+          layer_keys({"name", "nIn", "nOut", "activation", "weightInit", "lossFunction"},
+                     {{"nOut", "add nOut: <number of classes>"}}),
+          {},
+          Activation::kSoftmax,
+          dense_shape,
+          make_layer<OutputLayer>};
+}
 
 void OutputLayer::bind(Backend& backend, float* params, float* grads, int max_batch) {
   DenseLayer::bind(backend, params, grads, max_batch);

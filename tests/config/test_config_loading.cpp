@@ -1,6 +1,6 @@
 // Defaults, --set overrides and the shipped configs.
-#include "config/layer_plan.hpp"
 #include "config_test_support.hpp"
+#include "nn/layer_plan.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;

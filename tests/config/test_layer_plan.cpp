@@ -1,6 +1,6 @@
 // Shape inference: LeNet's shapes, Same-mode padding, and the errors for networks that do not fit.
-#include "config/layer_plan.hpp"
 #include "config_test_support.hpp"
+#include "nn/layer_plan.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;

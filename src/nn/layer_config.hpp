@@ -1,0 +1,41 @@
+// The config of one layer: every key any layer kind accepts, with its default. Which keys a kind
+// accepts, and their ranges, are declared with the kind (nn/layer_registry.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/source_location.hpp"
+#include "core/kinds.hpp"
+
+namespace dl {
+
+struct LayerConfig {
+  LayerType type = LayerType::kDense;
+  std::string name;  // defaults to "<type><index>", e.g. "convolution0"
+  SourceLocation where;
+
+  int nIn = 0;   // inferred from the previous layer / inputType when 0
+  int nOut = 0;  // convolution, dense, output: required
+
+  // convolution / subsampling
+  int kernelSize[2] = {5, 5};
+  int stride[2] = {1, 1};
+  int padding[2] = {0, 0};
+  ConvolutionMode convolutionMode = ConvolutionMode::kTruncate;
+  PoolingType poolingType = PoolingType::kMax;
+
+  // Unset means: the global `activation` if set, else the kind's default: identity
+  // (convolution), relu (dense), softmax (output).
+  std::optional<Activation> activation;
+  std::optional<WeightInit> weightInit;  // unset: the global weightInit
+
+  LossFunction lossFunction = LossFunction::kNegativeLogLikelihood;  // output
+
+  double dropOut = 0.5;  // dropout: probability of *retaining* an activation (DL4J's meaning)
+
+  double decay = 0.9;  // batchNormalization: running-statistics decay
+  double eps = 1e-5;   // batchNormalization
+};
+
+}  // namespace dl

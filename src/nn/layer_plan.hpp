@@ -1,0 +1,67 @@
+// Shape inference over the layer list: what each layer receives and produces per sample, its
+// inferred nIn, its padding and its effective activation and weight init, each by the rules its
+// kind declares (nn/layer_registry.hpp). The config loader uses it to reject inconsistent networks
+// at load time; the model builder uses it to build the layers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "config/config.hpp"
+#include "core/shape.hpp"
+#include "nn/spatial_geometry.hpp"
+
+namespace dl {
+
+struct PlannedLayer {
+  LayerConfig config;         // nIn filled in, name defaulted ("convolution0", "subsampling1", ...)
+  SampleShape input, output;  // per-sample shapes
+  // Effective: the layer's, else the global `activation`, else its kind's default (identity for
+  // kinds without an activation key: subsampling, dropout, batchNormalization).
+  Activation activation = Activation::kIdentity;
+  WeightInit weightInit = WeightInit::kXavier;  // the layer's, else the global one
+  // Convolution/subsampling: the zero padding before the first row and column
+  // (spatial_geometry.hpp says how each convolutionMode sets it).
+  int padTop = 0, padLeft = 0;
+};
+
+// What a kind's shape rule sees of one layer, with the checks the kinds share. Every failure is a
+// ConfigError at the layer's location naming the layer.
+class LayerShaping {
+ public:
+  LayerShaping(const LayerConfig& layer, std::size_t index, const SampleShape& input)
+      : layer_(layer), index_(index), input_(input) {}
+
+  const LayerConfig& layer() const { return layer_; }
+  const SampleShape& input() const { return input_; }
+  std::string name() const;
+
+  [[noreturn]] void fail(const std::string& what, const std::string& fix) const;
+  // nOut, checked to lie in 1 .. the widest layer allowed.
+  int checked_nout() const;
+  // The input flattened to a vector (dense and output layers), checked against the largest one.
+  int flattened_size() const;
+  // The output height and width of the layer's window (kernelSize, stride, padding,
+  // convolutionMode) over an image input; fails on a flat input or a kernel that does not fit.
+  struct Window {
+    WindowExtent height, width;
+  };
+  Window window() const;
+
+ private:
+  const LayerConfig& layer_;
+  std::size_t index_;
+  SampleShape input_;
+};
+
+// Throws ConfigError at the layer's location when the shapes do not fit: a kernel larger than its
+// padded input, an output size below 1, nOut < 1, a convolution or subsampling after the input was
+// flattened, an nIn that differs from the inferred one, no output layer, or a layer after it.
+// A dense or output layer after spatial layers flattens c*h*w, as DL4J does.
+std::vector<PlannedLayer> plan_layers(const Config& config);
+
+// "convolution0": a layer's name when the config gives none.
+std::string default_layer_name(LayerType type, std::size_t index);
+
+}  // namespace dl
