@@ -1,34 +1,19 @@
 // Data-parallel training of N replicas (DL4J's ParallelWrapper, TensorFlow's MirroredStrategy),
-// independent of where the replicas live: each worker has its own thread, Backend, Model,
-// Optimizer and (on the host data path) prefetching BatchLoader for the whole run, and talks to the
-// others only through the Collective.
+// independent of where the replicas live: each worker has its own thread and Replica (Backend,
+// Model, Optimizer, loss scaler; parallel/replica.hpp) for the whole run, and talks to the others
+// only through the Collective.
 //
 // Rounds: round r of an epoch gives worker w the w-th batch of the next workers*batchSize
-// positions of the epoch's order (data/epoch_plan.hpp). Per round each worker computes the
-// gradient of its batch, then
-//  - synchronous: gradients are summed over workers, each pre-scaled by 1/(samples in the round),
-//    so N workers x batch B take exactly the step of 1 worker x batch N*B; every replica applies
-//    the same update and stays identical;
-//  - averaging: each worker steps its own replica; every averagingFrequency rounds, and always on
-//    the last round of an epoch, parameters (and updater state when averageUpdaters) are
-//    averaged, weighted by the samples each worker processed since the last average.
+// positions of the epoch's order (data/epoch_plan.hpp). Each worker runs the same loop over
+//  - a batch source (parallel/batch_source.hpp): the host loader or the device-resident training
+//    set, chosen by data.deviceResident, bit-identical either way, and
+//  - a step strategy (parallel/step_strategy.hpp): synchronous (gradients all-reduced every
+//    round) or averaging (each replica steps alone; parameters averaged every
+//    averagingFrequency rounds and at the end of each epoch), which also decides what an
+//    overflow or a non-finite loss does.
 // Sync points are the rounds after which every replica is in a state that can be reported and
-// saved: every round in synchronous mode or with one worker, averaging rounds otherwise. At a sync
-// point all workers meet, worker 0 runs the caller's callback (scores, checkpoints, stop
-// requests), and all workers then continue or stop together.
-//
-// Loss scaling (config lossScaling, for mixed precision): each replica has a LossScaler. The
-// loss gradient is scaled up before the backward pass and the gradients down before the update.
-// Dynamic scaling skips a step whose gradients overflow (not a divergence; a non-finite loss
-// still is): in synchronous mode every replica sees the same summed gradient and so takes the
-// same decision; in averaging mode each worker decides for its own replica.
-//
-// Data (config data.deviceResident): either each worker's BatchLoader converts its batches on the
-// host and every round uploads one (the host path), or the training set is resident: each replica
-// uploads the raw pixels and labels into its backend once, at construction, each epoch uploads
-// the worker's index list for all its rounds once, and each round gathers its batch there with
-// Backend::gather_samples, with no host copy and no loader thread. Both paths give the same batch
-// bits in the same order, so the choice never changes a result.
+// saved (the strategy says which). At a sync point all workers meet, worker 0 runs the caller's
+// callback (scores, checkpoints, stop requests), and all workers then continue or stop together.
 //
 // Each round's loss stays in backend memory (one float per round since the last sync point) and
 // is read back only at sync points, so a step does not wait for the host unless a decision needs
@@ -49,6 +34,8 @@
 #include "optim/optimizer.hpp"
 #include "parallel/collective.hpp"
 #include "parallel/process_group.hpp"
+#include "parallel/replica.hpp"
+#include "parallel/step_strategy.hpp"
 
 namespace dl {
 
@@ -115,37 +102,24 @@ class ParallelTrainer {
   double learning_rate(std::int64_t iteration) const;
 
  private:
-  struct Replica;
+  Replica& replica(int worker) { return *replicas_[static_cast<std::size_t>(worker)]; }
   void worker_loop(int worker, int epoch, std::int64_t first_round, std::int64_t first_iteration,
                    const SyncPointCallback& on_sync_point);
-  bool every_round_is_sync_point() const;
-  // data.deviceResident resolved for this training set and these backends; throws ConfigError
-  // when `always` cannot be honoured.
-  bool resolve_data_residency() const;
-  void upload_training_set();
-  // Resident path: uploads `worker`'s sample indices of rounds first_round.. of `plan`, in round
-  // order, into its replica's epoch_indices.
-  void upload_epoch_indices(int worker, const class EpochPlan& plan, std::int64_t first_round);
-  bool is_sync_point(std::int64_t round, std::int64_t rounds) const;
   double lr_multiplier(std::int64_t iteration) const;
   int global(int local_worker) const { return first_global_worker_ + local_worker; }
+  // The losses of rounds window_first_round..round, read back into the replica's host_losses;
+  // the last one is the worker's entry of this round's loss table.
+  void collect_round_losses(int worker, std::int64_t window_first_round, std::int64_t round);
+  SyncPoint sync_point(const WorkerRound& w, std::int64_t window_first_round) const;
   SyncAction meet_at_sync_point(int worker, SyncPoint& point, const SyncPointCallback& callback);
-  void average_replicas(int worker, std::int64_t window_first_round, std::int64_t round,
-                        const class EpochPlan& plan);
-  // Synchronous mode, every worker together: whether the round's loss is finite on all of them.
-  bool group_loss_finite(int worker, const float* own_loss);
-  // The losses of the rounds since the last sync point, read back into round_loss_ (the sync
-  // round's) and, in averaging mode, checked for the first non-finite one.
-  void collect_round_losses(int worker, int epoch, std::int64_t window_first_round,
-                            std::int64_t round, std::int64_t iteration);
 
   const Config& config_;
   const Dataset& train_;
   std::unique_ptr<Collective> collective_;
+  std::unique_ptr<StepStrategy> strategy_;
   ProcessGroup& processes_;
   int first_global_worker_ = 0;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  std::size_t loss_window_ = 1;  // the most rounds between two sync points
   // Indexed by global worker; each local worker writes its own entry in a round, worker 0 reads
   // them at sync points (the barrier orders the accesses) after summing them over processes.
   std::vector<double> round_loss_;

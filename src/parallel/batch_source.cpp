@@ -1,0 +1,165 @@
+#include "parallel/batch_source.hpp"
+
+#include <limits>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "config/enum_names.hpp"
+#include "core/error.hpp"
+#include "data/batch_loader.hpp"
+
+namespace dl {
+
+namespace {
+
+// The bytes a resident training set occupies in each worker's backend.
+std::uint64_t resident_bytes(const Dataset& data) {
+  return data.pixels().size() + data.labels().size() * sizeof(std::int32_t);
+}
+
+// Sample indices travel to the backend as int32.
+bool indices_fit_int32(const Dataset& data) {
+  return data.size() <= std::numeric_limits<std::int32_t>::max();
+}
+
+class HostBatches final : public BatchSource {
+ public:
+  HostBatches(const Dataset& data, std::shared_ptr<const EpochPlan> plan, int global_worker,
+              std::int64_t first_round, int prefetch_depth, Model& model)
+      : data_(data),
+        model_(model),
+        loader_(data, std::move(plan), global_worker, first_round, prefetch_depth) {}
+
+  int next(std::int64_t round) override {
+    const HostBatch* batch = loader_.next();
+    DL_CHECK(batch != nullptr && batch->round == round, "the loader fell out of step");
+    const int n = static_cast<int>(batch->count);
+    if (n > 0) {
+      Backend& backend = model_.backend();
+      backend.upload(model_.input(), batch->images.data(),
+                     n * data_.sample_floats() * sizeof(float));
+      backend.upload(model_.labels(), batch->labels.data(), n * sizeof(std::int32_t));
+    }
+    return n;
+  }
+
+ private:
+  const Dataset& data_;
+  Model& model_;
+  BatchLoader loader_;
+};
+
+class ResidentBatches final : public BatchSource {
+ public:
+  // Uploads the worker's sample indices of rounds first_round.. of `plan`, in round order.
+  ResidentBatches(const Dataset& data, std::shared_ptr<const EpochPlan> plan, int global_worker,
+                  std::int64_t first_round, Model& model, ResidentTrainingSet& resident)
+      : data_(data),
+        plan_(std::move(plan)),
+        global_worker_(global_worker),
+        model_(model),
+        resident_(resident) {
+    std::vector<std::int32_t>& host = resident.host_indices;
+    host.clear();
+    for (std::int64_t round = first_round; round < plan_->rounds(); ++round) {
+      const EpochPlan::Slice slice = plan_->batch(round, global_worker);
+      for (std::size_t i = 0; i < slice.count; ++i)
+        host.push_back(static_cast<std::int32_t>(slice.indices[i]));
+    }
+    DL_CHECK(host.size() <= resident.epoch_indices.size(),
+             "a worker's epoch has no more samples than rounds x batchSize");
+    model.backend().upload(resident.epoch_indices.data(), host.data(),
+                           host.size() * sizeof(std::int32_t));
+  }
+
+  int next(std::int64_t round) override {
+    const int n = static_cast<int>(plan_->batch(round, global_worker_).count);
+    model_.backend().gather_samples(resident_.pixels.data(), resident_.labels.data(),
+                                    data_.sample_floats(), resident_.epoch_indices.data() + offset_,
+                                    n, model_.input(), model_.labels());
+    offset_ += static_cast<std::size_t>(n);
+    return n;
+  }
+
+ private:
+  const Dataset& data_;
+  std::shared_ptr<const EpochPlan> plan_;
+  int global_worker_;
+  Model& model_;
+  ResidentTrainingSet& resident_;
+  std::size_t offset_ = 0;  // this round's first entry of resident_.epoch_indices
+};
+
+}  // namespace
+
+ResidentTrainingSet::ResidentTrainingSet(Backend& backend, const Dataset& data,
+                                         std::size_t epoch_capacity)
+    : pixels(backend, data.pixels().size()),
+      labels(backend, data.labels().size()),
+      epoch_indices(backend, epoch_capacity) {
+  backend.upload(pixels.data(), data.pixels().data(), pixels.bytes());
+  backend.upload(labels.data(), data.labels().data(), labels.bytes());
+  host_indices.reserve(epoch_capacity);
+}
+
+bool resolve_data_residency(const Config& config, const Dataset& data, BackendKind backend) {
+  switch (config.data.deviceResident) {
+    case DeviceResidency::kNever:
+      return false;
+    case DeviceResidency::kAlways:
+      if (!indices_fit_int32(data)) {
+        throw ConfigError(
+            fmt::format("data.deviceResident: always, but the training set has {} samples, more "
+                        "than the {} a resident set can index; set data.deviceResident: never or "
+                        "auto, or a data.trainLimit",
+                        data.size(), std::numeric_limits<std::int32_t>::max()));
+      }
+      return true;
+    case DeviceResidency::kAuto:
+      return backend == BackendKind::kCuda && indices_fit_int32(data) &&
+             resident_bytes(data) <= config.memory.maximumDeviceCacheableLength;
+  }
+  return false;
+}
+
+std::string describe_data_placement(const Config& config, const Dataset& data, BackendKind backend,
+                                    bool resident, int workers) {
+  const std::uint64_t bytes = resident_bytes(data);
+  const std::string_view setting = enum_name(config.data.deviceResident);
+  if (resident) {
+    return fmt::format(
+        "data: resident in backend memory (data.deviceResident: {}): {} bytes of pixels and "
+        "labels uploaded once per worker ({} in all); batches gathered there",
+        setting, bytes, bytes * static_cast<std::uint64_t>(workers));
+  }
+  std::string why;
+  if (config.data.deviceResident == DeviceResidency::kAuto) {
+    why = backend != BackendKind::kCuda ? "; auto keeps it on the host for a CPU backend"
+          : !indices_fit_int32(data)
+              ? fmt::format("; its {} samples are more than int32 indices reach", data.size())
+              : fmt::format(
+                    "; the training set's {} bytes exceed "
+                    "memory.maximumDeviceCacheableLength ({} bytes)",
+                    bytes, config.memory.maximumDeviceCacheableLength);
+  }
+  return fmt::format(
+      "data: host loader (data.deviceResident: {}{}): each batch converted on the host and "
+      "uploaded every round",
+      setting, why);
+}
+
+std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
+                                               std::shared_ptr<const EpochPlan> plan,
+                                               int global_worker, std::int64_t first_round,
+                                               int prefetch_depth, Model& model,
+                                               ResidentTrainingSet* resident) {
+  if (resident != nullptr) {
+    return std::make_unique<ResidentBatches>(data, std::move(plan), global_worker, first_round,
+                                             model, *resident);
+  }
+  return std::make_unique<HostBatches>(data, std::move(plan), global_worker, first_round,
+                                       prefetch_depth, model);
+}
+
+}  // namespace dl

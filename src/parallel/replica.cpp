@@ -1,0 +1,45 @@
+#include "parallel/replica.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace dl {
+
+void Replica::compute_gradient(int samples, double divisor, const StepContext& ctx, float* loss) {
+  model->forward(samples, ctx);
+  const float mean_scale = static_cast<float>(1.0 / divisor);
+  model->backward(
+      samples, scaler->enabled() ? mean_scale * static_cast<float>(scaler->scale()) : mean_scale);
+  backend->copy(loss, model->loss_sum(), sizeof(float));
+}
+
+void Replica::apply_step(std::int64_t iteration, double lr_multiplier) {
+  const std::size_t n = parameter_count();
+  if (scaler->enabled()) backend->scale(n, scaler->inverse_scale(), model->gradients());
+  optimizer->step(model->parameters(), model->gradients(), iteration, lr_multiplier);
+  if (scaler->dynamic()) scaler->on_good_step();
+}
+
+void Replica::on_overflow(int epoch, std::int64_t iteration) {
+  try {
+    scaler->on_overflow();
+  } catch (const DivergenceError& e) {
+    throw DivergenceError(fmt::format("epoch {}, iteration {}: {}", epoch, iteration, e.what()));
+  }
+}
+
+float Replica::read(const float* device_value) {
+  float value = 0.0f;
+  backend->download(&value, device_value, sizeof(float));
+  return value;
+}
+
+DivergenceError non_finite_error(int epoch, std::int64_t iteration, const char* what) {
+  return DivergenceError(
+      fmt::format("epoch {}, iteration {}: the {} is not finite (NaN or Inf); lower "
+                  "updater.learningRate, or set onNonFiniteLoss: skip to drop such batches",
+                  epoch, iteration, what));
+}
+
+}  // namespace dl
