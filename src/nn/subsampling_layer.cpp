@@ -21,8 +21,8 @@ void subsampling_shape(const LayerShaping& shaping, PlannedLayer& planned) {
 }  // namespace
 
 // No default window: DL4J's SubsamplingLayer defaults to a 1x1 kernel with stride 2, Keras's
-// MaxPooling2D to a stride equal to its pool size, and dl-train once defaulted to 5x5 with stride 1,
-// so any default would surprise someone (docs/CONFIG.md).
+// MaxPooling2D to a stride equal to its pool size, and dl-train once defaulted to 5x5 with stride
+// 1, so any default would surprise someone (docs/CONFIG.md).
 LayerKind subsampling_layer_kind() {
   return {LayerType::kSubsampling,
           "subsampling",

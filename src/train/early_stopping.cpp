@@ -4,9 +4,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -19,13 +22,6 @@ constexpr char kFieldSeparator = ';';
 constexpr char kHistorySeparator = ',';
 constexpr char kEpochScoreSeparator = ':';
 
-constexpr TerminationReason kAllReasons[] = {
-    TerminationReason::kNone,         TerminationReason::kMaxEpochs,
-    TerminationReason::kPatience,     TerminationReason::kBestScoreTarget,
-    TerminationReason::kMaxTime,      TerminationReason::kMaxScore,
-    TerminationReason::kInvalidScore,
-};
-
 // Shortest text that reads back to the same double (also "inf" and "nan", which strtod reads).
 std::string exact(double value) {
   return fmt::format("{}", value);
@@ -35,7 +31,7 @@ std::string json_number(double value) {
   return std::isfinite(value) ? exact(value) : "null";
 }
 
-std::string json_string(const std::string& text) {
+std::string json_string(std::string_view text) {
   constexpr unsigned char kFirstPrintable = 0x20;
   std::string out = "\"";
   for (char ch : text) {
@@ -115,43 +111,19 @@ class StateReader {
 
 }  // namespace
 
-const char* termination_reason_name(TerminationReason reason) {
-  switch (reason) {
-    case TerminationReason::kNone:
-      return "none";
-    case TerminationReason::kMaxEpochs:
-      return "maxEpochs";
-    case TerminationReason::kPatience:
-      return "patience";
-    case TerminationReason::kBestScoreTarget:
-      return "bestScoreTarget";
-    case TerminationReason::kMaxTime:
-      return "maxTime";
-    case TerminationReason::kMaxScore:
-      return "maxScore";
-    case TerminationReason::kInvalidScore:
-      return "invalidScore";
-  }
-  return "unknown";
-}
-
-const char* score_calculator_name(ScoreCalculator calculator) {
-  switch (calculator) {
-    case ScoreCalculator::kTestLoss:
-      return "testLoss";
-    case ScoreCalculator::kAccuracy:
-      return "accuracy";
-    case ScoreCalculator::kF1:
-      return "f1";
-  }
-  return "unknown";
-}
+DL_ENUM_SPELLINGS(TerminationReason, "termination reason", {TerminationReason::kNone, "none"},
+                  {TerminationReason::kMaxEpochs, "maxEpochs"},
+                  {TerminationReason::kPatience, "patience"},
+                  {TerminationReason::kBestScoreTarget, "bestScoreTarget"},
+                  {TerminationReason::kMaxTime, "maxTime"},
+                  {TerminationReason::kMaxScore, "maxScore"},
+                  {TerminationReason::kInvalidScore, "invalidScore"})
 
 std::string EarlyStoppingResult::summary() const {
-  std::string text = reason == TerminationReason::kNone
-                         ? std::string("Early stopping: did not stop early\n")
-                         : fmt::format("Early stopping: stopped by {}: {}\n",
-                                       termination_reason_name(reason), details);
+  std::string text =
+      reason == TerminationReason::kNone
+          ? std::string("Early stopping: did not stop early\n")
+          : fmt::format("Early stopping: stopped by {}: {}\n", enum_name(reason), details);
   text +=
       fmt::format("  score:        {} ({} is better)\n", score_name, minimize ? "lower" : "higher");
   if (best_epoch >= 0) {
@@ -181,39 +153,28 @@ std::string EarlyStoppingResult::to_json() const {
       "{{\"reason\": {}, \"details\": {}, \"score_name\": {}, \"minimize\": {}, \"best_epoch\": "
       "{}, "
       "\"best_score\": {}, \"total_epochs\": {}, \"score_per_epoch\": [{}]}}",
-      json_string(termination_reason_name(reason)), json_string(details), json_string(score_name),
+      json_string(enum_name(reason)), json_string(details), json_string(score_name),
       minimize ? "true" : "false", best_epoch, best_epoch < 0 ? "null" : json_number(best_score),
       total_epochs, scores);
+}
+
+namespace {
+
+int epoch_limit(const EarlyStoppingConfig& config, int configured_epochs) {
+  return config.maxEpochs > 0 ? config.maxEpochs : configured_epochs;
+}
+
+}  // namespace
+
+int epoch_limit(const Config& config) {
+  return config.earlyStopping.enabled ? epoch_limit(config.earlyStopping, config.epochs)
+                                      : config.epochs;
 }
 
 EarlyStopping::EarlyStopping(const EarlyStoppingConfig& config, int configured_epochs)
     : config_(config),
       minimize_(config.scoreCalculator == ScoreCalculator::kTestLoss),
-      max_epochs_(config.maxEpochs > 0 ? config.maxEpochs : configured_epochs) {
-  if (config.maxEpochs < 0)
-    throw ConfigError(fmt::format(
-        "earlyStopping.maxEpochs: {} is negative; use 0 (the run's epochs) or a positive count",
-        config.maxEpochs));
-  if (max_epochs_ < 1)
-    throw ConfigError(
-        fmt::format("epochs: {} epochs leaves nothing to train; use 1 or more", max_epochs_));
-  if (config.patience < 0)
-    throw ConfigError(fmt::format(
-        "earlyStopping.patience: {} is negative; use 0 (off) or a positive number of evaluations",
-        config.patience));
-  if (!(config.minImprovement >= 0.0) || !std::isfinite(config.minImprovement))
-    throw ConfigError(fmt::format(
-        "earlyStopping.minImprovement: {} is not a finite value >= 0; use e.g. 0 or 0.001",
-        config.minImprovement));
-  if (!(config.maxTimeSeconds >= 0.0))
-    throw ConfigError(fmt::format(
-        "earlyStopping.maxTimeSeconds: {} is negative; use 0 (no limit) or a positive time",
-        config.maxTimeSeconds));
-  if (config.evaluateEveryNEpochs < 1)
-    throw ConfigError(fmt::format(
-        "earlyStopping.evaluateEveryNEpochs: {} is below 1; use 1 to evaluate after every epoch",
-        config.evaluateEveryNEpochs));
-}
+      max_epochs_(epoch_limit(config, configured_epochs)) {}
 
 bool EarlyStopping::should_evaluate(int epoch) const {
   return (epoch + 1) % config_.evaluateEveryNEpochs == 0 || epoch + 1 >= max_epochs_;
@@ -324,7 +285,7 @@ EarlyStoppingResult EarlyStopping::result() const {
   result.best_score = best_epoch_ < 0 ? 0.0 : best_score_;
   result.total_epochs = epochs_completed_;
   result.score_per_epoch = history_;
-  result.score_name = score_calculator_name(config_.scoreCalculator);
+  result.score_name = enum_name(config_.scoreCalculator);
   result.minimize = minimize_;
   return result;
 }
@@ -339,19 +300,19 @@ std::string EarlyStopping::save_state() const {
   return fmt::format(
       "{0};calculator={1}{2}best_epoch={3}{2}best_score={4}{2}stale={5}{2}epochs={6}{2}"
       "reason={7}{2}history={8}{2}details={9}",
-      kStateTag, score_calculator_name(config_.scoreCalculator), kFieldSeparator, best_epoch_,
-      exact(best_score_), evaluations_without_improvement_, epochs_completed_,
-      termination_reason_name(reason_), history, details_);
+      kStateTag, enum_name(config_.scoreCalculator), kFieldSeparator, best_epoch_,
+      exact(best_score_), evaluations_without_improvement_, epochs_completed_, enum_name(reason_),
+      history, details_);
 }
 
 void EarlyStopping::restore_state(const std::string& state) {
   StateReader reader(state);
   const std::string calculator = reader.field("calculator");
-  if (calculator != score_calculator_name(config_.scoreCalculator)) {
+  if (calculator != enum_name(config_.scoreCalculator)) {
     throw ConfigError(fmt::format(
         "earlyStopping.scoreCalculator: the checkpoint was trained with {}, the config says {}; "
         "resume with scoreCalculator: {} or start a new run",
-        calculator, score_calculator_name(config_.scoreCalculator), calculator));
+        calculator, enum_name(config_.scoreCalculator), calculator));
   }
   const int best_epoch = StateReader::to_int(reader.field("best_epoch"), "best_epoch", -1);
   const double best_score = StateReader::to_double(reader.field("best_score"), "best_score");
@@ -361,15 +322,8 @@ void EarlyStopping::restore_state(const std::string& state) {
   const std::string history_text = reader.field("history");
   const std::string details = reader.field("details", /*last=*/true);
 
-  TerminationReason reason = TerminationReason::kNone;
-  bool known_reason = false;
-  for (TerminationReason candidate : kAllReasons) {
-    if (reason_name == termination_reason_name(candidate)) {
-      reason = candidate;
-      known_reason = true;
-    }
-  }
-  if (!known_reason) throw bad_state(fmt::format("has an unknown reason '{}'", reason_name));
+  const std::optional<TerminationReason> reason = enum_from_name<TerminationReason>(reason_name);
+  if (!reason) throw bad_state(fmt::format("has an unknown reason '{}'", reason_name));
 
   std::vector<std::pair<int, double>> history;
   std::size_t begin = 0;
@@ -395,7 +349,7 @@ void EarlyStopping::restore_state(const std::string& state) {
   evaluations_without_improvement_ = stale;
   epochs_completed_ = epochs;
   history_ = std::move(history);
-  reason_ = reason;
+  reason_ = *reason;
   details_ = details;
 }
 

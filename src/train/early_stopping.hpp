@@ -29,12 +29,9 @@ enum class TerminationReason {
   kInvalidScore,
 };
 
-// The config-style name of a reason: "none", "maxEpochs", "patience", "bestScoreTarget",
-// "maxTime", "maxScore", "invalidScore".
-const char* termination_reason_name(TerminationReason reason);
-
-// "testLoss", "accuracy" or "f1".
-const char* score_calculator_name(ScoreCalculator calculator);
+// Reasons and score calculators are spelled by enum_name() (config/enum_names.hpp): "none",
+// "maxEpochs", "patience", "bestScoreTarget", "maxTime", "maxScore", "invalidScore"; "testLoss",
+// "accuracy", "f1".
 
 struct EarlyStoppingResult {
   TerminationReason reason = TerminationReason::kNone;
@@ -43,17 +40,21 @@ struct EarlyStoppingResult {
   double best_score = 0;
   int total_epochs = 0;                                 // epochs completed
   std::vector<std::pair<int, double>> score_per_epoch;  // (epoch, score), evaluated epochs only
-  std::string score_name;                               // score_calculator_name()
+  std::string score_name;                               // enum_name(scoreCalculator)
   bool minimize = true;
 
   std::string summary() const;  // multi-line text printed at the end of training
   std::string to_json() const;  // written to the run directory as early_stopping.json
 };
 
+// The run's epoch limit: earlyStopping.maxEpochs when early stopping is on and sets one, else
+// `epochs`.
+int epoch_limit(const Config& config);
+
 class EarlyStopping {
  public:
-  // configured_epochs: the run's `epochs`, the limit when earlyStopping.maxEpochs is 0.
-  // Throws ConfigError on values the schema should have rejected (negative patience, ...).
+  // configured_epochs: the run's `epochs`, the limit when earlyStopping.maxEpochs is 0. The
+  // values are the schema's to check (config_schema.cpp).
   EarlyStopping(const EarlyStoppingConfig& config, int configured_epochs);
 
   bool minimize() const { return minimize_; }

@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 #include <catch2/catch.hpp>
 
+#include "config/config_loader.hpp"
 #include "core/error.hpp"
 
 namespace {
@@ -335,16 +336,21 @@ TEST_CASE("EarlyStopping: a damaged or foreign state is refused") {
   CHECK_THROWS_AS(other_score.restore_state(state), dl::ConfigError);
 }
 
-TEST_CASE("EarlyStopping: values the schema should reject are config errors") {
-  dl::EarlyStoppingConfig config = config_for(dl::ScoreCalculator::kTestLoss);
-  config.patience = -1;
-  CHECK_THROWS_AS(dl::EarlyStopping(config, kRunEpochs), dl::ConfigError);
-  config = config_for(dl::ScoreCalculator::kTestLoss);
-  config.evaluateEveryNEpochs = 0;
-  CHECK_THROWS_AS(dl::EarlyStopping(config, kRunEpochs), dl::ConfigError);
-  config = config_for(dl::ScoreCalculator::kTestLoss);
-  config.minImprovement = -0.1;
-  CHECK_THROWS_AS(dl::EarlyStopping(config, kRunEpochs), dl::ConfigError);
-  config = config_for(dl::ScoreCalculator::kTestLoss);
-  CHECK_THROWS_AS(dl::EarlyStopping(config, 0), dl::ConfigError);
+TEST_CASE("EarlyStopping: the schema refuses the values early stopping cannot take") {
+  // One set of range checks: the schema's (config_schema.cpp); EarlyStopping trusts its config.
+  const std::string network =
+      "inputType: {feedForward: {size: 4}}\nlayers: [{output: {nOut: 2}}]\n";
+  for (const char* bad :
+       {"earlyStopping: {patience: -1}", "earlyStopping: {evaluateEveryNEpochs: 0}",
+        "earlyStopping: {minImprovement: -0.1}", "earlyStopping: {maxEpochs: -1}",
+        "earlyStopping: {maxTimeSeconds: -1}", "epochs: 0"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(dl::load_config_string(network + bad + "\n", "es.yaml"), dl::ConfigError);
+  }
+  const dl::Config good =
+      dl::load_config_string(network + "earlyStopping: {enabled: true, maxEpochs: 7}\n", "es.yaml");
+  CHECK(dl::epoch_limit(good) == 7);
+  dl::Config off = good;
+  off.earlyStopping.enabled = false;
+  CHECK(dl::epoch_limit(off) == good.epochs);
 }

@@ -1,0 +1,202 @@
+#include "train/fit_loop.hpp"
+
+#include <sys/resource.h>
+
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "train/early_stopping.hpp"
+#include "train/evaluator.hpp"
+
+namespace dl {
+
+namespace {
+
+std::int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  constexpr std::int64_t kBytesPerKilobyte = 1024;
+  return static_cast<std::int64_t>(usage.ru_maxrss) * kBytesPerKilobyte;
+}
+
+}  // namespace
+
+FitLoop::FitLoop(const Config& config, const TrainOptions& options, ProcessGroup& processes,
+                 ParallelTrainer& trainer, const Dataset& test, RunProgress& progress,
+                 Listeners& listeners)
+    : config_(config),
+      options_(options),
+      processes_(processes),
+      trainer_(trainer),
+      test_(test),
+      progress_(progress),
+      listeners_(listeners) {}
+
+template <class Event>
+void FitLoop::notify(void (TrainingListener::*handler)(Event&), Event& event) {
+  for (const auto& listener : listeners_) ((*listener).*handler)(event);
+}
+
+TrainOutcome FitLoop::run(const RunInfo& info) {
+  notify(&TrainingListener::on_start, info);
+  const std::int64_t rounds = trainer_.rounds_per_epoch();
+  const int max_epochs = info.max_epochs;
+  last_report_iteration_ = progress_.iteration;
+  progress_.start();
+  last_report_time_ = RunProgress::Clock::now();
+  TrainOutcome outcome;
+  outcome.run_directory = info.run_directory;
+  std::string stopped_by = "completed";
+  int epoch = info.start.epoch;
+  for (std::int64_t first_round = info.start.round; epoch < max_epochs; ++epoch, first_round = 0) {
+    const auto epoch_start = RunProgress::Clock::now();
+    const std::int64_t samples_before = progress_.samples_trained;
+    const std::int64_t next =
+        trainer_.run_epoch(epoch, first_round, progress_.iteration,
+                           [this](const SyncPoint& point) { return on_sync_point(point); });
+    processes_.broadcast(&stop_signal_, sizeof(stop_signal_), 0);
+    const double epoch_seconds = RunProgress::since(epoch_start);
+    progress_.round_seconds += epoch_seconds;
+    if (next < rounds || stop_signal_ != 0) {
+      stopped_by = stop_signal_ != 0 ? fmt::format("signal {}", stop_signal_) : "early stopping";
+      break;
+    }
+    const bool stop = end_epoch(epoch, epoch_seconds, progress_.samples_trained - samples_before);
+    outcome.epochs_completed = epoch + 1;
+    if (stop) {
+      ++epoch;
+      break;
+    }
+  }
+  if (epoch >= max_epochs) outcome.epochs_completed = max_epochs;
+  return finish(outcome, epoch, stopped_by);
+}
+
+SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
+  // Counted at sync points only, so a resumed run's total matches an uninterrupted one.
+  samples_since_report_ += point.samples_since_previous;
+  progress_.samples_trained += point.samples_since_previous;
+  SyncEvent event{point};
+  event.samples_trained = progress_.samples_trained;
+  event.run_seconds = progress_.run_seconds();
+  event.process_seconds = progress_.process_seconds();
+  event.compute_aggregated_score = [this, &point] { return aggregated_score(point); };
+  const std::int64_t every = config_.output.scoreEveryIterations;
+  event.report = point.iteration / every > last_report_iteration_ / every || point.end_of_epoch;
+  if (event.report) report_scores(event);
+  if (options_.stop_signal != nullptr) event.stop_signal = options_.stop_signal->load();
+  if (options_.checkpoint_request != nullptr)
+    event.checkpoint_requested = options_.checkpoint_request->exchange(false);
+  notify(&TrainingListener::on_sync_point, event);
+  if (event.stop_signal != 0) stop_signal_ = event.stop_signal;
+  return event.stop || event.stop_signal != 0 ? SyncAction::kStop : SyncAction::kContinue;
+}
+
+// The rows of scores.csv: one sample-weighted score over all workers (reportScoreAfterAveraging,
+// or a single worker), else one per worker that had samples; the console shows the first.
+void FitLoop::report_scores(SyncEvent& event) {
+  const SyncPoint& point = event.point;
+  if (config_.parallel.reportScoreAfterAveraging || trainer_.workers() == 1) {
+    last_score_ = event.aggregated_score();
+    event.scores.push_back(ScoreRow{-1, last_score_});
+  } else {
+    for (int w = 0; w < trainer_.workers(); ++w) {
+      if (point.samples[static_cast<std::size_t>(w)] == 0) continue;
+      event.scores.push_back(ScoreRow{w, worker_score(point, w)});
+      if (w == 0) last_score_ = event.scores.back().score;
+    }
+  }
+  event.score = last_score_;
+  const double elapsed = RunProgress::since(last_report_time_);
+  event.images_per_second =
+      elapsed > 0.0 ? static_cast<double>(samples_since_report_) / elapsed : 0.0;
+  last_report_time_ = RunProgress::Clock::now();
+  samples_since_report_ = 0;
+  last_report_iteration_ = point.iteration;
+}
+
+double FitLoop::worker_score(const SyncPoint& point, int worker) {
+  const std::size_t w = static_cast<std::size_t>(worker);
+  return point.loss_sum[w] / static_cast<double>(point.samples[w]) +
+         trainer_.optimizer(worker).regularization_score(trainer_.model(worker).parameters());
+}
+
+double FitLoop::aggregated_score(const SyncPoint& point) {
+  double loss = 0.0;
+  std::int64_t samples = 0;
+  for (std::size_t w = 0; w < point.samples.size(); ++w) {
+    loss += point.loss_sum[w];
+    samples += point.samples[w];
+  }
+  return (samples > 0 ? loss / static_cast<double>(samples) : 0.0) +
+         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+}
+
+bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
+  int stop = 0;
+  if (processes_.is_root()) {
+    const EvaluationResult test = evaluate(trainer_.model(0), test_);
+    last_accuracy_ = test.evaluation.accuracy();
+    EpochEnd event;
+    event.epoch = epoch;
+    event.iteration = progress_.iteration;
+    event.epoch_seconds = seconds;
+    event.epoch_samples = samples;
+    event.images_per_second = seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
+    event.test = &test;
+    notify(&TrainingListener::on_epoch_end, event);
+    stop = event.stop ? 1 : 0;
+  }
+  processes_.broadcast(&stop, sizeof(stop), 0);
+  return stop != 0;
+}
+
+TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by) {
+  outcome.iterations = progress_.iteration;
+  outcome.test_accuracy = last_accuracy_;
+  outcome.final_score = last_score_;
+  // Training time only: evaluation and checkpoint writing between epochs are not counted.
+  outcome.train_seconds = progress_.train_seconds();
+  outcome.images_per_second =
+      outcome.train_seconds > 0
+          ? static_cast<double>(progress_.samples_trained) / outcome.train_seconds
+          : 0.0;
+  if (stop_signal_ != 0)
+    outcome.exit_code = stop_signal_ == SIGINT ? ExitCode::kInterrupted : ExitCode::kTerminated;
+  if (listeners_.empty()) return outcome;
+  RunEnd end;
+  end.outcome = outcome;
+  end.stopped_by = stopped_by;
+  end.stop_signal = stop_signal_;
+  end.next_epoch = next_epoch;
+  end.peak_rss_bytes = peak_rss_bytes();
+  for (int w = 0; w < trainer_.workers(); ++w)
+    end.memory_reports.push_back(trainer_.model(w).backend().memory_report());
+  end.loss_scaling = loss_scaling_summary();
+  notify(&TrainingListener::on_finish, end);
+  return outcome;
+}
+
+// The final loss scales and the steps skipped for overflow. Synchronous replicas share every
+// decision, so one worker's count is the run's; averaging workers skip on their own, so theirs
+// add up (replica-steps lost).
+std::optional<RunEnd::LossScaling> FitLoop::loss_scaling_summary() {
+  const LossScaler& first = trainer_.loss_scaler(0);
+  if (!first.enabled()) return std::nullopt;
+  RunEnd::LossScaling summary;
+  summary.mode = first.mode();
+  for (int w = 0; w < trainer_.workers(); ++w) {
+    summary.final_scales.push_back(trainer_.loss_scaler(w).scale());
+    if (w == 0 || config_.parallel.mode != ParallelMode::kSynchronous)
+      summary.skipped_steps += trainer_.loss_scaler(w).skipped_steps();
+  }
+  return summary;
+}
+
+double SyncEvent::aggregated_score() const {
+  if (!aggregated_) aggregated_ = compute_aggregated_score();
+  return *aggregated_;
+}
+
+}  // namespace dl

@@ -1,0 +1,58 @@
+// The fit loop: epochs of data-parallel rounds, an evaluation after each epoch, and the
+// listeners told of each step (training_listener.hpp). It writes and prints nothing itself:
+// everything a run leaves behind is a listener's.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+#include "parallel/parallel_trainer.hpp"
+#include "parallel/process_group.hpp"
+#include "train/trainer.hpp"
+#include "train/training_listener.hpp"
+#include "train/training_state.hpp"
+
+namespace dl {
+
+class FitLoop {
+ public:
+  // `listeners` is empty on every rank but 0. All references are kept.
+  FitLoop(const Config& config, const TrainOptions& options, ProcessGroup& processes,
+          ParallelTrainer& trainer, const Dataset& test, RunProgress& progress,
+          Listeners& listeners);
+
+  // Trains from info.start until the epoch limit, early stopping or a stop signal.
+  TrainOutcome run(const RunInfo& info);
+
+ private:
+  template <class Event>
+  void notify(void (TrainingListener::*handler)(Event&), Event& event);
+  SyncAction on_sync_point(const SyncPoint& point);
+  void report_scores(SyncEvent& event);
+  double worker_score(const SyncPoint& point, int worker);
+  double aggregated_score(const SyncPoint& point);
+  // Evaluates the epoch (rank 0); returns whether a listener stopped the run (on every rank).
+  bool end_epoch(int epoch, double seconds, std::int64_t samples);
+  TrainOutcome finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by);
+  std::optional<RunEnd::LossScaling> loss_scaling_summary();
+
+  const Config& config_;
+  const TrainOptions& options_;
+  ProcessGroup& processes_;
+  ParallelTrainer& trainer_;
+  const Dataset& test_;
+  RunProgress& progress_;
+  Listeners& listeners_;
+
+  // Score reports (output.scoreEveryIterations): when the last one was, and what it showed.
+  std::int64_t last_report_iteration_ = 0;
+  std::int64_t samples_since_report_ = 0;
+  RunProgress::Clock::time_point last_report_time_;
+  double last_score_ = 0.0;
+  double last_accuracy_ = 0.0;
+  int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
+};
+
+}  // namespace dl

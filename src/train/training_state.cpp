@@ -1,0 +1,140 @@
+#include "train/training_state.hpp"
+
+#include <fmt/format.h>
+
+#include "config/config_loader.hpp"
+#include "core/error.hpp"
+
+namespace dl {
+
+namespace {
+
+constexpr const char* kTrainSecondsKey = "train_seconds";
+constexpr const char* kSamplesKey = "samples_trained";
+// Followed by the local worker's index: "loss_scaler.0", "loss_scaler.1", ...
+constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
+
+const std::string* metadata(const CheckpointState& state, const std::string& key) {
+  const auto it = state.metadata.find(key);
+  return it == state.metadata.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+TrainingState::TrainingState(const Config& config, ParallelTrainer& trainer, RunProgress& progress,
+                             const Listeners& listeners, CheckpointDirectory& checkpoints)
+    : config_(config),
+      trainer_(trainer),
+      progress_(progress),
+      listeners_(listeners),
+      checkpoints_(checkpoints) {}
+
+CheckpointState TrainingState::capture(const std::string& kind, const RunPosition& next) {
+  CheckpointState state;
+  state.kind = kind;
+  state.config_hash = config_hash(config_);
+  Model& model = trainer_.model(0);
+  state.network_signature = model.signature();
+  state.epoch = next.epoch;
+  state.round_in_epoch = next.round;
+  state.iteration = next.iteration;
+  state.parameters.resize(model.parameter_count());
+  model.download_parameters(state.parameters.data());
+  if (kind == kCheckpointKind) {
+    for (int w = 0; w < trainer_.workers(); ++w) {
+      Optimizer& opt = trainer_.optimizer(w);
+      std::vector<float> s(opt.state_floats());
+      if (!s.empty())
+        trainer_.model(w).backend().download(s.data(), opt.state(), s.size() * sizeof(float));
+      state.updater_states.push_back(std::move(s));
+      // Averaged updater states are identical: one copy is enough.
+      if (config_.parallel.averageUpdaters || config_.parallel.mode == ParallelMode::kSynchronous)
+        break;
+    }
+    for (const auto& listener : listeners_) listener->on_checkpoint_save(state);
+    if (trainer_.loss_scaler(0).dynamic()) {
+      for (int w = 0; w < trainer_.workers(); ++w) {
+        state.metadata[kLossScalerKeyPrefix + std::to_string(w)] =
+            trainer_.loss_scaler(w).save_state();
+      }
+    }
+  }
+  state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
+  state.metadata[kSamplesKey] = std::to_string(progress_.samples_trained);
+  return state;
+}
+
+std::string TrainingState::save_checkpoint(const RunPosition& next) {
+  return checkpoints_.save(capture(kCheckpointKind, next));
+}
+
+void TrainingState::save_model(const std::string& path, const RunPosition& next) {
+  write_checkpoint(path, capture(kModelKind, next));
+}
+
+RunPosition TrainingState::restore(const CheckpointState& state, const std::string& path,
+                                   std::vector<std::string>& log) {
+  Model& model = trainer_.model(0);
+  if (state.network_signature != model.signature() ||
+      state.parameters.size() != model.parameter_count()) {
+    throw CheckpointError(fmt::format(
+        "{}: saved from a different network ({}) than the config describes ({}); resume with the "
+        "config the run was started with, or start a new run in another output.directory",
+        path, state.network_signature, model.signature()));
+  }
+  if (state.config_hash != config_hash(config_))
+    log.push_back("resume: note: the config differs from the one the checkpoint was saved with");
+  model.upload_parameters(state.parameters.data());
+  trainer_.replicate_parameters();
+  restore_updater_states(state, path);
+  const RunPosition position{static_cast<int>(state.epoch), state.round_in_epoch, state.iteration};
+  progress_.iteration = state.iteration;
+  if (const std::string* s = metadata(state, kTrainSecondsKey))
+    progress_.seconds_before = std::stod(*s);
+  if (const std::string* s = metadata(state, kSamplesKey))
+    progress_.samples_trained = std::stoll(*s);
+  for (const auto& listener : listeners_) listener->on_checkpoint_restore(state, path);
+  restore_loss_scalers(state, path);
+  log.push_back(fmt::format("resume: {} (epoch {}, round {}, iteration {})", path, position.epoch,
+                            position.round, position.iteration));
+  return position;
+}
+
+// Worker w's updater state from the saved worker w modulo those saved (one when averaged).
+void TrainingState::restore_updater_states(const CheckpointState& state, const std::string& path) {
+  for (int w = 0; w < trainer_.workers(); ++w) {
+    Optimizer& opt = trainer_.optimizer(w);
+    if (opt.state_floats() == 0) continue;
+    if (state.updater_states.empty()) {
+      throw CheckpointError(path + ": holds no updater state; it cannot resume this updater");
+    }
+    const std::vector<float>& s =
+        state.updater_states[static_cast<std::size_t>(w) % state.updater_states.size()];
+    if (s.size() != opt.state_floats()) {
+      throw CheckpointError(fmt::format(
+          "{}: updater state has {} values, the {} updater needs {}; resume with the updater the "
+          "run was started with",
+          path, s.size(), static_cast<int>(opt.type()), opt.state_floats()));
+    }
+    trainer_.model(w).backend().upload(opt.state(), s.data(), s.size() * sizeof(float));
+  }
+}
+
+// Each worker's scaler from the checkpoint (worker w from the saved worker w modulo those saved,
+// as for updater states). A checkpoint written without loss scaling leaves the initial scale.
+void TrainingState::restore_loss_scalers(const CheckpointState& state, const std::string& path) {
+  std::vector<const std::string*> saved;  // saved[w]: worker w's state, for w = 0, 1, ...
+  while (const std::string* s =
+             metadata(state, kLossScalerKeyPrefix + std::to_string(saved.size())))
+    saved.push_back(s);
+  if (saved.empty() || !trainer_.loss_scaler(0).dynamic()) return;
+  for (int w = 0; w < trainer_.workers(); ++w) {
+    try {
+      trainer_.loss_scaler(w).restore_state(*saved[static_cast<std::size_t>(w) % saved.size()]);
+    } catch (const CheckpointError& e) {
+      throw CheckpointError(path + ": " + e.what());
+    }
+  }
+}
+
+}  // namespace dl
