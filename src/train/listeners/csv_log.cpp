@@ -7,7 +7,7 @@
 
 namespace dl {
 
-void CsvLog::cut_after(std::int64_t iteration) {
+void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::string&) {
   resumed_ = true;
   std::ifstream in(path_);
   if (!in) return;
@@ -25,12 +25,12 @@ void CsvLog::cut_after(std::int64_t iteration) {
     const std::string field = line.substr(first + 1, second - first - 1);
     char* end = nullptr;
     const long long row_iteration = std::strtoll(field.c_str(), &end, 10);
-    if (!field.empty() && *end == '\0' && row_iteration <= iteration) kept += line + "\n";
+    if (!field.empty() && *end == '\0' && row_iteration <= state.iteration) kept += line + "\n";
   }
   write_file_atomically(path_, kept);
 }
 
-void CsvLog::open() {
+void CsvLog::on_start(const RunInfo&) {
   if (resumed_) {
     file_ = std::make_unique<AppendFile>(path_);
     return;

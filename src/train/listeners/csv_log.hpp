@@ -1,6 +1,7 @@
-// A CSV log of the run directory whose second column is the global iteration (scores.csv,
-// timing.csv): appended line by line, and on resume cut back to the checkpoint's iteration so it
-// reads as one uninterrupted run.
+// The listener part shared by the CSV logs of the run directory whose second column is the
+// global iteration (scores.csv, timing.csv): appended line by line, made durable before each
+// checkpoint, and on resume cut back to the checkpoint's iteration so it reads as one
+// uninterrupted run. A log adds its rows in on_sync_point.
 #pragma once
 
 #include <cstdint>
@@ -9,21 +10,24 @@
 #include <string_view>
 
 #include "io/append_file.hpp"
+#include "train/training_listener.hpp"
 
 namespace dl {
 
-class CsvLog {
+class CsvLog : public TrainingListener {
  public:
   CsvLog(std::string path, std::string header)
       : path_(std::move(path)), header_(std::move(header)) {}
 
-  // Resume: keeps the header and the rows up to `iteration`; a damaged row (a crash in the
-  // middle of writing it) is dropped. The rows after the checkpoint are written again.
-  void cut_after(std::int64_t iteration);
-  // Opens the log: a fresh one with its header, or (after cut_after) the kept rows to append to.
-  void open();
+  // Keeps the header and the rows up to the checkpoint's iteration; a damaged row (a crash in
+  // the middle of writing it) is dropped. The rows after the checkpoint are written again.
+  void on_checkpoint_restore(const CheckpointState& state, const std::string& path) override;
+  // Opens the log: a fresh one with its header, or the rows kept on resume to append to.
+  void on_start(const RunInfo& info) override;
+  void on_checkpoint_save(CheckpointState&) override { file_->sync(); }
+
+ protected:
   void append(std::string_view row) { file_->append_line(row); }
-  void sync() { file_->sync(); }
 
  private:
   std::string path_;

@@ -9,27 +9,19 @@ namespace dl {
 
 namespace {
 
-class ScoresCsv final : public TrainingListener {
+class ScoresCsv final : public CsvLog {
  public:
   explicit ScoresCsv(const ListenerContext& context)
-      : log_(context.run.file("scores.csv"), "epoch,iteration,worker,score,learning_rate") {}
+      : CsvLog(context.run.file("scores.csv"), "epoch,iteration,worker,score,learning_rate") {}
 
-  void on_checkpoint_restore(const CheckpointState& state, const std::string&) override {
-    log_.cut_after(state.iteration);
-  }
-  void on_start(const RunInfo&) override { log_.open(); }
   void on_sync_point(SyncEvent& event) override {
     const SyncPoint& p = event.point;
     for (const ScoreRow& row : event.scores) {
       const std::string worker = row.worker < 0 ? "all" : std::to_string(row.worker);
-      log_.append(fmt::format("{},{},{},{:.9g},{:.9g}", p.epoch, p.iteration, worker, row.score,
-                              p.learning_rate));
+      append(fmt::format("{},{},{},{:.9g},{:.9g}", p.epoch, p.iteration, worker, row.score,
+                         p.learning_rate));
     }
   }
-  void on_checkpoint_save(CheckpointState&) override { log_.sync(); }
-
- private:
-  CsvLog log_;
 };
 
 }  // namespace

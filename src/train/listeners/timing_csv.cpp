@@ -9,24 +9,17 @@ namespace dl {
 
 namespace {
 
-class TimingCsv final : public TrainingListener {
+class TimingCsv final : public CsvLog {
  public:
   explicit TimingCsv(const ListenerContext& context)
-      : log_(context.run.file("timing.csv"), "epoch,iteration,images_per_second,elapsed_seconds") {}
+      : CsvLog(context.run.file("timing.csv"),
+               "epoch,iteration,images_per_second,elapsed_seconds") {}
 
-  void on_checkpoint_restore(const CheckpointState& state, const std::string&) override {
-    log_.cut_after(state.iteration);
-  }
-  void on_start(const RunInfo&) override { log_.open(); }
   void on_sync_point(SyncEvent& event) override {
     if (!event.report) return;
-    log_.append(fmt::format("{},{},{:.1f},{:.3f}", event.point.epoch, event.point.iteration,
-                            event.images_per_second, event.process_seconds));
+    append(fmt::format("{},{},{:.1f},{:.3f}", event.point.epoch, event.point.iteration,
+                       event.images_per_second, event.process_seconds));
   }
-  void on_checkpoint_save(CheckpointState&) override { log_.sync(); }
-
- private:
-  CsvLog log_;
 };
 
 }  // namespace

@@ -1,0 +1,209 @@
+// Each listener's resume behaviour: what it cuts back, restores or writes again when a run
+// resumes from a checkpoint, so the run directory reads as one uninterrupted run.
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "config/config_loader.hpp"
+#include "core/error.hpp"
+#include "io/checkpoint_directory.hpp"
+#include "io/temp_directory.hpp"
+#include "parallel/parallel_test_support.hpp"
+#include "train/listeners/listeners.hpp"
+#include "train/run_directory.hpp"
+#include "train/training_state.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr int kClasses = 3;
+
+// A one-worker run of a tiny network on random 2x2 images, with its run directory, checkpoint
+// state and listener context; `overrides` as --set would give them.
+class RunFixture {
+ public:
+  explicit RunFixture(const std::vector<std::string>& overrides = {})
+      : config_(dl::load_config_string(
+            "inputType: {convolutionalFlat: {height: 2, width: 2, channels: 1}}\n"
+            "layers: [{output: {nOut: 3}}]\nbatchSize: 4\nepochs: 10\noutput: {directory: \"" +
+                dir_.path() + "\"}\n",
+            "listeners.yaml", overrides)),
+        train_(dl::testing::random_dataset(16, 7, {2, 2, kClasses})),
+        trainer_(
+            config_, train_, [](int) { return std::make_unique<dl::CpuBackend>(); },
+            dl::testing::collective_for(1), dl::testing::single_process()),
+        run_(dir_.path(), dl::RunDirectory::Existing::kResume),
+        checkpoints_(run_.checkpoints(), config_.output.keepLast),
+        state_(config_, trainer_, progress_, listeners_, checkpoints_) {
+    trainer_.initialize(config_.seed);
+  }
+
+  dl::ListenerContext context() { return dl::ListenerContext{config_, run_, state_, console_}; }
+  std::string file(const std::string& name) const { return dir_.file(name); }
+  dl::TrainingState& state() { return state_; }
+
+ private:
+  dl::test::TempDirectory dir_;
+  dl::Config config_;
+  dl::Dataset train_;
+  dl::ParallelTrainer trainer_;
+  dl::RunDirectory run_;
+  dl::CheckpointDirectory checkpoints_;
+  dl::RunProgress progress_;
+  dl::Listeners listeners_;
+  dl::TrainingState state_;
+  std::ostringstream console_;
+};
+
+dl::CheckpointState checkpoint_at(int epoch, std::int64_t iteration) {
+  dl::CheckpointState state;
+  state.epoch = epoch;
+  state.iteration = iteration;
+  return state;
+}
+
+dl::SyncPoint sync_point(std::int64_t iteration) {
+  dl::SyncPoint point;
+  point.epoch = 1;
+  point.round = iteration % 4;
+  point.rounds = 4;
+  point.iteration = iteration;
+  point.loss_sum = {2.0};
+  point.samples = {4};
+  point.learning_rate = 0.1;
+  return point;
+}
+
+// An epoch end whose monitored score (test loss) is `loss`.
+void end_epoch(dl::TrainingListener& listener, int epoch, double loss, bool* stop = nullptr) {
+  dl::EvaluationResult result(kClasses);
+  result.mean_loss = loss;
+  dl::EpochEnd event;
+  event.epoch = epoch;
+  event.test = &result;
+  listener.on_epoch_end(event);
+  if (stop != nullptr) *stop = event.stop;
+}
+
+}  // namespace
+
+TEST_CASE("scores.csv and timing.csv: a resume keeps the rows up to the checkpoint, then appends",
+          "[listeners]") {
+  for (auto make : {dl::make_scores_csv, dl::make_timing_csv}) {
+    RunFixture fixture;
+    const std::string name = make == dl::make_scores_csv ? "scores.csv" : "timing.csv";
+    INFO(name);
+    // Rows of iterations 2, 4 and 6, then a row cut short by a crash.
+    dl::test::write_bytes(fixture.file(name),
+                          "header\n1,2,all,0.5,0.1\n1,4,all,0.4,0.1\n1,6,all,0.3,0.1\n1,");
+    auto listener = make(fixture.context());
+    listener->on_checkpoint_restore(checkpoint_at(1, 4), "ckpt");
+    listener->on_start(dl::RunInfo{});
+    const dl::SyncPoint point = sync_point(5);
+    dl::SyncEvent event(point);
+    event.report = true;
+    event.scores = {dl::ScoreRow{-1, 0.25}};
+    listener->on_sync_point(event);
+    const std::string kept = "header\n1,2,all,0.5,0.1\n1,4,all,0.4,0.1\n";
+    const std::string text = dl::test::read_bytes(fixture.file(name));
+    CHECK(text.rfind(kept, 0) == 0);
+    CHECK(text.size() > kept.size());
+    CHECK(text.find("1,5,") == kept.size());
+    CHECK(text.find("1,6,") == std::string::npos);
+  }
+}
+
+TEST_CASE("scores.csv: a fresh run replaces an old file with its header", "[listeners]") {
+  RunFixture fixture;
+  dl::test::write_bytes(fixture.file("scores.csv"), "stale\n0,1,all,9,9\n");
+  auto scores = dl::make_scores_csv(fixture.context());
+  scores->on_start(dl::RunInfo{});
+  CHECK(dl::test::read_bytes(fixture.file("scores.csv")) ==
+        "epoch,iteration,worker,score,learning_rate\n");
+}
+
+TEST_CASE("metrics.jsonl: a resume keeps the epochs before the checkpoint's", "[listeners]") {
+  RunFixture fixture;
+  dl::test::write_bytes(fixture.file("metrics.jsonl"),
+                        "{\"epoch\":0,\"test_loss\":1.0}\n{\"epoch\":1,\"test_loss\":0.9}\n"
+                        "{\"epoch\":2,\"test_loss\":0.8}\n{\"epoch\":3,\"test_l");
+  auto metrics = dl::make_metrics_jsonl(fixture.context());
+  metrics->on_checkpoint_restore(checkpoint_at(2, 40), "ckpt");
+  CHECK(dl::test::read_bytes(fixture.file("metrics.jsonl")) ==
+        "{\"epoch\":0,\"test_loss\":1.0}\n{\"epoch\":1,\"test_loss\":0.9}\n");
+}
+
+TEST_CASE("early stopping: its state travels in the checkpoint", "[listeners]") {
+  RunFixture fixture({"earlyStopping.enabled=true", "earlyStopping.patience=2",
+                      "earlyStopping.minImprovement=0.1", "earlyStopping.saveBestModel=false"});
+  auto uninterrupted = dl::make_early_stopping_json(fixture.context());
+  REQUIRE(uninterrupted != nullptr);
+  end_epoch(*uninterrupted, 0, 1.0);
+  end_epoch(*uninterrupted, 1, 0.95);  // no gain beyond 0.1: one evaluation without
+  dl::CheckpointState saved = checkpoint_at(2, 8);
+  uninterrupted->on_checkpoint_save(saved);
+  REQUIRE(saved.metadata.count("early_stopping_state") == 1);
+
+  auto resumed = dl::make_early_stopping_json(fixture.context());
+  resumed->on_checkpoint_restore(saved, "ckpt");
+  bool stop_resumed = false, stop_uninterrupted = false;
+  end_epoch(*resumed, 2, 0.93, &stop_resumed);  // the second: patience 2 ends the run
+  end_epoch(*uninterrupted, 2, 0.93, &stop_uninterrupted);
+  CHECK(stop_resumed);
+  CHECK(stop_uninterrupted);
+
+  // Without the restored state the count starts again and the run goes on.
+  auto fresh = dl::make_early_stopping_json(fixture.context());
+  bool stop_fresh = true;
+  end_epoch(*fresh, 2, 0.93, &stop_fresh);
+  CHECK_FALSE(stop_fresh);
+
+  // The result reaches the summary and the console through the run's end.
+  dl::RunEnd end;
+  resumed->on_finish(end);
+  REQUIRE(end.early_stopping);
+  CHECK(end.early_stopping->reason == dl::TerminationReason::kPatience);
+  CHECK(end.early_stopping->best_epoch == 2);  // the lowest loss, if not by more than 0.1
+  CHECK(dl::test::read_bytes(fixture.file("early_stopping.json")).find("patience") !=
+        std::string::npos);
+}
+
+TEST_CASE("early stopping: a state saved for another score is refused", "[listeners]") {
+  RunFixture accuracy({"earlyStopping.enabled=true", "earlyStopping.scoreCalculator=accuracy"});
+  auto source = dl::make_early_stopping_json(accuracy.context());
+  dl::CheckpointState saved = checkpoint_at(1, 4);
+  source->on_checkpoint_save(saved);
+  RunFixture loss({"earlyStopping.enabled=true", "earlyStopping.scoreCalculator=testLoss"});
+  auto target = dl::make_early_stopping_json(loss.context());
+  CHECK_THROWS_AS(target->on_checkpoint_restore(saved, "ckpt"), dl::ConfigError);
+  CHECK(dl::make_early_stopping_json(RunFixture().context()) == nullptr);  // off: no listener
+}
+
+TEST_CASE("checkpoints: after a resume, periodic checkpoints fall where an uninterrupted run's do",
+          "[listeners]") {
+  RunFixture fixture({"output.checkpointEveryIterations=4"});
+  auto checkpoints = dl::make_checkpoints(fixture.context());
+  checkpoints->on_checkpoint_restore(checkpoint_at(1, 6), "ckpt");
+  for (std::int64_t iteration : {7, 8}) {
+    const dl::SyncPoint point = sync_point(iteration);
+    dl::SyncEvent event(point);
+    checkpoints->on_sync_point(event);
+    INFO(iteration);
+    // Iteration 7 is in the same block of 4 as the checkpoint resumed from; 8 starts the next.
+    CHECK(event.saved.size() == (iteration == 8 ? 1u : 0u));
+  }
+  const dl::SyncPoint point = sync_point(9);
+  dl::SyncEvent stopped(point);
+  stopped.stop_signal = 15;
+  checkpoints->on_sync_point(stopped);
+  REQUIRE(stopped.saved.size() == 1);
+  CHECK(stopped.saved[0].reason == dl::SaveReason::kStopSignal);
+  CHECK_THAT(stopped.saved[0].path, Contains("checkpoint-e1-i9"));
+  const dl::CheckpointState written = dl::read_checkpoint(stopped.saved[0].path);
+  CHECK(written.round_in_epoch == point.round + 1);  // resumes with the next round
+}
