@@ -1,11 +1,6 @@
 #include "train/early_stopping.hpp"
 
-#include <cerrno>
 #include <cmath>
-#include <cstdlib>
-#include <limits>
-#include <optional>
-#include <string_view>
 
 #include <fmt/format.h>
 
@@ -15,36 +10,9 @@
 namespace dl {
 namespace {
 
-// The saved state: one line "<tag>;key=value;...;details=<text>". The tag names the layout so a
-// future change can still read (or clearly refuse) an old checkpoint.
-constexpr const char* kStateTag = "dl-early-stopping v1";
-constexpr char kFieldSeparator = ';';
-constexpr char kHistorySeparator = ',';
-constexpr char kEpochScoreSeparator = ':';
-
 // Shortest text that reads back to the same double (also "inf" and "nan", which strtod reads).
 std::string exact(double value) {
   return fmt::format("{}", value);
-}
-
-std::string json_number(double value) {
-  return std::isfinite(value) ? exact(value) : "null";
-}
-
-std::string json_string(std::string_view text) {
-  constexpr unsigned char kFirstPrintable = 0x20;
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (static_cast<unsigned char>(ch) < kFirstPrintable) {
-      out += fmt::format("\\u{:04x}", static_cast<unsigned>(static_cast<unsigned char>(ch)));
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
 }
 
 std::string score_text(double score) {
@@ -55,59 +23,6 @@ std::string best_text(int best_epoch, double best_score) {
   return best_epoch < 0 ? std::string("no finite score yet")
                         : fmt::format("best {} at epoch {}", score_text(best_score), best_epoch);
 }
-
-CheckpointError bad_state(const std::string& what) {
-  return CheckpointError(fmt::format(
-      "checkpoint metadata: early-stopping state {}; the checkpoint is damaged or from another "
-      "dl-train version: resume from another checkpoint or start a new run",
-      what));
-}
-
-// Reads the state line field by field, in the order save_state writes them.
-class StateReader {
- public:
-  explicit StateReader(const std::string& text) : text_(text) {
-    const std::string tag = std::string(kStateTag) + kFieldSeparator;
-    if (text_.compare(0, tag.size(), tag) != 0)
-      throw bad_state("does not start with '" + tag + "'");
-    pos_ = tag.size();
-  }
-
-  // The value of `key`, up to the next separator (or the end, for the last field).
-  std::string field(const std::string& key, bool last = false) {
-    const std::string prefix = key + "=";
-    if (text_.compare(pos_, prefix.size(), prefix) != 0)
-      throw bad_state(fmt::format("lacks '{}' at character {}", prefix, pos_));
-    const std::size_t begin = pos_ + prefix.size();
-    const std::size_t end = last ? text_.size() : text_.find(kFieldSeparator, begin);
-    if (end == std::string::npos) throw bad_state(fmt::format("ends inside field '{}'", key));
-    pos_ = last ? end : end + 1;
-    return text_.substr(begin, end - begin);
-  }
-
-  static double to_double(const std::string& value, const std::string& key) {
-    errno = 0;
-    char* end = nullptr;
-    const double parsed = std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE)
-      throw bad_state(fmt::format("has '{}' = '{}', not a number", key, value));
-    return parsed;
-  }
-
-  static int to_int(const std::string& value, const std::string& key, int minimum) {
-    errno = 0;
-    char* end = nullptr;
-    const long parsed = std::strtol(value.c_str(), &end, 10);
-    if (value.empty() || end != value.c_str() + value.size() || errno == ERANGE ||
-        parsed < minimum || parsed > std::numeric_limits<int>::max())
-      throw bad_state(fmt::format("has '{}' = '{}', not an integer >= {}", key, value, minimum));
-    return static_cast<int>(parsed);
-  }
-
- private:
-  const std::string& text_;
-  std::size_t pos_ = 0;
-};
 
 }  // namespace
 
@@ -141,21 +56,6 @@ std::string EarlyStoppingResult::summary() const {
     }
   }
   return text;
-}
-
-std::string EarlyStoppingResult::to_json() const {
-  std::string scores;
-  for (const auto& [epoch, score] : score_per_epoch) {
-    if (!scores.empty()) scores += ", ";
-    scores += fmt::format("{{\"epoch\": {}, \"score\": {}}}", epoch, json_number(score));
-  }
-  return fmt::format(
-      "{{\"reason\": {}, \"details\": {}, \"score_name\": {}, \"minimize\": {}, \"best_epoch\": "
-      "{}, "
-      "\"best_score\": {}, \"total_epochs\": {}, \"score_per_epoch\": [{}]}}",
-      json_string(enum_name(reason)), json_string(details), json_string(score_name),
-      minimize ? "true" : "false", best_epoch, best_epoch < 0 ? "null" : json_number(best_score),
-      total_epochs, scores);
 }
 
 namespace {
@@ -288,69 +188,6 @@ EarlyStoppingResult EarlyStopping::result() const {
   result.score_name = enum_name(config_.scoreCalculator);
   result.minimize = minimize_;
   return result;
-}
-
-std::string EarlyStopping::save_state() const {
-  std::string history;
-  for (const auto& [epoch, score] : history_) {
-    if (!history.empty()) history += kHistorySeparator;
-    history += fmt::format("{}{}{}", epoch, kEpochScoreSeparator, exact(score));
-  }
-  // details is last: it is free text and may hold any character but a newline.
-  return fmt::format(
-      "{0};calculator={1}{2}best_epoch={3}{2}best_score={4}{2}stale={5}{2}epochs={6}{2}"
-      "reason={7}{2}history={8}{2}details={9}",
-      kStateTag, enum_name(config_.scoreCalculator), kFieldSeparator, best_epoch_,
-      exact(best_score_), evaluations_without_improvement_, epochs_completed_, enum_name(reason_),
-      history, details_);
-}
-
-void EarlyStopping::restore_state(const std::string& state) {
-  StateReader reader(state);
-  const std::string calculator = reader.field("calculator");
-  if (calculator != enum_name(config_.scoreCalculator)) {
-    throw ConfigError(fmt::format(
-        "earlyStopping.scoreCalculator: the checkpoint was trained with {}, the config says {}; "
-        "resume with scoreCalculator: {} or start a new run",
-        calculator, enum_name(config_.scoreCalculator), calculator));
-  }
-  const int best_epoch = StateReader::to_int(reader.field("best_epoch"), "best_epoch", -1);
-  const double best_score = StateReader::to_double(reader.field("best_score"), "best_score");
-  const int stale = StateReader::to_int(reader.field("stale"), "stale", 0);
-  const int epochs = StateReader::to_int(reader.field("epochs"), "epochs", 0);
-  const std::string reason_name = reader.field("reason");
-  const std::string history_text = reader.field("history");
-  const std::string details = reader.field("details", /*last=*/true);
-
-  const std::optional<TerminationReason> reason = enum_from_name<TerminationReason>(reason_name);
-  if (!reason) throw bad_state(fmt::format("has an unknown reason '{}'", reason_name));
-
-  std::vector<std::pair<int, double>> history;
-  std::size_t begin = 0;
-  while (begin < history_text.size()) {
-    std::size_t end = history_text.find(kHistorySeparator, begin);
-    if (end == std::string::npos) end = history_text.size();
-    const std::string entry = history_text.substr(begin, end - begin);
-    const std::size_t colon = entry.find(kEpochScoreSeparator);
-    if (colon == std::string::npos)
-      throw bad_state(
-          fmt::format("has a history entry '{}' without '{}'", entry, kEpochScoreSeparator));
-    const int epoch = StateReader::to_int(entry.substr(0, colon), "history epoch", 0);
-    if (epoch >= epochs || (!history.empty() && epoch <= history.back().first))
-      throw bad_state(fmt::format("has history epoch {} out of order", epoch));
-    history.emplace_back(epoch, StateReader::to_double(entry.substr(colon + 1), "history score"));
-    begin = end + 1;
-  }
-  if (best_epoch >= epochs && best_epoch >= 0)
-    throw bad_state(fmt::format("has best epoch {} beyond its {} epochs", best_epoch, epochs));
-
-  best_epoch_ = best_epoch;
-  best_score_ = best_score;
-  evaluations_without_improvement_ = stale;
-  epochs_completed_ = epochs;
-  history_ = std::move(history);
-  reason_ = *reason;
-  details_ = details;
 }
 
 }  // namespace dl

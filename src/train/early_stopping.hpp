@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "io/json_writer.hpp"
 
 namespace dl {
 
@@ -44,7 +45,9 @@ struct EarlyStoppingResult {
   bool minimize = true;
 
   std::string summary() const;  // multi-line text printed at the end of training
-  std::string to_json() const;  // written to the run directory as early_stopping.json
+  // early_stopping.json (with its format_version) and summary.json's "early_stopping"; a score
+  // that is not finite is null.
+  Json to_json() const;
 };
 
 // The run's epoch limit: earlyStopping.maxEpochs when early stopping is on and sets one, else
@@ -84,10 +87,11 @@ class EarlyStopping {
   EarlyStoppingResult result() const;
 
   // For resume: the whole state (best so far, evaluations without improvement, history,
-  // termination) as one line of text, which the trainer stores in checkpoint metadata.
+  // termination) as one line of JSON (io/json_writer.hpp), stored in checkpoint metadata.
   std::string save_state() const;
-  // Throws CheckpointError when the text is not a state written by save_state, and ConfigError
-  // when it was written for another scoreCalculator (its best score would mean something else).
+  // Throws CheckpointError when the text is not a state written by save_state (of this format
+  // version), and ConfigError when it was written for another scoreCalculator (its best score
+  // would mean something else). A refused state changes nothing.
   void restore_state(const std::string& state);
 
  private:

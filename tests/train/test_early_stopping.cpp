@@ -5,11 +5,14 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 #include <catch2/catch.hpp>
 
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
+
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -240,7 +243,7 @@ TEST_CASE("EarlyStopping: summary and JSON describe the outcome") {
   CHECK(contains(summary, "      1  0.8511  (best)\n"));
   CHECK(contains(summary, "      3  0.8505\n"));
 
-  const YAML::Node root = YAML::Load(result.to_json());
+  const YAML::Node root = YAML::Load(dl::json_document(result.to_json()));
   REQUIRE(root.IsMap());
   CHECK(root["reason"].as<std::string>() == "patience");
   CHECK(root["details"].as<std::string>() == result.details);
@@ -258,7 +261,7 @@ TEST_CASE("EarlyStopping: JSON writes non-finite scores as null") {
   dl::EarlyStoppingConfig config = config_for(dl::ScoreCalculator::kTestLoss);
   dl::EarlyStopping stopping(config, kRunEpochs);
   stopping.on_epoch_end(0, kNaN);
-  const std::string json = stopping.result().to_json();
+  const std::string json = dl::json_document(stopping.result().to_json());
   CHECK(contains(json, "\"score\": null"));
   CHECK(contains(json, "\"best_score\": null"));
   CHECK(contains(stopping.result().summary(), "best epoch:   none"));
@@ -317,6 +320,23 @@ TEST_CASE("EarlyStopping: a terminated state restores as terminated") {
   CHECK(resumed.result().details == stopping.result().details);
 }
 
+TEST_CASE("EarlyStopping: the state is one JSON line that keeps non-finite scores exactly") {
+  dl::EarlyStopping stopping(config_for(dl::ScoreCalculator::kTestLoss), kRunEpochs);
+  feed(stopping, {kInf, 0.5, kNaN});
+  const std::string state = stopping.save_state();
+  CHECK(state.find('\n') == std::string::npos);
+  CHECK(contains(state, "\"format_version\":1,"));
+  dl::Json parsed;
+  REQUIRE(dl::parse_json(state, parsed));
+  dl::EarlyStopping resumed(config_for(dl::ScoreCalculator::kTestLoss), kRunEpochs);
+  resumed.restore_state(state);
+  CHECK(resumed.save_state() == state);
+  const auto history = resumed.result().score_per_epoch;
+  REQUIRE(history.size() == 3);
+  CHECK(history[0].second == kInf);
+  CHECK(std::isnan(history[2].second));
+}
+
 TEST_CASE("EarlyStopping: a damaged or foreign state is refused") {
   dl::EarlyStoppingConfig config = config_for(dl::ScoreCalculator::kAccuracy);
   dl::EarlyStopping source(config, kRunEpochs);
@@ -326,9 +346,14 @@ TEST_CASE("EarlyStopping: a damaged or foreign state is refused") {
   dl::EarlyStopping target(config, kRunEpochs);
   CHECK_THROWS_AS(target.restore_state(""), dl::CheckpointError);
   CHECK_THROWS_AS(target.restore_state("garbage"), dl::CheckpointError);
+  std::string other_version = state;
+  other_version.replace(other_version.find("\"format_version\":1"), 18, "\"format_version\":9");
+  CHECK_THROWS_WITH(target.restore_state(other_version), Contains("format version 9"));
+  CHECK_THROWS_AS(target.restore_state("dl-early-stopping v1;calculator=accuracy"),
+                  dl::CheckpointError);
   CHECK_THROWS_AS(target.restore_state(state.substr(0, state.size() / 2)), dl::CheckpointError);
   std::string bad_number = state;
-  bad_number.replace(bad_number.find("best_epoch=1"), 12, "best_epoch=x");
+  bad_number.replace(bad_number.find("\"best_epoch\":1"), 14, "\"best_epoch\":\"x\"");
   CHECK_THROWS_AS(target.restore_state(bad_number), dl::CheckpointError);
   CHECK(target.result().best_epoch == -1);  // a refused state changes nothing
 

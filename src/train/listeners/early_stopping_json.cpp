@@ -1,7 +1,10 @@
 // Early stopping (train/early_stopping.hpp) as a listener: it judges every sync point's score and
 // every evaluated epoch, stops the run, writes best_model.dlm at each new best (saveBestModel)
 // and early_stopping.json when the run ends; its state travels in checkpoints.
+#include <nlohmann/json.hpp>
+
 #include "io/atomic_file.hpp"
+#include "io/json_writer.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -49,7 +52,9 @@ class EarlyStoppingJson final : public TrainingListener {
 
   void on_finish(RunEnd& end) override {
     end.early_stopping = stopping_.result();
-    write_file_atomically(json_path_, end.early_stopping->to_json() + "\n");
+    Json json = versioned_json_object();
+    json.update(end.early_stopping->to_json());
+    write_file_atomically(json_path_, json_document(json));
   }
 
  private:

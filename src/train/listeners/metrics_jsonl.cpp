@@ -1,13 +1,12 @@
-// metrics.jsonl: one JSON object per evaluated epoch (test accuracy, precision, recall, F1 and
-// loss, the epoch's seconds and images per second).
-#include <charconv>
+// metrics.jsonl: one JSON record per evaluated epoch (test accuracy, precision, recall, F1 and
+// loss, the epoch's seconds and images per second), through the one JSON writer.
 #include <fstream>
-#include <string_view>
 
-#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/append_file.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_writer.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -19,36 +18,37 @@ class MetricsJsonl final : public TrainingListener {
   explicit MetricsJsonl(const ListenerContext& context)
       : path_(context.run.file("metrics.jsonl")) {}
 
-  // Keeps the lines of epochs before the checkpoint's: a run killed after evaluating an epoch
-  // but before its epoch-end checkpoint evaluates that epoch again on resume, and must not log
-  // it twice.
+  // Keeps the records of epochs before the checkpoint's: a run killed after evaluating an epoch
+  // but before its epoch-end checkpoint evaluates that epoch again on resume, and must not log it
+  // twice. A line cut short by a failed write is not JSON and goes with them.
   void on_checkpoint_restore(const CheckpointState& state, const std::string&) override {
-    constexpr std::string_view kEpochKey = "{\"epoch\":";
     std::ifstream in(path_);
     if (!in) return;
     std::string line, kept;
     while (std::getline(in, line)) {
-      if (line.compare(0, kEpochKey.size(), kEpochKey) != 0) continue;
-      std::int64_t line_epoch = 0;
-      const char* number = line.data() + kEpochKey.size();
-      const auto parsed = std::from_chars(number, line.data() + line.size(), line_epoch);
-      // A line cut short by a failed write (no closing brace) is dropped with the others.
-      if (parsed.ec == std::errc() && line.back() == '}' && line_epoch < state.epoch) {
+      Json record;
+      if (!parse_json(line, record) || !record.is_object()) continue;
+      const auto epoch = record.find("epoch");
+      if (epoch != record.end() && epoch->is_number_integer() &&
+          epoch->get<std::int64_t>() < state.epoch)
         kept += line + "\n";
-      }
     }
     write_file_atomically(path_, kept);
   }
 
   void on_epoch_end(EpochEnd& event) override {
     const Evaluation& ev = event.test->evaluation;
-    AppendFile metrics(path_);
-    metrics.append_line(fmt::format(
-        "{{\"epoch\":{},\"iteration\":{},\"test_accuracy\":{:.6f},\"test_precision\":{:.6f},"
-        "\"test_recall\":{:.6f},\"test_f1\":{:.6f},\"test_loss\":{:.6f},\"epoch_seconds\":{:.3f},"
-        "\"train_images_per_second\":{:.1f}}}",
-        event.epoch, event.iteration, ev.accuracy(), ev.precision(), ev.recall(), ev.f1(),
-        event.test->mean_loss, event.epoch_seconds, event.images_per_second));
+    Json record = versioned_json_object();
+    record["epoch"] = event.epoch;
+    record["iteration"] = event.iteration;
+    record["test_accuracy"] = ev.accuracy();
+    record["test_precision"] = ev.precision();
+    record["test_recall"] = ev.recall();
+    record["test_f1"] = ev.f1();
+    record["test_loss"] = event.test->mean_loss;
+    record["epoch_seconds"] = event.epoch_seconds;
+    record["train_images_per_second"] = event.images_per_second;
+    AppendFile(path_).append_line(json_line(record));
   }
 
  private:

@@ -1,9 +1,10 @@
 // summary.json: the outcome of the run (accuracy, final score, throughput, training seconds, peak
-// memory, why it stopped), written last.
-#include <fmt/format.h>
+// memory, why it stopped), written last, through the one JSON writer.
+#include <nlohmann/json.hpp>
 
 #include "config/enum_names.hpp"
 #include "io/atomic_file.hpp"
+#include "io/json_writer.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -17,23 +18,25 @@ class SummaryJson final : public TrainingListener {
 
   void on_finish(RunEnd& end) override {
     const TrainOutcome& outcome = end.outcome;
-    std::string json = fmt::format(
-        "{{\n  \"test_accuracy\": {:.6f},\n  \"final_score\": {:.9g},\n  \"epochs\": {},\n"
-        "  \"iterations\": {},\n  \"train_seconds\": {:.3f},\n  \"train_images_per_second\": "
-        "{:.1f},\n"
-        "  \"peak_rss_bytes\": {},\n  \"workers\": {},\n  \"stopped_by\": \"{}\"",
-        outcome.test_accuracy, outcome.final_score, outcome.epochs_completed, outcome.iterations,
-        outcome.train_seconds, outcome.images_per_second, end.peak_rss_bytes, workers_,
-        end.stopped_by);
-    if (end.early_stopping) json += ",\n  \"early_stopping\": " + end.early_stopping->to_json();
+    Json summary = versioned_json_object();
+    summary["test_accuracy"] = outcome.test_accuracy;
+    summary["final_score"] = outcome.final_score;
+    summary["epochs"] = outcome.epochs_completed;
+    summary["iterations"] = outcome.iterations;
+    summary["train_seconds"] = outcome.train_seconds;
+    summary["train_images_per_second"] = outcome.images_per_second;
+    summary["peak_rss_bytes"] = end.peak_rss_bytes;
+    summary["workers"] = workers_;
+    summary["stopped_by"] = end.stopped_by;
+    if (end.early_stopping) summary["early_stopping"] = end.early_stopping->to_json();
     if (end.loss_scaling) {
-      json += fmt::format(
-          ",\n  \"loss_scaling\": {{\"mode\": \"{}\", \"final_scale\": {}, \"skipped_steps\": {}}}",
-          enum_name(end.loss_scaling->mode), end.loss_scaling->final_scales.front(),
-          end.loss_scaling->skipped_steps);
+      Json scaling = Json::object();
+      scaling["mode"] = enum_name(end.loss_scaling->mode);
+      scaling["final_scale"] = end.loss_scaling->final_scales.front();
+      scaling["skipped_steps"] = end.loss_scaling->skipped_steps;
+      summary["loss_scaling"] = std::move(scaling);
     }
-    json += "\n}\n";
-    write_file_atomically(path_, json);
+    write_file_atomically(path_, json_document(summary));
   }
 
  private:
