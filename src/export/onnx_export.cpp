@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <utility>
 
-#include "config/enum_names.hpp"
 #include "nn/layer_plan.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
+#include "nn/layer_registry.hpp"
 #include "nn/model.hpp"
 #include "onnx_subset.pb.h"
 
@@ -91,7 +91,7 @@ class GraphBuilder {
 
 [[noreturn]] void refuse(const PlannedLayer& p, const std::string& what, const std::string& fix) {
   throw ConfigError(fmt::format("export --format onnx: layer '{}' ({}): {}; {}", p.config.name,
-                                enum_name(p.config.type), what, fix));
+                                layer_kind(p.config.type).name, what, fix));
 }
 
 std::vector<std::int64_t> shape_dims(const SampleShape& s) {

@@ -19,8 +19,8 @@ class ConsoleLog final : public TrainingListener {
     if (info.processes > 1)
       out_ << fmt::format("processes: {}; global workers: {}\n", info.process_group,
                           info.global_workers);
-    out_ << fmt::format("data: {} training and {} test examples ({}x{}), {} classes\n",
-                        info.train_examples, info.test_examples, info.image_rows, info.image_cols,
+    out_ << fmt::format("data: {} training and {} test examples ({}), {} classes\n",
+                        info.train_examples, info.test_examples, info.sample_shape,
                         config_.data.numClasses);
     out_ << info.blas << "\n" << info.threads << "\n";
     out_ << "backend: " << info.backend << "\n";
