@@ -154,6 +154,18 @@ YAML::Node parse_document(const std::string& text, const std::string& source) {
   return root;
 }
 
+// A cache's largest cacheable allocation ("maximum<Where>CacheableLength") is at most its size
+// ("maximum<Where>Cache").
+void check_cache_limits(const ReadContext& ctx, const char* where, std::uint64_t cacheable_length,
+                        std::uint64_t cache) {
+  if (cacheable_length <= cache) return;
+  const std::string length_key = fmt::format("memory.maximum{}CacheableLength", where);
+  fail_at(ctx.remembered(length_key),
+          fmt::format("{} ({} bytes) is larger than memory.maximum{}Cache ({} bytes)", length_key,
+                      cacheable_length, where, cache),
+          "make the largest cacheable allocation at most the cache size");
+}
+
 // Checks that involve more than one key.
 void check_combinations(const ReadContext& ctx, const Config& config) {
   if (config.backend == BackendKind::kCpu && config.dtype != DType::kFloat)
@@ -163,18 +175,8 @@ void check_combinations(const ReadContext& ctx, const Config& config) {
                         enum_name(config.dtype)),
             "set dtype: FLOAT or backend: cuda");
   const MemoryConfig& m = config.memory;
-  if (m.maximumDeviceCacheableLength > m.maximumDeviceCache)
-    fail_at(ctx.remembered("memory.maximumDeviceCacheableLength"),
-            fmt::format("memory.maximumDeviceCacheableLength ({} bytes) is larger than "
-                        "memory.maximumDeviceCache ({} bytes)",
-                        m.maximumDeviceCacheableLength, m.maximumDeviceCache),
-            "make the largest cacheable allocation at most the cache size");
-  if (m.maximumHostCacheableLength > m.maximumHostCache)
-    fail_at(ctx.remembered("memory.maximumHostCacheableLength"),
-            fmt::format("memory.maximumHostCacheableLength ({} bytes) is larger than "
-                        "memory.maximumHostCache ({} bytes)",
-                        m.maximumHostCacheableLength, m.maximumHostCache),
-            "make the largest cacheable allocation at most the cache size");
+  check_cache_limits(ctx, "Device", m.maximumDeviceCacheableLength, m.maximumDeviceCache);
+  check_cache_limits(ctx, "Host", m.maximumHostCacheableLength, m.maximumHostCache);
   check_data_source(ctx, config);
   check_schedule(ctx, config);
 }
