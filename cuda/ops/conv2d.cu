@@ -57,15 +57,28 @@ __global__ void add_channel_bias_kernel(int batch, int channels, int spatial, co
     y[i] = to_float(src[i]) + b[(i / spatial) % channels];
 }
 
+// Thread t of a channel's block sums the channel's elements t, t + blockDim.x, t + 2 blockDim.x,
+// ... in the order of (sample, position in the plane). It steps through (sample, position)
+// by carrying instead of dividing each index by the plane size: on an H200 the division form
+// took 1.5 ms per call at batch 2048 (the largest kernel of a LeNet step), far slower than
+// reading the data. The order of the sums is unchanged, so results are too.
 __global__ void channel_sums_kernel(int batch, int channels, int spatial, const float* dy,
                                     float* db) {
   __shared__ double sum_shared[kWarpLanes];
-  const std::size_t per_channel = static_cast<std::size_t>(batch) * spatial;
+  const int sample_step = static_cast<int>(blockDim.x) / spatial;
+  const int position_step = static_cast<int>(blockDim.x) % spatial;
   for (int c = blockIdx.x; c < channels; c += gridDim.x) {
     double sum = 0.0;
-    for (std::size_t j = threadIdx.x; j < per_channel; j += blockDim.x) {
-      const std::size_t sample = j / spatial;
-      sum += dy[(sample * channels + c) * spatial + j % spatial];
+    int sample = static_cast<int>(threadIdx.x) / spatial;
+    int position = static_cast<int>(threadIdx.x) % spatial;
+    while (sample < batch) {
+      sum += dy[(static_cast<std::size_t>(sample) * channels + c) * spatial + position];
+      sample += sample_step;
+      position += position_step;
+      if (position >= spatial) {
+        position -= spatial;
+        ++sample;
+      }
     }
     sum = block_sum(sum, sum_shared);
     if (threadIdx.x == 0) db[c] = static_cast<float>(sum);
@@ -158,6 +171,10 @@ void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int chann
 void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,
                          const LaunchLimits& limits, cudaStream_t stream) {
   if (channels <= 0) return;
+  if (batch <= 0 || spatial <= 0) {  // empty sums; the kernel's steps divide by spatial
+    DL_CUDA_CALL(cudaMemsetAsync(db, 0, static_cast<std::size_t>(channels) * sizeof(float), stream));
+    return;
+  }
   channel_sums_kernel<<<limits.grid_for_items(static_cast<std::size_t>(channels)),
                         limits.reduction_block(), 0, stream>>>(batch, channels, spatial, dy, db);
   DL_CUDA_LAUNCHED(channel_sums_kernel);

@@ -8,8 +8,9 @@
 // (and dx, dw, dy) with float32 arithmetic (the convolution descriptor's compute type is FLOAT),
 // tensor-core math allowed. cuDNN writes y, dx and dw in the 16-bit format; our kernels widen
 // them back into the float32 buffers of the Backend interface (y together with the bias add).
-// Only GEMM-based algorithms are taken in 16-bit: FFT and Winograd re-round transformed data,
-// which would void the error bound docs/CUDA.md states.
+// Only GEMM-based or direct algorithms are taken, in every format: FFT and Winograd re-round
+// transformed data, which would void the error bound docs/CUDA.md states for 16-bit and float32's
+// parity with the CPU (a Winograd-like backward-data pass was seen 2% off on an H200).
 //
 // Algorithm choice. conv2d_workspace_floats(g) is called when a layer is bound, for its largest
 // batch: that call times the algorithms (cudnnFind*, which allocates its own scratch memory, once)

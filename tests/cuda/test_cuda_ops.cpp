@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "caching_allocator.hpp"
 #include "core/error.hpp"
 #include "cuda_backend.hpp"
 #include "gpu_test_support.hpp"
@@ -464,9 +465,13 @@ TEST_CASE("cuda: freed device memory is served again from the cache", "[gpu]") {
   auto* gpu = dynamic_cast<dl::gpu::CudaBackend*>(backend.get());
   REQUIRE(gpu != nullptr);
   CHECK(gpu->kind() == dl::BackendKind::kCuda);
-  void* a = gpu->allocate_bytes(12345);
+  constexpr std::size_t kFirstRequest = 12345;
+  void* a = gpu->allocate_bytes(kFirstRequest);
   gpu->free_bytes(a);
-  void* b = gpu->allocate_bytes(12000);  // same size class
+  // A smaller request that rounds up to the same size class gets the cached block back.
+  const std::size_t same_class = dl::gpu::size_class(kFirstRequest) - 1;
+  REQUIRE(dl::gpu::size_class(same_class) == dl::gpu::size_class(kFirstRequest));
+  void* b = gpu->allocate_bytes(same_class);
   CHECK(b == a);
   gpu->free_bytes(b);
   CHECK(gpu->memory_report().find(" hits") != std::string::npos);
