@@ -1,10 +1,5 @@
 #include "config/config_loader.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -18,6 +13,7 @@
 #include "config/read_context.hpp"
 #include "config/recipe_checks.hpp"
 #include "core/error.hpp"
+#include "io/file_access.hpp"
 #include "nn/layer_plan.hpp"
 #include "nn/layer_registry.hpp"
 
@@ -25,37 +21,9 @@ namespace dl {
 
 namespace {
 
-constexpr std::size_t kReadChunkBytes = 1 << 16;
-
 SourceLocation mark_location(const std::string& source, const YAML::Mark& mark) {
   if (mark.is_null()) return SourceLocation{source, 0, 0};
   return SourceLocation{source, mark.line + 1, mark.column + 1};
-}
-
-std::string read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  auto fail = [&](int error) -> void {
-    throw ConfigError(
-        fmt::format("{}: cannot read config file ({}); check the path given to "
-                    "--config",
-                    path, std::strerror(error)));
-  };
-  if (fd < 0) fail(errno);
-  std::string text;
-  char buffer[kReadChunkBytes];
-  while (true) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int error = errno;
-      ::close(fd);
-      fail(error);
-    }
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
 }
 
 // Sees the root node of each YAML document, to count documents without building them.
@@ -202,7 +170,7 @@ void resolve_layers(Config& config) {
 }  // namespace
 
 Config load_config_file(const std::string& path, const std::vector<std::string>& overrides) {
-  return load_config_string(read_file(path), path, overrides);
+  return load_config_string(read_config_text(path), path, overrides);
 }
 
 Config load_config_string(const std::string& yaml_text, const std::string& source_name,

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "io/file_access.hpp"
 
 namespace dl {
 namespace {
@@ -37,15 +38,14 @@ GzInput::GzInput(const std::string& path) : path_(path) {
                     "{}/train-images-idx3-ubyte.gz",
                     path, path));
   }
+  InputFd input(path, InputRole::kData);
   errno = 0;
-  file_ = gzopen(path.c_str(), "rb");
+  file_ = gzdopen(input.fd(), "rb");
   if (file_ == nullptr) {
-    const int err = errno;
-    throw DataError(
-        fmt::format("{}: cannot open: {}; check the path (run scripts/get_data.sh "
-                    "to fetch the data sets)",
-                    path, err != 0 ? std::strerror(err) : "out of memory"));
+    throw DataError(fmt::format("{}: cannot open: {}; check the path", path,
+                                errno != 0 ? std::strerror(errno) : "out of memory"));
   }
+  input.release();
   gzbuffer(file_, kGzBufferBytes);
 }
 

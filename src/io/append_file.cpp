@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
+#include "io/file_access.hpp"
 #include "io/posix_write.hpp"
 
 namespace dl {
@@ -30,9 +31,13 @@ constexpr mode_t kNewFileMode = 0644;
 
 AppendFile::AppendFile(std::string path, Mode mode) : path_(std::move(path)) {
   ignore_file_size_signal();
-  const int flags =
-      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (mode == Mode::kTruncate ? O_TRUNC : 0);
-  fd_ = ::open(path_.c_str(), flags, kNewFileMode);
+  const int flags = O_CREAT | O_APPEND | (mode == Mode::kTruncate ? O_TRUNC : 0);
+  fd_ = open_output(path_, flags, kNewFileMode);
+  if (fd_ < 0 && errno == ELOOP) {
+    throw IoError(fmt::format("{}: is a symbolic link; dl-train does not write through links in "
+                              "its run directory: remove it",
+                              path_));
+  }
   if (fd_ < 0) throw_append_error(path_, "opening for append", errno);
 }
 

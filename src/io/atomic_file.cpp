@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "io/file_access.hpp"
 #include "io/posix_write.hpp"
 
 namespace dl {
@@ -59,7 +60,8 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces) {
   ignore_file_size_signal();
   const std::string temp = fmt::format("{}.tmp-{}", path, ::getpid());
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kNewFileMode);
+  // Created, never followed: a link planted at the temporary name is not written through.
+  int fd = create_temporary(temp, kNewFileMode);
   if (fd < 0) throw_write_error(path, "creating " + temp, errno);
 
   // Every failure before the rename goes through here: the old `path` has not been touched yet.

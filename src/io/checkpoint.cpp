@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "io/file_access.hpp"
 #include "io/atomic_file.hpp"
 #include "io/byte_codec.hpp"
 
@@ -123,26 +124,9 @@ std::string printable_tag(const unsigned char* tag) {
 // trusted beyond the bytes actually there.
 class InputFile {
  public:
-  explicit InputFile(const std::string& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_ < 0) {
-      throw CheckpointError(
-          fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
-    }
-    struct stat info {};
-    if (::fstat(fd_, &info) != 0) {
-      const int err = errno;
-      ::close(fd_);
-      throw CheckpointError(
-          fmt::format("{}: cannot stat: {}; check the path", path, std::strerror(err)));
-    }
-    if (!S_ISREG(info.st_mode)) {
-      ::close(fd_);
-      throw CheckpointError(fmt::format("{}: not a regular file; check the path", path));
-    }
-    size_ = static_cast<std::uint64_t>(info.st_size);
-  }
-  ~InputFile() { ::close(fd_); }
+  // Regular files only: a FIFO or a device given as --model is refused, never read.
+  explicit InputFile(const std::string& path)
+      : path_(path), input_(path, InputRole::kCheckpoint), fd_(input_.fd()), size_(input_.size()) {}
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
 
@@ -169,6 +153,7 @@ class InputFile {
 
  private:
   std::string path_;
+  InputFd input_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
   std::uint64_t offset_ = 0;

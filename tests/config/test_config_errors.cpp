@@ -1,11 +1,13 @@
 // Each class of config error: the exception type, the place (file:line:column) and the parts of
 // the message a user needs (the key, what is wrong, the fix or suggestion).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
 
 #include "config_test_support.hpp"
+#include "io/file_access.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
@@ -306,8 +308,36 @@ TEST_CASE("a missing or unreadable config file", "[config][errors]") {
     dl::load_config_file("/tmp");
     FAIL("loading a directory succeeded");
   } catch (const dl::ConfigError& e) {
-    CHECK_THAT(e.what(), StartsWith("/tmp: cannot read config file (Is a directory)"));
+    CHECK(std::string(e.what()) ==
+          "/tmp: is a directory, not a regular file; give --config the path of a YAML file");
   }
+}
+
+TEST_CASE("a config that is a FIFO, a device or too big is refused before it is read",
+          "[config][errors]") {
+  char dir[] = "/tmp/dl-config-special-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/config.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // Without a writer, opening the FIFO for reading would block forever.
+  CHECK_THROWS_WITH(dl::load_config_file(fifo),
+                    fifo + ": is a FIFO (named pipe), not a regular file; give --config the path "
+                           "of a YAML file");
+  CHECK_THROWS_WITH(dl::load_config_file("/dev/zero"),
+                    "/dev/zero: is a character device, not a regular file; give --config the "
+                    "path of a YAML file");
+  const std::string big = std::string(dir) + "/big.yaml";
+  {
+    std::ofstream out(big);
+    out << "# " << std::string(dl::kMaxConfigBytes, 'x') << "\n";
+  }
+  CHECK_THROWS_WITH(dl::load_config_file(big),
+                    big + ": is 1048579 bytes, over the limit of 1048576 bytes (1 MiB) for a "
+                          "config; give --config the path of a YAML file");
+  CHECK_THROWS_AS(dl::load_config_file(big), dl::ConfigError);
+  unlink(fifo.c_str());
+  unlink(big.c_str());
+  rmdir(dir);
 }
 
 TEST_CASE("a config file's errors name the file", "[config][errors]") {

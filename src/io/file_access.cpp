@@ -1,0 +1,165 @@
+#include "io/file_access.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace dl {
+
+namespace {
+
+[[noreturn]] void throw_input_error(InputRole role, const std::string& message) {
+  switch (role) {
+    case InputRole::kConfig:
+      throw ConfigError(message);
+    case InputRole::kData:
+      throw DataError(message);
+    case InputRole::kCheckpoint:
+      throw CheckpointError(message);
+  }
+  throw ConfigError(message);
+}
+
+const char* role_fix(InputRole role) {
+  switch (role) {
+    case InputRole::kConfig:
+      return "give --config the path of a YAML file";
+    case InputRole::kData:
+      return "point the data keys at the data files themselves";
+    case InputRole::kCheckpoint:
+      return "give the path of a .dlm model or .dlck checkpoint file";
+  }
+  return "check the path";
+}
+
+// What to do when the file cannot be opened at all (most often: it is not there).
+const char* open_fix(InputRole role) {
+  switch (role) {
+    case InputRole::kConfig:
+      return "check the path given to --config";
+    case InputRole::kData:
+      return "check the path (run scripts/get_data.sh to fetch the data sets)";
+    case InputRole::kCheckpoint:
+      return "check the path";
+  }
+  return "check the path";
+}
+
+const char* role_noun(InputRole role) {
+  switch (role) {
+    case InputRole::kConfig:
+      return "a config";
+    case InputRole::kData:
+      return "a data file";
+    case InputRole::kCheckpoint:
+      return "a checkpoint or model";
+  }
+  return "this file";
+}
+
+std::string over_limit(const std::string& path, std::uint64_t bytes, std::uint64_t limit,
+                       InputRole role) {
+  return fmt::format("{}: is {} bytes, over the limit of {} bytes ({} MiB) for {}; {}", path,
+                     bytes, limit, limit >> 20, role_noun(role), role_fix(role));
+}
+
+}  // namespace
+
+std::string describe_file_type(unsigned mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+InputFd::InputFd(const std::string& path, InputRole role, std::uint64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) {
+    const char* reason = std::strerror(errno);
+    throw_input_error(role, role == InputRole::kConfig
+                                ? fmt::format("{}: cannot read config file ({}); {}", path,
+                                              reason, open_fix(role))
+                                : fmt::format("{}: cannot open: {}; {}", path, reason,
+                                              open_fix(role)));
+  }
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0) {
+    const int err = errno;
+    ::close(fd_);
+    throw_input_error(role, fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd_);
+    throw_input_error(role, fmt::format("{}: is {}, not a regular file; {}", path,
+                                        describe_file_type(info.st_mode), role_fix(role)));
+  }
+  size_ = static_cast<std::uint64_t>(info.st_size);
+  if (max_bytes != 0 && size_ > max_bytes) {
+    ::close(fd_);
+    throw_input_error(role, over_limit(path, size_, max_bytes, role));
+  }
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags >= 0) ::fcntl(fd_, F_SETFL, flags & ~O_NONBLOCK);
+}
+
+InputFd::~InputFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+int InputFd::release() {
+  const int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
+std::string read_config_text(const std::string& path) {
+  InputFd input(path, InputRole::kConfig, kMaxConfigBytes);
+  std::string text;
+  text.reserve(static_cast<std::size_t>(input.size()));
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = ::read(input.fd(), buffer, sizeof buffer);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw ConfigError(fmt::format("{}: cannot read config file ({}); check the path given to "
+                                    "--config",
+                                    path, std::strerror(errno)));
+    }
+    text.append(buffer, static_cast<std::size_t>(n));
+    // A file that grows while it is read is held to the same limit.
+    if (text.size() > kMaxConfigBytes) {
+      throw ConfigError(over_limit(path, text.size(), kMaxConfigBytes, InputRole::kConfig));
+    }
+  }
+  return text;
+}
+
+int open_output(const std::string& path, int flags, unsigned mode) {
+  return ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags,
+                static_cast<mode_t>(mode));
+}
+
+int create_temporary(const std::string& path, unsigned mode) {
+  const int flags = O_CREAT | O_EXCL | O_TRUNC;
+  int fd = open_output(path, flags, mode);
+  if (fd < 0 && errno == EEXIST) {
+    // The name carries this process id: whatever is there is a leftover of an earlier process
+    // that had the same id (containers reuse small ids), or a planted link.
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return -1;
+    fd = open_output(path, flags, mode);
+  }
+  return fd;
+}
+
+}  // namespace dl
