@@ -95,7 +95,8 @@ std::optional<std::pair<std::string, CheckpointState>> CheckpointDirectory::load
       return std::make_pair(*it, read_checkpoint(*it));
     } catch (const CheckpointError& e) {
       if (warnings != nullptr) {
-        warnings->push_back(fmt::format("skipping checkpoint {}: {}", *it, e.what()));
+        // The message starts with the file's path.
+        warnings->push_back(fmt::format("skipping checkpoint {}", e.what()));
       }
     }
   }

@@ -3,51 +3,45 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string_view>
 #include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "io/atomic_file.hpp"
+#include "train/run_directory_lock.hpp"
 
 namespace dl {
 
 namespace fs = std::filesystem;
 
-RunDirectory::RunDirectory(std::string path, Existing existing) : path_(std::move(path)) {
-  std::error_code ec;
-  const bool exists = fs::exists(path_, ec);
-  if (exists && !fs::is_directory(path_, ec)) {
-    throw IoError(path_ + ": the output directory is a file; set output.directory to a directory");
-  }
-  const bool has_run = exists && !fs::is_empty(path_, ec);
-  if (has_run && existing == Existing::kRefuse) {
-    throw IoError(path_ +
-                  ": this output directory already holds a run; pass --resume to continue it, "
-                  "--overwrite to replace it, or set output.directory elsewhere");
-  }
-  if (has_run && existing == Existing::kOverwrite) {
-    fs::remove_all(path_, ec);
-    if (ec) throw IoError(path_ + ": cannot remove the old run (" + ec.message() + ")");
-  }
-  fs::create_directories(path_, ec);
-  if (ec) {
-    throw IoError(path_ + ": cannot create the output directory (" + ec.message() +
-                  "); check output.directory and its permissions");
-  }
-}
-
 namespace {
+
+constexpr std::string_view kTemporaryMarker = ".tmp-";
+constexpr const char* kMarkerText =
+    "This directory is a dl-train run directory. dl-train --overwrite deletes the files dl-train "
+    "wrote here (and only those).\n";
 
 // The writer's process id when `name` is "<anything>.tmp-<digits>", else 0.
 pid_t temporary_file_owner(const std::string& name) {
-  constexpr std::string_view kMarker = ".tmp-";
-  const auto at = name.rfind(kMarker);
+  const auto at = name.rfind(kTemporaryMarker);
   if (at == std::string::npos || at == 0) return 0;
-  const std::string digits = name.substr(at + kMarker.size());
+  const std::string digits = name.substr(at + kTemporaryMarker.size());
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return 0;
   return static_cast<pid_t>(std::strtol(digits.c_str(), nullptr, 10));
+}
+
+// `name` without a ".tmp-<pid>" suffix of an atomic write.
+std::string without_temporary_suffix(const std::string& name) {
+  if (temporary_file_owner(name) <= 0) return name;
+  return name.substr(0, name.rfind(kTemporaryMarker));
 }
 
 bool process_exists(pid_t pid) {
@@ -55,7 +49,184 @@ bool process_exists(pid_t pid) {
   return ::kill(pid, 0) == 0 || errno == EPERM;
 }
 
+// What a directory holds, sorted into dl-train's own files and everything else.
+struct Contents {
+  bool marker = false;
+  bool has_run = false;                // anything besides the marker and the lock
+  std::vector<fs::path> own;           // deletable by --overwrite (checkpoints/ as its files)
+  std::vector<std::string> foreign;    // names, relative to the directory
+};
+
+void sort_checkpoints(const fs::path& dir, Contents& contents) {
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    if (is_checkpoint_file_name(name) && it->symlink_status(type_ec).type() == fs::file_type::regular)
+      contents.own.push_back(it->path());
+    else
+      contents.foreign.push_back("checkpoints/" + name);
+  }
+}
+
+Contents read_contents(const std::string& path) {
+  Contents contents;
+  std::error_code ec;
+  for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    std::error_code type_ec;
+    const fs::file_type type = it->symlink_status(type_ec).type();
+    if (name == RunDirectory::kMarkerName) {
+      contents.marker = true;
+      continue;
+    }
+    if (name == RunDirectory::kLockName) continue;
+    contents.has_run = true;
+    if (name == "checkpoints" && type == fs::file_type::directory) {
+      sort_checkpoints(it->path(), contents);
+    } else if (is_run_output_name(name) && type == fs::file_type::regular) {
+      contents.own.push_back(it->path());
+    } else {
+      contents.foreign.push_back(name);
+    }
+  }
+  if (ec) {
+    throw IoError(fmt::format("{}: cannot list the output directory: {}; check its permissions",
+                              path, ec.message()));
+  }
+  std::sort(contents.foreign.begin(), contents.foreign.end());
+  return contents;
+}
+
+fs::path canonical_or_self(const fs::path& path) {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  return ec ? path : resolved;
+}
+
+bool is_same_or_ancestor(const fs::path& dir, const fs::path& path) {
+  const auto [d, p] = std::mismatch(dir.begin(), dir.end(), path.begin(), path.end());
+  return d == dir.end() || (std::next(d) == dir.end() && d->empty());
+}
+
+// Why --overwrite must not delete in `path`, or "" when it may.
+std::string overwrite_refusal(const std::string& path, const RunDirectory::Protected& inputs,
+                              const Contents& contents) {
+  const fs::path dir = canonical_or_self(path);
+  if (dir == dir.root_path()) return "it is the file system root";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0' && dir == canonical_or_self(home))
+    return "it is your home directory";
+  std::error_code ec;
+  if (dir == canonical_or_self(fs::current_path(ec))) return "it is the working directory";
+  for (const std::string& input : inputs.inputs) {
+    if (!input.empty() && is_same_or_ancestor(dir, canonical_or_self(input)))
+      return fmt::format("it holds the input {}", input);
+  }
+  if (!contents.marker) {
+    std::string examples;
+    for (std::size_t i = 0; i < contents.foreign.size() && i < 3; ++i)
+      examples += (i == 0 ? "" : ", ") + contents.foreign[i];
+    if (examples.empty() && !contents.own.empty()) examples = contents.own.front().filename();
+    return fmt::format("it has no dl-train marker ({}), so its files ({}) may not be dl-train's",
+                       RunDirectory::kMarkerName, examples);
+  }
+  return "";
+}
+
+// Refuses, with an IoError, what `existing` does not allow in a directory holding `contents`.
+void refuse_existing(const std::string& path, RunDirectory::Existing existing,
+                     const RunDirectory::Protected& inputs, const Contents& contents) {
+  if (!contents.has_run || existing == RunDirectory::Existing::kResume) return;
+  if (existing == RunDirectory::Existing::kRefuse) {
+    throw IoError(path +
+                  ": this output directory already holds a run; pass --resume to continue it, "
+                  "--overwrite to replace it, or set output.directory elsewhere");
+  }
+  const std::string why = overwrite_refusal(path, inputs, contents);
+  if (!why.empty()) {
+    throw IoError(fmt::format(
+        "{}: --overwrite refused, nothing deleted: {}; set output.directory to a directory of "
+        "its own",
+        path, why));
+  }
+}
+
+void check_is_directory(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
+    throw IoError(path + ": the output directory is a file; set output.directory to a directory");
+  }
+}
+
+void remove_own_files(const std::string& path, const Contents& contents) {
+  for (const fs::path& file : contents.own) {
+    std::error_code ec;
+    fs::remove(file, ec);
+    if (ec) throw IoError(fmt::format("{}: cannot remove the old run's {} ({})", path,
+                                      file.string(), ec.message()));
+  }
+  std::error_code ignored;
+  fs::remove(fs::path(path) / "checkpoints", ignored);  // only when nothing else is left in it
+}
+
 }  // namespace
+
+bool is_run_output_name(const std::string& name) {
+  static const std::set<std::string> kOutputs = {
+      "config.resolved.yaml", "scores.csv",    "timing.csv",          "metrics.jsonl",
+      "evaluation.txt",       "model.dlm",     "best_model.dlm",      "early_stopping.json",
+      "summary.json",         RunDirectory::kMarkerName, RunDirectory::kLockName};
+  return kOutputs.count(without_temporary_suffix(name)) != 0;
+}
+
+bool is_checkpoint_file_name(const std::string& name) {
+  const std::string base = without_temporary_suffix(name);
+  constexpr std::string_view kPrefix = "checkpoint-", kSuffix = ".dlck";
+  return base.size() > kPrefix.size() + kSuffix.size() && base.rfind(kPrefix, 0) == 0 &&
+         base.compare(base.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+void RunDirectory::check(const std::string& path, Existing existing, const Protected& inputs) {
+  check_is_directory(path);
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  check_run_directory_lock(path);
+  refuse_existing(path, existing, inputs, read_contents(path));
+}
+
+RunDirectory RunDirectory::view(std::string path) {
+  return RunDirectory(std::move(path));
+}
+
+RunDirectory::RunDirectory(std::string path, Existing existing, const Protected& inputs)
+    : path_(std::move(path)) {
+  check_is_directory(path_);
+  std::error_code ec;
+  fs::create_directories(path_, ec);
+  if (ec) {
+    throw IoError(path_ + ": cannot create the output directory (" + ec.message() +
+                  "); check output.directory and its permissions");
+  }
+  lock_fd_ = take_run_directory_lock(path_);
+  try {
+    // Under the lock, the directory is what it is: decide again, now for good.
+    const Contents contents = read_contents(path_);
+    refuse_existing(path_, existing, inputs, contents);
+    if (existing == Existing::kOverwrite) remove_own_files(path_, contents);
+    if (!contents.marker) write_file_atomically(file(kMarkerName), kMarkerText);
+  } catch (...) {
+    ::close(lock_fd_);
+    throw;
+  }
+}
+
+RunDirectory::~RunDirectory() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+RunDirectory::RunDirectory(RunDirectory&& other) noexcept
+    : path_(std::move(other.path_)), lock_fd_(std::exchange(other.lock_fd_, -1)) {}
 
 int RunDirectory::remove_stale_temporary_files() const {
   int removed = 0;

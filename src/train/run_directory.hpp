@@ -1,4 +1,6 @@
 // The run directory: everything a run writes, in one place.
+//   .dl-train-run          the marker: this directory is dl-train's (--overwrite needs it)
+//   .dl-train.lock         locked (flock) by the process training here; names it (pid, host, time)
 //   config.resolved.yaml   the config as it was run (every default filled in)
 //   scores.csv             epoch,iteration,worker,score,learning_rate (deterministic: identical
 //                          for identical runs)
@@ -12,15 +14,36 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace dl {
 
 class RunDirectory {
  public:
   enum class Existing { kRefuse, kResume, kOverwrite };
-  // Creates the directory. An existing run (a directory that is not empty) is refused with an
-  // IoError naming it, unless `existing` says to resume it or overwrite it.
-  RunDirectory(std::string path, Existing existing);
+
+  // What a start must not delete with --overwrite: the config file and the data files (the
+  // directory may not be one of their ancestors).
+  struct Protected {
+    std::vector<std::string> inputs;
+  };
+
+  // Claims the directory for this process: creates it, takes its lock (held until this object is
+  // destroyed; a second process is refused with an IoError naming the holder), refuses an
+  // existing run unless `existing` says to resume it or overwrite it, removes on --overwrite only
+  // the files dl-train writes (and only under the marker), and writes the marker.
+  RunDirectory(std::string path, Existing existing, const Protected& inputs = {});
+  ~RunDirectory();
+  RunDirectory(RunDirectory&& other) noexcept;
+  RunDirectory& operator=(RunDirectory&&) = delete;
+  RunDirectory(const RunDirectory&) = delete;
+  RunDirectory& operator=(const RunDirectory&) = delete;
+
+  // Refuses what the constructor would refuse, touching nothing: called before the run is set
+  // up, so that a wrong start fails at once and a start that fails later leaves no claim behind.
+  static void check(const std::string& path, Existing existing, const Protected& inputs = {});
+  // The path alone, for ranks that only read (rank 0 holds the lock).
+  static RunDirectory view(std::string path);
 
   const std::string& path() const { return path_; }
 
@@ -32,8 +55,19 @@ class RunDirectory {
   std::string file(const std::string& name) const { return path_ + "/" + name; }
   std::string checkpoints() const { return file("checkpoints"); }
 
+  static constexpr const char* kMarkerName = ".dl-train-run";
+  static constexpr const char* kLockName = ".dl-train.lock";
+
  private:
+  explicit RunDirectory(std::string path) : path_(std::move(path)) {}
   std::string path_;
+  int lock_fd_ = -1;
 };
+
+// The files of a run directory that dl-train writes (its outputs, temporary files, the marker
+// and the lock), by name; a new output adds its name here so that --overwrite can replace it.
+bool is_run_output_name(const std::string& name);
+// The same inside checkpoints/.
+bool is_checkpoint_file_name(const std::string& name);
 
 }  // namespace dl

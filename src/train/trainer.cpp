@@ -18,15 +18,25 @@ namespace dl {
 
 namespace {
 
-// Rank 0 prepares the run directory (refusing, resuming or replacing a run) before any other
-// rank looks at it.
+RunDirectory::Existing existing_run(const TrainOptions& options) {
+  return options.resume      ? RunDirectory::Existing::kResume
+         : options.overwrite ? RunDirectory::Existing::kOverwrite
+                             : RunDirectory::Existing::kRefuse;
+}
+
+// The files --overwrite must never delete: the config and the data.
+RunDirectory::Protected run_inputs(const Config& config) {
+  const DataConfig& d = config.data;
+  return RunDirectory::Protected{{config.sourcePath, d.directory, d.trainImages, d.trainLabels,
+                                  d.testImages, d.testLabels}};
+}
+
+// Rank 0 claims the run directory (refusing, resuming or replacing a run, and locking it for
+// the whole run) before any other rank looks at it.
 RunDirectory open_run_directory(const Config& config, const TrainOptions& options,
                                 ProcessGroup& processes) {
-  const RunDirectory::Existing existing = options.resume      ? RunDirectory::Existing::kResume
-                                          : options.overwrite ? RunDirectory::Existing::kOverwrite
-                                                              : RunDirectory::Existing::kRefuse;
   if (processes.is_root()) {
-    RunDirectory directory(config.output.directory, existing);
+    RunDirectory directory(config.output.directory, existing_run(options), run_inputs(config));
     // A writer killed mid-write leaves "<file>.tmp-<pid>"; only this rank writes here, so only
     // it can tell a dead writer from a live one on another node.
     directory.remove_stale_temporary_files();
@@ -34,7 +44,7 @@ RunDirectory open_run_directory(const Config& config, const TrainOptions& option
     return directory;
   }
   processes.barrier();
-  return RunDirectory(config.output.directory, RunDirectory::Existing::kResume);
+  return RunDirectory::view(config.output.directory);
 }
 
 void check_same_config_on_every_rank(const Config& config, ProcessGroup& processes) {
@@ -49,21 +59,36 @@ void check_same_config_on_every_rank(const Config& config, ProcessGroup& process
   }
 }
 
-// --resume: the trainer, the progress and the listeners from the newest valid checkpoint, or
-// (none, or no --resume) the initial parameters from the seed.
-void resume_or_initialize(const Config& config, const TrainOptions& options,
-                          const CheckpointDirectory& checkpoints, ParallelTrainer& trainer,
-                          TrainingState& state, RunInfo& info) {
-  std::optional<std::pair<std::string, CheckpointState>> found;
-  if (options.resume) {
-    std::vector<std::string> warnings;
-    found = checkpoints.load_newest_valid(&warnings);
-    for (const std::string& w : warnings) info.resume_log.push_back("warning: " + w);
-    if (!found) {
-      info.resume_log.push_back(fmt::format("resume: no valid checkpoint in {}; starting fresh",
-                                            checkpoints.directory()));
-    }
+using FoundCheckpoint = std::optional<std::pair<std::string, CheckpointState>>;
+
+// --resume: the newest valid checkpoint. None there yet (a run killed before its first one)
+// starts from the beginning, saying so; checkpoints that are all damaged are an error naming
+// each, so that nothing is overwritten before the user has looked at them.
+FoundCheckpoint find_resume_checkpoint(const TrainOptions& options,
+                                       const CheckpointDirectory& checkpoints, RunInfo& info) {
+  if (!options.resume) return std::nullopt;
+  std::vector<std::string> rejected;
+  FoundCheckpoint found = checkpoints.load_newest_valid(&rejected);
+  if (!found && !rejected.empty()) {
+    std::string reasons;
+    for (const std::string& why : rejected) reasons += (reasons.empty() ? "" : "; ") + why;
+    throw CheckpointError(fmt::format(
+        "{}: --resume found no valid checkpoint ({}); move the damaged files away to start "
+        "over, or pass --overwrite",
+        checkpoints.directory(), reasons));
   }
+  for (const std::string& w : rejected) info.resume_log.push_back("warning: " + w);
+  if (!found) {
+    info.resume_log.push_back(fmt::format(
+        "resume: no checkpoint in {} yet; starting from the beginning", checkpoints.directory()));
+  }
+  return found;
+}
+
+// The trainer, the progress and the listeners from the checkpoint found, or the initial
+// parameters from the seed.
+void resume_or_initialize(const Config& config, FoundCheckpoint found, ParallelTrainer& trainer,
+                          TrainingState& state, RunInfo& info) {
   if (!found) {
     trainer.initialize(config.seed);
     return;
@@ -78,12 +103,17 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   std::unique_ptr<ProcessGroup> own_processes =
       options.processes == nullptr ? make_single_process_group() : nullptr;
   ProcessGroup& processes = options.processes != nullptr ? *options.processes : *own_processes;
-  const RunDirectory run = open_run_directory(config, options, processes);
+  // A start refused for its run directory fails before the data are read; a start that fails
+  // while setting up (data, shapes, backend) has not claimed the directory yet.
+  if (processes.is_root())
+    RunDirectory::check(config.output.directory, existing_run(options), run_inputs(config));
   check_same_config_on_every_rank(config, processes);
   RunSetup setup = set_up_run(config, processes);
+  const RunDirectory run = open_run_directory(config, options, processes);
   setup.info.run_directory = run.path();
 
   CheckpointDirectory checkpoints(run.checkpoints(), config.output.keepLast);
+  FoundCheckpoint found = find_resume_checkpoint(options, checkpoints, setup.info);
   RunProgress progress;
   Listeners listeners;
   TrainingState state(config, *setup.trainer, progress, listeners, checkpoints);
@@ -91,7 +121,7 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
     listeners = make_listeners(ListenerContext{config, run, state, console});
   }
-  resume_or_initialize(config, options, checkpoints, *setup.trainer, state, setup.info);
+  resume_or_initialize(config, std::move(found), *setup.trainer, state, setup.info);
 
   FitLoop loop(config, options, processes, *setup.trainer, *setup.test, progress, listeners);
   return loop.run(setup.info);

@@ -6,7 +6,10 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+
+#include "core/error.hpp"
 
 namespace fs = std::filesystem;
 
@@ -64,4 +67,102 @@ TEST_CASE("a run directory without a checkpoints folder has nothing to clean") {
   dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kRefuse);
   CHECK(run.remove_stale_temporary_files() == 0);
   fs::remove_all(dir);
+}
+
+namespace {
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+}  // namespace
+
+TEST_CASE("a run directory is locked while it is held; the second claim names the holder") {
+  const fs::path dir = fresh_directory("dl-run-directory-lock");
+  {
+    dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse);
+    CHECK(fs::exists(dir / dl::RunDirectory::kMarkerName));
+    const std::string holder = "pid " + std::to_string(getpid()) + " on host ";
+    CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kResume),
+                      Catch::Contains("another dl-train is using this run directory (" + holder));
+    CHECK_THROWS_AS(dl::RunDirectory::check(dir.string(), dl::RunDirectory::Existing::kResume),
+                    dl::IoError);
+  }
+  // Released with its holder: the next claim of the (still empty) run succeeds.
+  dl::RunDirectory::check(dir.string(), dl::RunDirectory::Existing::kRefuse);
+  dl::RunDirectory again(dir.string(), dl::RunDirectory::Existing::kRefuse);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("check() touches nothing; a directory that does not exist passes") {
+  const fs::path dir = fresh_directory("dl-run-directory-check");
+  dl::RunDirectory::check(dir.string(), dl::RunDirectory::Existing::kOverwrite);
+  CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("--overwrite refuses a directory without the marker and deletes nothing there") {
+  const fs::path dir = fresh_directory("dl-run-directory-foreign");
+  fs::create_directories(dir / "checkpoints");
+  touch(dir / "notes.txt");
+  touch(dir / "scores.csv");
+  touch(dir / "checkpoints" / "checkpoint-e0-i5.dlck");
+  CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kOverwrite),
+                    Catch::Contains("--overwrite refused, nothing deleted: it has no dl-train "
+                                    "marker (.dl-train-run), so its files (notes.txt) may not be "
+                                    "dl-train's"));
+  CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kRefuse),
+                    Catch::Contains("already holds a run"));
+  CHECK(fs::exists(dir / "notes.txt"));
+  CHECK(fs::exists(dir / "scores.csv"));
+  CHECK(fs::exists(dir / "checkpoints" / "checkpoint-e0-i5.dlck"));
+  CHECK_FALSE(fs::exists(dir / dl::RunDirectory::kMarkerName));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--overwrite refuses a directory that holds an input") {
+  const fs::path dir = fresh_directory("dl-run-directory-inputs");
+  fs::create_directories(dir / "data");
+  touch(dir / "data" / "train.gz");
+  touch(dir / dl::RunDirectory::kMarkerName);
+  const dl::RunDirectory::Protected inputs{{(dir / "data" / "train.gz").string()}};
+  CHECK_THROWS_WITH(
+      dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kOverwrite, inputs),
+      Catch::Contains("--overwrite refused, nothing deleted: it holds the input "));
+  CHECK(fs::exists(dir / "data" / "train.gz"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--overwrite under the marker deletes dl-train's files only") {
+  const fs::path dir = fresh_directory("dl-run-directory-own");
+  { dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse); }
+  fs::create_directories(dir / "checkpoints");
+  for (const char* own : {"scores.csv", "summary.json", "model.dlm", "timing.csv.tmp-1"})
+    touch(dir / own);
+  touch(dir / "checkpoints" / "checkpoint-e1-i9.dlck");
+  touch(dir / "checkpoints" / "mine.txt");
+  touch(dir / "README.txt");
+  {
+    dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kOverwrite);
+    CHECK_FALSE(fs::exists(dir / "scores.csv"));
+    CHECK_FALSE(fs::exists(dir / "summary.json"));
+    CHECK_FALSE(fs::exists(dir / "model.dlm"));
+    CHECK_FALSE(fs::exists(dir / "timing.csv.tmp-1"));
+    CHECK_FALSE(fs::exists(dir / "checkpoints" / "checkpoint-e1-i9.dlck"));
+    CHECK(read_text(dir / "README.txt") == "partial");
+    CHECK(fs::exists(dir / "checkpoints" / "mine.txt"));
+    CHECK(fs::exists(dir / dl::RunDirectory::kMarkerName));
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the names of dl-train's files") {
+  CHECK(dl::is_run_output_name("scores.csv"));
+  CHECK(dl::is_run_output_name("summary.json.tmp-123"));
+  CHECK_FALSE(dl::is_run_output_name("scores.csv.bak"));
+  CHECK_FALSE(dl::is_run_output_name("notes.txt"));
+  CHECK(dl::is_checkpoint_file_name("checkpoint-e1-i9.dlck"));
+  CHECK(dl::is_checkpoint_file_name("checkpoint-e1-i9.dlck.tmp-77"));
+  CHECK_FALSE(dl::is_checkpoint_file_name("checkpoint-.dlck"));
+  CHECK_FALSE(dl::is_checkpoint_file_name("model.dlm"));
 }
