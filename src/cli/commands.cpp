@@ -1,11 +1,15 @@
 #include "cli/commands.hpp"
 
+#include <unistd.h>
+
+#include <chrono>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "cli/console_writer.hpp"
 #include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
@@ -31,7 +35,19 @@ int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessG
   options.stop_signal = &signals.stop_signal;
   options.checkpoint_request = &signals.checkpoint_request;
   options.processes = &processes;
+  ConsoleWriter& console = ConsoleWriter::start(STDOUT_FILENO, &signals.stop_signal);
+  options.log = &console.stream();
   const TrainOutcome outcome = train(config, options);
+  // A reader that does not take the last lines in this time has stopped reading; the run's
+  // files are complete, so it ends without them.
+  console.finish(std::chrono::seconds(2));
+  if (!console.failure().empty()) {
+    const bool stopped = outcome.exit_code == ExitCode::kBrokenPipe;
+    std::cerr << fmt::format("dl-train: standard output failed ({}); {} {}{}\n",
+                             console.failure(),
+                             stopped ? "stopped with a checkpoint in" : "the run completed in",
+                             outcome.run_directory, stopped ? "; continue with --resume" : "");
+  }
   return static_cast<int>(outcome.exit_code);
 }
 

@@ -7,6 +7,7 @@
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
 #include <iostream>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/model_commands.hpp"
+#include "cli/signals.hpp"
 #include "core/error.hpp"
 #include "parallel/process_group.hpp"
 
@@ -48,6 +50,7 @@ struct TrainCommand {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dl::prepare_standard_streams();
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.require_subcommand(0, 1);
   TrainCommand top_level, train_command;
@@ -108,6 +111,10 @@ int main(int argc, char** argv) {
     return dl::run_train(top_level.common, top_level.resume, top_level.overwrite, *processes);
   } catch (const dl::Error& e) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(static_cast<int>(dl::ExitCode::kOutOfMemory),
+                "error: out of memory; lower batchSize, parallel.workers, parallel.prefetchBuffer "
+                "or data.trainLimit, or run where more memory is free");
   } catch (const std::exception& e) {
     return fail(static_cast<int>(dl::ExitCode::kFailure),
                 std::string("internal error: ") + e.what());

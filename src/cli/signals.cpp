@@ -1,7 +1,10 @@
 #include "cli/signals.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "core/error.hpp"
 
@@ -36,8 +39,22 @@ void install(int signal_number, void (*handler)(int)) {
 SignalState& install_signal_handlers() {
   install(SIGINT, on_stop_signal);
   install(SIGTERM, on_stop_signal);
+  install(SIGHUP, on_stop_signal);
   install(SIGUSR1, on_checkpoint_signal);
   return g_state;
+}
+
+void prepare_standard_streams() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The lowest free descriptor is `fd` itself, since the ones below it are open by now.
+    const int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+  }
+  ::signal(SIGPIPE, SIG_IGN);
 }
 
 }  // namespace dl

@@ -1,6 +1,6 @@
-// Signal handling for batch jobs: SIGTERM and SIGINT ask the trainer to finish the current step,
-// write a checkpoint and exit (143 / 130); a second SIGINT exits at once; SIGUSR1 asks for a
-// checkpoint and training goes on. The handlers only set atomics: all the work happens on the
+// Signal handling for batch jobs: SIGTERM, SIGINT and SIGHUP (a closed terminal, a dropped ssh
+// session) ask the trainer to finish the current step, write a checkpoint and exit (143 / 130 /
+// 129); a second SIGINT exits at once; SIGUSR1 asks for a checkpoint and training goes on. The handlers only set atomics: all the work happens on the
 // training threads at the next sync point.
 #pragma once
 
@@ -15,5 +15,10 @@ struct SignalState {
 
 // Installs the handlers; the returned state lives for the whole process.
 SignalState& install_signal_handlers();
+
+// First thing in main(): descriptors 0-2 that are closed are opened on /dev/null, so that no file
+// opened later becomes "standard output"; SIGPIPE is ignored, so that writing to a closed pipe
+// fails with EPIPE (handled by whoever writes) instead of killing the process.
+void prepare_standard_streams();
 
 }  // namespace dl

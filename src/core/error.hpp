@@ -15,9 +15,18 @@ enum class ExitCode : int {
   kCheckpointError = 4,  // a checkpoint or model file is unreadable, corrupt or incompatible
   kDiverged = 5,         // the loss became NaN or infinite
   kIoError = 6,          // an output could not be written (disk full, permissions)
+  kOutOfMemory = 7,      // an allocation failed; the message names the key to lower
+  kHangUp = 129,         // SIGHUP (128 + 1)
   kInterrupted = 130,    // SIGINT (128 + 2)
+  kBrokenPipe = 141,     // standard output closed by its reader (128 + SIGPIPE's 13)
   kTerminated = 143,     // SIGTERM (128 + 15)
 };
+
+// The exit code of a run stopped by `signal_number` (SIGHUP, SIGINT, SIGPIPE, SIGTERM): 128 + it,
+// as a shell reports a process killed by that signal.
+inline ExitCode exit_code_for_signal(int signal_number) {
+  return static_cast<ExitCode>(128 + signal_number);
+}
 
 class Error : public std::runtime_error {
  public:

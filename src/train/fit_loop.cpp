@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <cstdlib>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -31,7 +33,10 @@ FitLoop::FitLoop(const Config& config, const TrainOptions& options, ProcessGroup
       trainer_(trainer),
       test_(test),
       progress_(progress),
-      listeners_(listeners) {}
+      listeners_(listeners) {
+  if (const char* pause = std::getenv("DL_TRAIN_TEST_SYNC_PAUSE_MS"))
+    test_sync_pause_ = std::chrono::milliseconds(std::strtol(pause, nullptr, 10));
+}
 
 template <class Event>
 void FitLoop::notify(void (TrainingListener::*handler)(Event&), Event& event) {
@@ -77,6 +82,7 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
   // Counted at sync points only, so a resumed run's total matches an uninterrupted one.
   samples_since_report_ += point.samples_since_previous;
   progress_.samples_trained += point.samples_since_previous;
+  if (test_sync_pause_.count() > 0) std::this_thread::sleep_for(test_sync_pause_);
   SyncEvent event{point};
   event.samples_trained = progress_.samples_trained;
   event.run_seconds = progress_.run_seconds();
@@ -162,8 +168,7 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
       outcome.train_seconds > 0
           ? static_cast<double>(progress_.samples_trained) / outcome.train_seconds
           : 0.0;
-  if (stop_signal_ != 0)
-    outcome.exit_code = stop_signal_ == SIGINT ? ExitCode::kInterrupted : ExitCode::kTerminated;
+  if (stop_signal_ != 0) outcome.exit_code = exit_code_for_signal(stop_signal_);
   if (listeners_.empty()) return outcome;
   RunEnd end;
   end.outcome = outcome;

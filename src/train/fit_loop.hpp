@@ -3,6 +3,7 @@
 // everything a run leaves behind is a listener's.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -53,6 +54,9 @@ class FitLoop {
   double last_score_ = 0.0;
   double last_accuracy_ = 0.0;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
+  // DL_TRAIN_TEST_SYNC_PAUSE_MS (tests only): a pause at each sync point, so that a signal sent
+  // by a test always arrives while training is still going on; the scores do not change.
+  std::chrono::milliseconds test_sync_pause_{0};
 };
 
 }  // namespace dl

@@ -1,0 +1,125 @@
+#include "cli/console_writer.hpp"
+
+#include <signal.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <streambuf>
+#include <thread>
+
+#include "io/posix_write.hpp"
+
+namespace dl {
+
+namespace {
+
+// Text waiting for a reader beyond this is dropped rather than held: a console nobody reads
+// must not grow the run's memory without bound.
+constexpr std::size_t kMaxPendingBytes = std::size_t{8} << 20;
+
+}  // namespace
+
+// Collects the text of each line (flushing at newlines) and hands it to the writer thread.
+class ConsoleWriter::Buffer final : public std::streambuf {
+ public:
+  Buffer(int fd, std::atomic<int>* stop_signal) : fd_(fd), stop_signal_(stop_signal) {
+    std::thread([this] { write_loop(); }).detach();
+  }
+
+  bool finish(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    hand_over_locked();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    written_.wait_until(lock, deadline, [this] { return pending_.empty() && !writing_; });
+    return pending_.empty() && !writing_ && failure_.empty();
+  }
+
+  std::string failure() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_;
+  }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    std::lock_guard<std::mutex> lock(mutex_);
+    line_.push_back(traits_type::to_char_type(c));
+    if (c == '\n') hand_over_locked();
+    return c;
+  }
+
+  std::streamsize xsputn(const char* text, std::streamsize n) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    line_.append(text, static_cast<std::size_t>(n));
+    if (std::memchr(text, '\n', static_cast<std::size_t>(n)) != nullptr) hand_over_locked();
+    return n;
+  }
+
+  int sync() override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    hand_over_locked();
+    return 0;
+  }
+
+ private:
+  void hand_over_locked() {
+    if (line_.empty()) return;
+    if (failure_.empty() && pending_.size() + line_.size() <= kMaxPendingBytes) {
+      pending_ += line_;
+      ready_.notify_one();
+    }
+    line_.clear();
+  }
+
+  void write_loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      ready_.wait(lock, [this] { return !pending_.empty(); });
+      std::string text;
+      text.swap(pending_);
+      writing_ = true;
+      lock.unlock();
+      const int err = write_all(fd_, text.data(), text.size());
+      lock.lock();
+      writing_ = false;
+      if (err != 0) fail_locked(err);
+      written_.notify_all();
+    }
+  }
+
+  void fail_locked(int err) {
+    if (failure_.empty()) failure_ = std::strerror(err);
+    pending_.clear();
+    int none = 0;
+    if (stop_signal_ != nullptr) stop_signal_->compare_exchange_strong(none, SIGPIPE);
+  }
+
+  const int fd_;
+  std::atomic<int>* stop_signal_;
+  mutable std::mutex mutex_;
+  std::condition_variable ready_, written_;
+  std::string line_;     // the line being written by the run
+  std::string pending_;  // complete lines the writer thread has not written yet
+  bool writing_ = false;
+  std::string failure_;
+};
+
+ConsoleWriter::ConsoleWriter(int fd, std::atomic<int>* stop_signal)
+    : buffer_(new Buffer(fd, stop_signal)), stream_(buffer_) {}
+
+ConsoleWriter& ConsoleWriter::start(int fd, std::atomic<int>* stop_signal) {
+  // Never destroyed: the writer thread may still be blocked in write() when main returns.
+  return *new ConsoleWriter(fd, stop_signal);
+}
+
+bool ConsoleWriter::finish(std::chrono::milliseconds timeout) {
+  stream_.flush();
+  return buffer_->finish(timeout);
+}
+
+std::string ConsoleWriter::failure() const {
+  return buffer_->failure();
+}
+
+}  // namespace dl

@@ -1,0 +1,37 @@
+// The console of a training run, written by its own thread: a reader that stops reading (a full
+// pipe, a stopped terminal) blocks that thread only, never training, so a signal still produces
+// its checkpoint and its exit. A write that fails (the reader closed the pipe: `| head`) asks the
+// run to stop as SIGPIPE would, with a checkpoint, and the text after it is dropped.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <ostream>
+#include <string>
+
+namespace dl {
+
+class ConsoleWriter {
+ public:
+  // The writer for descriptor `fd`. A failed write stores SIGPIPE into `stop_signal` (when no
+  // other signal is there). The object lives until the process ends: its thread may be blocked
+  // in write() when the run is over.
+  static ConsoleWriter& start(int fd, std::atomic<int>* stop_signal);
+
+  std::ostream& stream() { return stream_; }
+
+  // Waits up to `timeout` for what was written so far to reach the descriptor; false when the
+  // reader has not taken it by then (the rest is dropped) or a write failed.
+  bool finish(std::chrono::milliseconds timeout);
+
+  // Why writing failed (strerror), empty while it has not.
+  std::string failure() const;
+
+ private:
+  class Buffer;
+  ConsoleWriter(int fd, std::atomic<int>* stop_signal);
+  Buffer* buffer_;
+  std::ostream stream_;
+};
+
+}  // namespace dl

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Nothing lost, nothing mixed: inputs that are not regular files, --overwrite on directories that
+# are not dl-train's, two processes on one run directory, a start that fails before training,
+# symbolic links in the run directory and --resume over damaged checkpoints. Each ends in one
+# line naming the file and the fix, with its exit code, and deletes nothing that is not
+# dl-train's.
+source "$(dirname "$0")/lib.sh"
+make_data "$WORK/data" 200 50
+cfg="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
+
+# Special files as inputs: refused by name, without blocking (timeout guards a hang).
+mkfifo "$WORK/config.fifo"
+expect_failure 2 "config.fifo: is a FIFO \(named pipe\), not a regular file" -- \
+  timeout 20 "$DL_TRAIN" validate --config "$WORK/config.fifo"
+expect_failure 2 "/dev/zero: is a character device" -- timeout 20 "$DL_TRAIN" --config /dev/zero
+head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' '#' >"$WORK/huge.yaml"
+expect_failure 2 "huge.yaml: is 2097152 bytes, over the limit of 1048576 bytes \(1 MiB\)" -- \
+  "$DL_TRAIN" validate --config "$WORK/huge.yaml"
+cp -r "$WORK/data" "$WORK/fifo-data"
+rm "$WORK/fifo-data/train-labels-idx1-ubyte.gz"
+mkfifo "$WORK/fifo-data/train-labels-idx1-ubyte.gz"
+mapfile -t args < <(small_args "$WORK/fifo-data" "$WORK/fifo-run")
+expect_failure 3 "train-labels-idx1-ubyte.gz: is a FIFO" -- timeout 20 "$DL_TRAIN" "${args[@]}"
+[ ! -e "$WORK/fifo-run" ] || fail "a start that failed on its data claimed the run directory"
+mkfifo "$WORK/model.fifo"
+expect_failure 4 "model.fifo: is a FIFO" -- timeout 20 "$DL_TRAIN" inspect --model "$WORK/model.fifo"
+expect_failure 4 "is a directory, not a regular file" -- "$DL_TRAIN" inspect --model "$WORK/data"
+
+# A start that fails before training leaves no claim: the retry needs no --overwrite.
+mapfile -t args < <(small_args "$WORK/nowhere" "$WORK/retry")
+expect_failure 3 "nowhere/train-images-idx3-ubyte.gz" -- "$DL_TRAIN" "${args[@]}"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" inputType.convolutionalFlat.height=27)
+expect_failure 3 "inputType" -- "$DL_TRAIN" "${args[@]}"
+[ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
+"$DL_TRAIN" "${args[@]}" >/dev/null || fail "the retry after a failed start was refused"
+[ -f "$WORK/retry/.dl-train-run" ] || fail "no marker in the run directory"
+
+# --overwrite never deletes what is not dl-train's.
+mkdir -p "$WORK/foreign"
+echo "my notes" >"$WORK/foreign/notes.txt"
+echo "not ours" >"$WORK/foreign/scores.csv"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/foreign")
+expect_failure 6 "--overwrite refused, nothing deleted: it has no dl-train marker" -- \
+  "$DL_TRAIN" "${args[@]}" --overwrite
+[ "$(cat "$WORK/foreign/notes.txt")" = "my notes" ] && [ "$(cat "$WORK/foreign/scores.csv")" = "not ours" ] ||
+  fail "--overwrite touched a foreign directory"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/data")
+expect_failure 6 "--overwrite refused, nothing deleted: it holds the input" -- \
+  "$DL_TRAIN" "${args[@]}" --overwrite
+mkdir -p "$WORK/cwd"
+cp "$cfg" "$WORK/cwd/mine.yaml"
+mapfile -t args < <(small_args "$WORK/data" ".")
+expect_failure 6 "--overwrite refused, nothing deleted: it is the working directory" -- \
+  bash -c 'cd "$0" && exec "$@"' "$WORK/cwd" "$DL_TRAIN" "${args[@]}" --overwrite
+[ -f "$WORK/cwd/mine.yaml" ] || fail "--overwrite deleted the working directory's files"
+for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz; do
+  [ -f "$WORK/data/$f" ] || fail "--overwrite deleted the data file $f"
+done
+# In dl-train's own directory it replaces the run and keeps a file someone put there.
+echo "keep" >"$WORK/retry/README.txt"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
+"$DL_TRAIN" "${args[@]}" --overwrite >/dev/null || fail "--overwrite of dl-train's own run failed"
+[ "$(cat "$WORK/retry/README.txt")" = keep ] || fail "--overwrite deleted a file dl-train did not write"
+
+# A symbolic link in the run directory is not written through.
+mkdir -p "$WORK/linked"
+echo "precious" >"$WORK/victim.txt"
+ln -s "$WORK/victim.txt" "$WORK/linked/scores.csv"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/linked")
+expect_failure 6 "scores.csv: is a symbolic link" -- "$DL_TRAIN" "${args[@]}" --resume
+[ "$(cat "$WORK/victim.txt")" = precious ] || fail "a write followed a symbolic link"
+
+# --resume over checkpoints that are all damaged: exit 4 naming each; nothing overwritten.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/damaged" output.checkpointEveryIterations=2)
+"$DL_TRAIN" "${args[@]}" >/dev/null
+for f in "$WORK"/damaged/checkpoints/*.dlck; do
+  printf '\xff\xff' | dd of="$f" bs=1 seek=200 conv=notrunc status=none
+done
+before=$(cat "$WORK"/damaged/checkpoints/*.dlck "$WORK/damaged/scores.csv" | md5sum)
+expect_failure 4 "--resume found no valid checkpoint \(skipping checkpoint .*checkpoint-e" -- \
+  "$DL_TRAIN" "${args[@]}" --resume
+[ "$before" = "$(cat "$WORK"/damaged/checkpoints/*.dlck "$WORK/damaged/scores.csv" | md5sum)" ] ||
+  fail "a refused --resume changed the damaged run"
+
+# Two processes on one run directory: the second (fresh or --resume) is refused, naming the first.
+make_data "$WORK/big" 6000 200
+mapfile -t args < <(small_args "$WORK/big" "$WORK/shared" epochs=2)
+DL_TRAIN_TEST_SYNC_PAUSE_MS=20 "$DL_TRAIN" "${args[@]}" >"$WORK/first.log" 2>&1 &
+first=$!
+wait_for_lines "$WORK/shared/scores.csv" 2 400 0.05
+expect_failure 6 "another dl-train is using this run directory \(pid $first on host .* since " -- \
+  "$DL_TRAIN" "${args[@]}" --resume
+expect_failure 6 "another dl-train is using this run directory" -- "$DL_TRAIN" "${args[@]}"
+kill -TERM "$first"
+rc=0
+wait "$first" || rc=$?
+[ "$rc" = 143 ] || fail "the first run should stop on SIGTERM with 143, got $rc"
+"$DL_TRAIN" "${args[@]}" --resume >/dev/null || fail "--resume after the holder ended failed"
+
+# Two starts at the same moment: one trains, the other is refused; the log is not mixed.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/straight")
+"$DL_TRAIN" "${args[@]}" >/dev/null
+mapfile -t args < <(small_args "$WORK/data" "$WORK/race")
+"$DL_TRAIN" "${args[@]}" >"$WORK/race1.log" 2>&1 &
+one=$!
+"$DL_TRAIN" "${args[@]}" >"$WORK/race2.log" 2>&1 &
+two=$!
+rc1=0 rc2=0
+wait "$one" || rc1=$?
+wait "$two" || rc2=$?
+[ "$(printf '%s\n' "$rc1" "$rc2" | sort | tr '\n' ' ')" = "0 6 " ] ||
+  fail "two simultaneous starts: exits $rc1 and $rc2 (want one 0 and one 6)"
+cmp "$WORK/straight/scores.csv" "$WORK/race/scores.csv" || fail "simultaneous starts mixed scores.csv"
+echo "ok: special files, --overwrite, lock, failed starts, links, damaged checkpoints"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Standard streams that are not what they seem: started with stdout closed, the console goes
+# nowhere (never into a file of the run); stdout piped into `head` stops the run with a checkpoint
+# and exit 141; a console nobody reads (a full pipe) does not keep SIGTERM from its checkpoint
+# and exit 143; SIGHUP stops with a checkpoint and exit 129. --resume then completes each run with
+# the scores of an uninterrupted one.
+source "$(dirname "$0")/lib.sh"
+make_data "$WORK/data" 6000 200
+# Every sync point pauses a little, so that each signal arrives while training still runs.
+export DL_TRAIN_TEST_SYNC_PAUSE_MS=10
+mapfile -t straight < <(small_args "$WORK/data" "$WORK/straight" epochs=2 output.scoreEveryIterations=1)
+"$DL_TRAIN" "${straight[@]}" >/dev/null
+
+# resume_matches NAME: --resume completes run NAME with the uninterrupted run's scores.
+resume_matches() {
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/$1" epochs=2 output.scoreEveryIterations=1)
+  "$DL_TRAIN" "${args[@]}" --resume >"$WORK/$1-resumed.log" 2>&1 || fail "$1: --resume failed"
+  cmp "$WORK/straight/scores.csv" "$WORK/$1/scores.csv" || fail "$1: resumed scores differ"
+}
+
+# Closed stdout (and stdin): descriptors 0 and 1 are /dev/null, scores.csv holds only scores.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/closed" epochs=2 output.scoreEveryIterations=1)
+rc=0
+"$DL_TRAIN" "${args[@]}" >&- <&- 2>"$WORK/closed.err" || rc=$?
+[ "$rc" = 0 ] || fail "closed stdout: exit $rc: $(cat "$WORK/closed.err")"
+cmp "$WORK/straight/scores.csv" "$WORK/closed/scores.csv" ||
+  fail "closed stdout: scores.csv differs (console text in it?): $(head -3 "$WORK/closed/scores.csv")"
+echo "ok: closed stdout: exit 0, scores.csv as the uninterrupted run"
+
+# stdout into `head -n 1`: the reader goes away; a checkpoint, exit 141, one line on stderr.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/piped" epochs=2 output.scoreEveryIterations=1)
+set +o pipefail
+"$DL_TRAIN" "${args[@]}" 2>"$WORK/piped.err" | head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+set -o pipefail
+[ "$rc" = 141 ] || fail "stdout into head: exit $rc, want 141: $(cat "$WORK/piped.err")"
+grep -qE "standard output failed \(Broken pipe\); stopped with a checkpoint in .*piped; continue with --resume" \
+  "$WORK/piped.err" || fail "stdout into head: stderr: $(cat "$WORK/piped.err")"
+ls "$WORK/piped/checkpoints/"*.dlck >/dev/null || fail "stdout into head: no checkpoint"
+resume_matches piped
+echo "ok: stdout into head: exit 141, $(cat "$WORK/piped.err")"
+
+# A full pipe nobody reads (4 KiB buffer), then SIGTERM: a checkpoint and exit 143 all the same.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/blocked" epochs=2 output.scoreEveryIterations=1)
+"$PYTHON3" - "$WORK/blocked/scores.csv" "$DL_TRAIN" "${args[@]}" <<'PY' || fail "full pipe: see above"
+import fcntl, os, signal, subprocess, sys, time
+scores, command = sys.argv[1], sys.argv[2:]
+read_end, write_end = os.pipe()
+fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ: a small pipe, soon full
+proc = subprocess.Popen(command, stdout=write_end, stderr=subprocess.DEVNULL)
+os.close(write_end)
+deadline = time.time() + 60
+while time.time() < deadline:  # well past the point where 4 KiB of console text filled the pipe
+    if os.path.exists(scores) and sum(1 for _ in open(scores)) > 120:
+        break
+    time.sleep(0.05)
+proc.send_signal(signal.SIGTERM)
+try:
+    rc = proc.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    sys.exit("FAIL: full pipe: SIGTERM did not end the run within 60 s")
+if rc != 143:
+    sys.exit(f"FAIL: full pipe: exit {rc}, want 143")
+PY
+ls "$WORK/blocked/checkpoints/"*.dlck >/dev/null || fail "full pipe: no checkpoint"
+resume_matches blocked
+echo "ok: full stdout pipe: SIGTERM -> checkpoint, exit 143"
+
+# SIGHUP (a closed terminal) stops like SIGTERM: a checkpoint, exit 129.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/hangup" epochs=2 output.scoreEveryIterations=1)
+"$DL_TRAIN" "${args[@]}" >"$WORK/hangup.log" 2>&1 &
+pid=$!
+wait_for_lines "$WORK/hangup/scores.csv" 2 400 0.05
+kill -HUP "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 129 ] || fail "SIGHUP: exit $rc, want 129: $(tail -3 "$WORK/hangup.log")"
+grep -q "signal 1 received: checkpoint" "$WORK/hangup.log" || fail "SIGHUP: no checkpoint"
+resume_matches hangup
+echo "ok: SIGHUP -> checkpoint, exit 129, resume identical"
