@@ -43,8 +43,7 @@ int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessG
   console.finish(std::chrono::seconds(2));
   if (!console.failure().empty()) {
     const bool stopped = outcome.exit_code == ExitCode::kBrokenPipe;
-    std::cerr << fmt::format("dl-train: standard output failed ({}); {} {}{}\n",
-                             console.failure(),
+    std::cerr << fmt::format("dl-train: standard output failed ({}); {} {}{}\n", console.failure(),
                              stopped ? "stopped with a checkpoint in" : "the run completed in",
                              outcome.run_directory, stopped ? "; continue with --resume" : "");
   }

@@ -113,8 +113,8 @@ int main(int argc, char** argv) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
   } catch (const std::bad_alloc&) {
     return fail(static_cast<int>(dl::ExitCode::kOutOfMemory),
-                "error: out of memory; lower batchSize, parallel.workers, parallel.prefetchBuffer "
-                "or data.trainLimit, or run where more memory is free");
+                "error: out of memory; lower batchSize, the layers' nOut, parallel.workers, "
+                "parallel.prefetchBuffer or data.trainLimit, or run where more memory is free");
   } catch (const std::exception& e) {
     return fail(static_cast<int>(dl::ExitCode::kFailure),
                 std::string("internal error: ") + e.what());

@@ -34,9 +34,10 @@ AppendFile::AppendFile(std::string path, Mode mode) : path_(std::move(path)) {
   const int flags = O_CREAT | O_APPEND | (mode == Mode::kTruncate ? O_TRUNC : 0);
   fd_ = open_output(path_, flags, kNewFileMode);
   if (fd_ < 0 && errno == ELOOP) {
-    throw IoError(fmt::format("{}: is a symbolic link; dl-train does not write through links in "
-                              "its run directory: remove it",
-                              path_));
+    throw IoError(
+        fmt::format("{}: is a symbolic link; dl-train does not write through links in "
+                    "its run directory: remove it",
+                    path_));
   }
   if (fd_ < 0) throw_append_error(path_, "opening for append", errno);
 }

@@ -16,9 +16,9 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "io/file_access.hpp"
 #include "io/atomic_file.hpp"
 #include "io/byte_codec.hpp"
+#include "io/file_access.hpp"
 
 namespace dl {
 

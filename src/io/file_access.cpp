@@ -64,8 +64,8 @@ const char* role_noun(InputRole role) {
 
 std::string over_limit(const std::string& path, std::uint64_t bytes, std::uint64_t limit,
                        InputRole role) {
-  return fmt::format("{}: is {} bytes, over the limit of {} bytes ({} MiB) for {}; {}", path,
-                     bytes, limit, limit >> 20, role_noun(role), role_fix(role));
+  return fmt::format("{}: is {} bytes, over the limit of {} bytes ({} MiB) for {}; {}", path, bytes,
+                     limit, limit >> 20, role_noun(role), role_fix(role));
 }
 
 }  // namespace
@@ -86,11 +86,11 @@ InputFd::InputFd(const std::string& path, InputRole role, std::uint64_t max_byte
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) {
     const char* reason = std::strerror(errno);
-    throw_input_error(role, role == InputRole::kConfig
-                                ? fmt::format("{}: cannot read config file ({}); {}", path,
-                                              reason, open_fix(role))
-                                : fmt::format("{}: cannot open: {}; {}", path, reason,
-                                              open_fix(role)));
+    throw_input_error(
+        role,
+        role == InputRole::kConfig
+            ? fmt::format("{}: cannot read config file ({}); {}", path, reason, open_fix(role))
+            : fmt::format("{}: cannot open: {}; {}", path, reason, open_fix(role)));
   }
   struct stat info {};
   if (::fstat(fd_, &info) != 0) {
@@ -132,9 +132,10 @@ std::string read_config_text(const std::string& path) {
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw ConfigError(fmt::format("{}: cannot read config file ({}); check the path given to "
-                                    "--config",
-                                    path, std::strerror(errno)));
+      throw ConfigError(
+          fmt::format("{}: cannot read config file ({}); check the path given to "
+                      "--config",
+                      path, std::strerror(errno)));
     }
     text.append(buffer, static_cast<std::size_t>(n));
     // A file that grows while it is read is held to the same limit.
@@ -146,8 +147,7 @@ std::string read_config_text(const std::string& path) {
 }
 
 int open_output(const std::string& path, int flags, unsigned mode) {
-  return ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags,
-                static_cast<mode_t>(mode));
+  return ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW | flags, static_cast<mode_t>(mode));
 }
 
 int create_temporary(const std::string& path, unsigned mode) {

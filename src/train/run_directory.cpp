@@ -52,9 +52,9 @@ bool process_exists(pid_t pid) {
 // What a directory holds, sorted into dl-train's own files and everything else.
 struct Contents {
   bool marker = false;
-  bool has_run = false;                // anything besides the marker and the lock
-  std::vector<fs::path> own;           // deletable by --overwrite (checkpoints/ as its files)
-  std::vector<std::string> foreign;    // names, relative to the directory
+  bool has_run = false;              // anything besides the marker and the lock
+  std::vector<fs::path> own;         // deletable by --overwrite (checkpoints/ as its files)
+  std::vector<std::string> foreign;  // names, relative to the directory
 };
 
 void sort_checkpoints(const fs::path& dir, Contents& contents) {
@@ -62,7 +62,8 @@ void sort_checkpoints(const fs::path& dir, Contents& contents) {
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code type_ec;
-    if (is_checkpoint_file_name(name) && it->symlink_status(type_ec).type() == fs::file_type::regular)
+    if (is_checkpoint_file_name(name) &&
+        it->symlink_status(type_ec).type() == fs::file_type::regular)
       contents.own.push_back(it->path());
     else
       contents.foreign.push_back("checkpoints/" + name);
@@ -163,8 +164,9 @@ void remove_own_files(const std::string& path, const Contents& contents) {
   for (const fs::path& file : contents.own) {
     std::error_code ec;
     fs::remove(file, ec);
-    if (ec) throw IoError(fmt::format("{}: cannot remove the old run's {} ({})", path,
-                                      file.string(), ec.message()));
+    if (ec)
+      throw IoError(fmt::format("{}: cannot remove the old run's {} ({})", path, file.string(),
+                                ec.message()));
   }
   std::error_code ignored;
   fs::remove(fs::path(path) / "checkpoints", ignored);  // only when nothing else is left in it
@@ -174,9 +176,10 @@ void remove_own_files(const std::string& path, const Contents& contents) {
 
 bool is_run_output_name(const std::string& name) {
   static const std::set<std::string> kOutputs = {
-      "config.resolved.yaml", "scores.csv",    "timing.csv",          "metrics.jsonl",
-      "evaluation.txt",       "model.dlm",     "best_model.dlm",      "early_stopping.json",
-      "summary.json",         RunDirectory::kMarkerName, RunDirectory::kLockName};
+      "config.resolved.yaml",    "scores.csv",           "timing.csv",
+      "metrics.jsonl",           "evaluation.txt",       "model.dlm",
+      "best_model.dlm",          "early_stopping.json",  "summary.json",
+      RunDirectory::kMarkerName, RunDirectory::kLockName};
   return kOutputs.count(without_temporary_suffix(name)) != 0;
 }
 

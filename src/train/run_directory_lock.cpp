@@ -71,9 +71,10 @@ int take_run_directory_lock(const std::string& directory) {
   const std::string path = lock_path(directory);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
-    throw IoError(fmt::format("{}: cannot open the run directory's lock file: {}; check "
-                              "permissions (a symbolic link there is refused)",
-                              path, std::strerror(errno)));
+    throw IoError(
+        fmt::format("{}: cannot open the run directory's lock file: {}; check "
+                    "permissions (a symbolic link there is refused)",
+                    path, std::strerror(errno)));
   }
   if (!try_lock(fd, LOCK_EX)) throw_taken(directory, fd);
   const std::string me = describe_this_process();

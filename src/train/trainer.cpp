@@ -27,8 +27,8 @@ RunDirectory::Existing existing_run(const TrainOptions& options) {
 // The files --overwrite must never delete: the config and the data.
 RunDirectory::Protected run_inputs(const Config& config) {
   const DataConfig& d = config.data;
-  return RunDirectory::Protected{{config.sourcePath, d.directory, d.trainImages, d.trainLabels,
-                                  d.testImages, d.testLabels}};
+  return RunDirectory::Protected{
+      {config.sourcePath, d.directory, d.trainImages, d.trainLabels, d.testImages, d.testLabels}};
 }
 
 // Rank 0 claims the run directory (refusing, resuming or replacing a run, and locking it for

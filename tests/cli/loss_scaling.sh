@@ -38,8 +38,9 @@ if scaling_summary "$WORK/plain" >/dev/null; then fail "summary.json of a run wi
 cmp "$WORK/plain/scores.csv" "$WORK/scaled/scores.csv" || fail "loss scaling changed the scores"
 
 # SIGTERM, then --resume: the same scores, parameters and final scale as the uninterrupted run.
+# The pause at each sync point (test-only, README) keeps the run going until the signal arrives.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/killed" "${COMMON[@]}" "${SCALING[@]}")
-"$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1 &
+DL_TRAIN_TEST_SYNC_PAUSE_MS=30 "$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1 &
 pid=$!
 wait_for_lines "$WORK/killed/scores.csv" 40 400 0.01
 kill -TERM "$pid"

@@ -31,6 +31,10 @@ mapfile -t args < <(small_args "$WORK/nowhere" "$WORK/retry")
 expect_failure 3 "nowhere/train-images-idx3-ubyte.gz" -- "$DL_TRAIN" "${args[@]}"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" inputType.convolutionalFlat.height=27)
 expect_failure 3 "inputType" -- "$DL_TRAIN" "${args[@]}"
+# Out of memory (a dense layer of 300000 x 1152 weights under a 1.5 GB address-space limit).
+mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" layers.2.dense.nOut=300000)
+expect_failure 7 "out of memory; lower batchSize, the layers' nOut" -- \
+  bash -c 'ulimit -v 1500000 && exec "$@"' - "$DL_TRAIN" "${args[@]}"
 [ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
 "$DL_TRAIN" "${args[@]}" >/dev/null || fail "the retry after a failed start was refused"

@@ -6,7 +6,8 @@ make_data "$WORK/data" 6000 200
 mapfile -t straight < <(small_args "$WORK/data" "$WORK/straight" epochs=2)
 "$DL_TRAIN" "${straight[@]}" >/dev/null
 mapfile -t args < <(small_args "$WORK/data" "$WORK/killed" epochs=2)
-"$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1 &
+# The pause at each sync point (test-only, README) keeps the run going until the signal arrives.
+DL_TRAIN_TEST_SYNC_PAUSE_MS=10 "$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1 &
 pid=$!
 # Wait until training has begun (the first score row) before the signal.
 wait_for_lines "$WORK/killed/scores.csv" 2 200 0.05
@@ -20,7 +21,7 @@ cmp "$WORK/straight/scores.csv" "$WORK/killed/scores.csv" || fail "resumed score
 
 # SIGUSR1 writes a checkpoint and training goes on to a normal end.
 mapfile -t usr1 < <(small_args "$WORK/data" "$WORK/usr1" epochs=2)
-"$DL_TRAIN" "${usr1[@]}" >"$WORK/usr1.log" 2>&1 &
+DL_TRAIN_TEST_SYNC_PAUSE_MS=10 "$DL_TRAIN" "${usr1[@]}" >"$WORK/usr1.log" 2>&1 &
 pid=$!
 wait_for_lines "$WORK/usr1/scores.csv" 2 200 0.05
 kill -USR1 "$pid"

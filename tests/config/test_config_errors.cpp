@@ -321,8 +321,9 @@ TEST_CASE("a config that is a FIFO, a device or too big is refused before it is 
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   // Without a writer, opening the FIFO for reading would block forever.
   CHECK_THROWS_WITH(dl::load_config_file(fifo),
-                    fifo + ": is a FIFO (named pipe), not a regular file; give --config the path "
-                           "of a YAML file");
+                    fifo +
+                        ": is a FIFO (named pipe), not a regular file; give --config the path "
+                        "of a YAML file");
   CHECK_THROWS_WITH(dl::load_config_file("/dev/zero"),
                     "/dev/zero: is a character device, not a regular file; give --config the "
                     "path of a YAML file");
@@ -332,8 +333,9 @@ TEST_CASE("a config that is a FIFO, a device or too big is refused before it is 
     out << "# " << std::string(dl::kMaxConfigBytes, 'x') << "\n";
   }
   CHECK_THROWS_WITH(dl::load_config_file(big),
-                    big + ": is 1048579 bytes, over the limit of 1048576 bytes (1 MiB) for a "
-                          "config; give --config the path of a YAML file");
+                    big +
+                        ": is 1048579 bytes, over the limit of 1048576 bytes (1 MiB) for a "
+                        "config; give --config the path of a YAML file");
   CHECK_THROWS_AS(dl::load_config_file(big), dl::ConfigError);
   unlink(fifo.c_str());
   unlink(big.c_str());

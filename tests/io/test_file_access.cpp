@@ -26,8 +26,9 @@ TEST_CASE("inputs that are not regular files are refused by name, each with its 
   REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
   // No writer: an ordinary open() would block here.
   CHECK_THROWS_WITH(read_checkpoint(fifo),
-                    fifo + ": is a FIFO (named pipe), not a regular file; give the path of a "
-                           ".dlm model or .dlck checkpoint file");
+                    fifo +
+                        ": is a FIFO (named pipe), not a regular file; give the path of a "
+                        ".dlm model or .dlck checkpoint file");
   CHECK_THROWS_AS(read_checkpoint(fifo), CheckpointError);
   CHECK_THROWS_AS(InputFd(fifo, InputRole::kData), DataError);
   CHECK_THROWS_WITH(InputFd("/dev/null", InputRole::kData),
@@ -44,8 +45,9 @@ TEST_CASE("InputFd reads a regular file and enforces a size limit", "[io][file_a
   InputFd input(path, InputRole::kConfig, 10);
   CHECK(input.size() == 10);
   CHECK_THROWS_WITH(InputFd(path, InputRole::kConfig, 9),
-                    path + ": is 10 bytes, over the limit of 9 bytes (0 MiB) for a config; give "
-                           "--config the path of a YAML file");
+                    path +
+                        ": is 10 bytes, over the limit of 9 bytes (0 MiB) for a config; give "
+                        "--config the path of a YAML file");
   CHECK(read_config_text(path) == "epochs: 1\n");
 }
 
@@ -70,8 +72,9 @@ TEST_CASE("an append-only file refuses a symbolic link", "[io][file_access]") {
   const std::string path = dir.file("scores.csv");
   REQUIRE(symlink(victim.c_str(), path.c_str()) == 0);
   CHECK_THROWS_WITH(AppendFile(path, AppendFile::Mode::kTruncate),
-                    path + ": is a symbolic link; dl-train does not write through links in its "
-                           "run directory: remove it");
+                    path +
+                        ": is a symbolic link; dl-train does not write through links in its "
+                        "run directory: remove it");
   CHECK_THROWS_AS(AppendFile(path, AppendFile::Mode::kAppend), IoError);
   CHECK(test::read_bytes(victim) == "keep me\n");
 }

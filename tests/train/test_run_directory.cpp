@@ -126,9 +126,8 @@ TEST_CASE("--overwrite refuses a directory that holds an input") {
   touch(dir / "data" / "train.gz");
   touch(dir / dl::RunDirectory::kMarkerName);
   const dl::RunDirectory::Protected inputs{{(dir / "data" / "train.gz").string()}};
-  CHECK_THROWS_WITH(
-      dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kOverwrite, inputs),
-      Catch::Contains("--overwrite refused, nothing deleted: it holds the input "));
+  CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kOverwrite, inputs),
+                    Catch::Contains("--overwrite refused, nothing deleted: it holds the input "));
   CHECK(fs::exists(dir / "data" / "train.gz"));
   fs::remove_all(dir);
 }
