@@ -26,12 +26,13 @@
 
 namespace dl {
 
-int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessGroup& processes) {
+int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup& processes) {
   const Config config = load_config_file(common.config_path, common.overrides);
   SignalState& signals = install_signal_handlers();
   TrainOptions options;
-  options.resume = resume;
-  options.overwrite = overwrite;
+  options.resume = flags.resume;
+  options.overwrite = flags.overwrite;
+  options.restart_epoch = flags.restart_epoch;
   options.stop_signal = &signals.stop_signal;
   options.checkpoint_request = &signals.checkpoint_request;
   options.processes = &processes;

@@ -12,8 +12,15 @@ struct CommonOptions {
   std::vector<std::string> overrides;  // --set key=value
 };
 
+// --resume, --overwrite, --restart-epoch.
+struct TrainFlags {
+  bool resume = false;
+  bool overwrite = false;
+  bool restart_epoch = false;
+};
+
 class ProcessGroup;
-int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessGroup& processes);
+int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup& processes);
 int run_validate(const CommonOptions& common);
 // model_path: a model (.dlm) or checkpoint file; the config defaults to the run directory's
 // config.resolved.yaml beside it.

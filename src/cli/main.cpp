@@ -35,6 +35,7 @@ struct TrainCommand {
   dl::CommonOptions common;
   bool resume = false;
   bool overwrite = false;
+  bool restart_epoch = false;
 
   void add_to(CLI::App& app, bool config_required) {
     add_common(app, common, config_required);
@@ -44,6 +45,14 @@ struct TrainCommand {
     CLI::Option* overwrite_flag =
         app.add_flag("--overwrite", overwrite, "replace an existing run in output.directory");
     resume_flag->excludes(overwrite_flag);
+    app.add_flag("--restart-epoch", restart_epoch,
+                 "with --resume: after a change of batch size, data, seed or workers, go on from "
+                 "the saved parameters with the saved epoch started afresh")
+        ->needs(resume_flag);
+  }
+
+  int run(dl::ProcessGroup& processes) const {
+    return dl::run_train(common, dl::TrainFlags{resume, overwrite, restart_epoch}, processes);
   }
 };
 
@@ -96,8 +105,7 @@ int main(int argc, char** argv) {
   try {
     processes = dl::make_process_group(&argc, &argv);
     if (*train) {
-      return dl::run_train(train_command.common, train_command.resume, train_command.overwrite,
-                           *processes);
+      return train_command.run(*processes);
     }
     if (*validate) return dl::run_validate(validate_common);
     if (*eval) return dl::run_eval(eval_common, model_path);
@@ -108,7 +116,7 @@ int main(int argc, char** argv) {
       std::cerr << app.help();
       return static_cast<int>(dl::ExitCode::kConfigError);
     }
-    return dl::run_train(top_level.common, top_level.resume, top_level.overwrite, *processes);
+    return top_level.run(*processes);
   } catch (const dl::Error& e) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
   } catch (const std::bad_alloc&) {

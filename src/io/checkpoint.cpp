@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <utility>
 
 #include <fmt/format.h>
@@ -222,6 +223,18 @@ void decode_meta(ByteReader& r, const std::string& context, CheckpointState* sta
     throw CheckpointError(fmt::format(
         "{} is malformed: negative position (epoch {}, round {}, iteration {}); {}", context,
         state->epoch, state->round_in_epoch, state->iteration, kDamagedAdvice));
+  }
+  // Beyond these no run gets: the epoch is counted in an int, and iterations and rounds have
+  // room to be added to.
+  constexpr std::int64_t kMaxEpoch = std::numeric_limits<std::int32_t>::max() - 1;
+  constexpr std::int64_t kMaxCount = std::int64_t{1} << 62;
+  if (state->epoch > kMaxEpoch || state->round_in_epoch > kMaxCount ||
+      state->iteration > kMaxCount) {
+    throw CheckpointError(fmt::format(
+        "{} is malformed: position out of range (epoch {}, round {}, iteration {}; at most "
+        "epoch {} and {} rounds or iterations); {}",
+        context, state->epoch, state->round_in_epoch, state->iteration, kMaxEpoch, kMaxCount,
+        kDamagedAdvice));
   }
   // Each entry holds at least its two string lengths.
   const std::size_t entries = r.count("the metadata entry count", 2 * sizeof(std::uint64_t));

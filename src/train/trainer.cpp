@@ -117,6 +117,7 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   RunProgress progress;
   Listeners listeners;
   TrainingState state(config, *setup.trainer, progress, listeners, checkpoints);
+  state.allow_changed_data_order(options.restart_epoch);
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
     listeners = make_listeners(ListenerContext{config, run, state, console});

@@ -16,6 +16,9 @@ namespace dl {
 struct TrainOptions {
   bool resume = false;     // continue from the newest valid checkpoint of the run directory
   bool overwrite = false;  // replace an existing run directory
+  // With resume: a checkpoint saved under another data order (batch size, data, seed, workers)
+  // goes on from its parameters at the start of its epoch instead of being refused.
+  bool restart_epoch = false;
   // Set asynchronously (by the CLI's signal handlers): a signal number asking to stop after the
   // current step with a checkpoint, and a request for a checkpoint without stopping.
   const std::atomic<int>* stop_signal = nullptr;

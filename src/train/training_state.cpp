@@ -1,9 +1,14 @@
 #include "train/training_state.hpp"
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
+#include "train/resume_keys.hpp"
 
 namespace dl {
 
@@ -17,6 +22,33 @@ constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 const std::string* metadata(const CheckpointState& state, const std::string& key) {
   const auto it = state.metadata.find(key);
   return it == state.metadata.end() ? nullptr : &it->second;
+}
+
+[[noreturn]] void throw_bad_metadata(const std::string& path, const char* key,
+                                     const std::string& value, const char* expected) {
+  throw CheckpointError(fmt::format(
+      "{}: metadata {} is \"{}\", not {}; the file is damaged: resume from an older checkpoint",
+      path, key, value, expected));
+}
+
+// A metadata number, read whole and range-checked: a checkpoint whose checksums hold can still
+// carry text that is no number.
+double seconds_value(const std::string& path, const char* key, const std::string& value) {
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) || seconds < 0)
+    throw_bad_metadata(path, key, value, "a number of seconds >= 0");
+  return seconds;
+}
+
+std::int64_t count_value(const std::string& path, const char* key, const std::string& value) {
+  char* end = nullptr;
+  errno = 0;
+  const long long count = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || count < 0)
+    throw_bad_metadata(path, key, value, "a count >= 0");
+  return static_cast<std::int64_t>(count);
 }
 
 }  // namespace
@@ -52,6 +84,7 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
         break;
     }
     for (const auto& listener : listeners_) listener->on_checkpoint_save(state);
+    save_resume_keys(config_, state);
     if (trainer_.loss_scaler(0).dynamic()) {
       for (int w = 0; w < trainer_.workers(); ++w) {
         state.metadata[kLossScalerKeyPrefix + std::to_string(w)] =
@@ -82,22 +115,47 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
         "config the run was started with, or start a new run in another output.directory",
         path, state.network_signature, model.signature()));
   }
+  RunPosition position{static_cast<int>(state.epoch), state.round_in_epoch, state.iteration};
+  check_data_order(state, path, position, log);
   if (state.config_hash != config_hash(config_))
     log.push_back("resume: note: the config differs from the one the checkpoint was saved with");
   model.upload_parameters(state.parameters.data());
   trainer_.replicate_parameters();
   restore_updater_states(state, path);
-  const RunPosition position{static_cast<int>(state.epoch), state.round_in_epoch, state.iteration};
   progress_.iteration = state.iteration;
   if (const std::string* s = metadata(state, kTrainSecondsKey))
-    progress_.seconds_before = std::stod(*s);
+    progress_.seconds_before = seconds_value(path, kTrainSecondsKey, *s);
   if (const std::string* s = metadata(state, kSamplesKey))
-    progress_.samples_trained = std::stoll(*s);
+    progress_.samples_trained = count_value(path, kSamplesKey, *s);
   for (const auto& listener : listeners_) listener->on_checkpoint_restore(state, path);
   restore_loss_scalers(state, path);
   log.push_back(fmt::format("resume: {} (epoch {}, round {}, iteration {})", path, position.epoch,
                             position.round, position.iteration));
   return position;
+}
+
+// A position means the same samples only under the same batch size, data, seed, network and
+// workers: refused when they changed, unless --restart-epoch starts the epoch afresh.
+void TrainingState::check_data_order(const CheckpointState& state, const std::string& path,
+                                     RunPosition& position, std::vector<std::string>& log) const {
+  std::vector<std::string> changed = changed_resume_keys(config_, state);
+  if (position.round > trainer_.rounds_per_epoch()) {
+    changed.push_back(fmt::format("rounds per epoch: at least {} -> {}", position.round,
+                                  trainer_.rounds_per_epoch()));
+  }
+  if (changed.empty()) return;
+  std::string list;
+  for (const std::string& c : changed) list += (list.empty() ? "" : "; ") + c;
+  if (!allow_changed_data_order_) {
+    throw CheckpointError(fmt::format(
+        "{}: the config differs from the run's in what decides the data order or the model "
+        "({}); resume with the run's config (config.resolved.yaml), or pass --restart-epoch to "
+        "go on from the saved parameters with epoch {} started afresh",
+        path, list, position.epoch));
+  }
+  position.round = 0;
+  log.push_back(
+      fmt::format("resume: --restart-epoch: epoch {} starts afresh ({})", position.epoch, list));
 }
 
 // Worker w's updater state from the saved worker w modulo those saved (one when averaged).

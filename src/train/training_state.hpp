@@ -63,7 +63,13 @@ class TrainingState {
   RunPosition restore(const CheckpointState& state, const std::string& path,
                       std::vector<std::string>& log);
 
+  // --restart-epoch: a checkpoint saved under another batch size, data, seed, network or worker
+  // count is resumed from its parameters at the start of its epoch instead of being refused.
+  void allow_changed_data_order(bool allow) { allow_changed_data_order_ = allow; }
+
  private:
+  void check_data_order(const CheckpointState& state, const std::string& path,
+                        RunPosition& position, std::vector<std::string>& log) const;
   void restore_updater_states(const CheckpointState& state, const std::string& path);
   void restore_loss_scalers(const CheckpointState& state, const std::string& path);
 
@@ -72,6 +78,7 @@ class TrainingState {
   RunProgress& progress_;
   const Listeners& listeners_;
   CheckpointDirectory& checkpoints_;
+  bool allow_changed_data_order_ = false;
 };
 
 }  // namespace dl

@@ -34,4 +34,13 @@ cmp "$WORK/eval-straight.txt" "$WORK/eval-resumed.txt" || fail "final models eva
 grep -q "Accuracy" "$WORK/eval-straight.txt" || fail "eval printed no accuracy"
 accuracy=$(sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$WORK/straight/summary.json")
 awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.9) }' || fail "the small net learned too little: $accuracy"
-echo "ok: straight and resumed runs agree; accuracy $accuracy"
+# A resume under another batch size would go on from a position that now means other samples:
+# refused (exit 4) naming the key; --restart-epoch goes on from the saved parameters instead.
+mapfile -t changed < <(small_args "$WORK/data" "$WORK/resumed" epochs=3 batchSize=64)
+expect_failure 4 "the config differs from the run's in what decides the data order or the model \(batchSize: 32 -> 64\)" \
+  "--restart-epoch" -- "$DL_TRAIN" "${changed[@]}" --resume
+"$DL_TRAIN" "${changed[@]}" --resume --restart-epoch >"$WORK/restarted.log" ||
+  fail "--restart-epoch did not resume: $(tail -3 "$WORK/restarted.log")"
+grep -q "resume: --restart-epoch: epoch 2 starts afresh (batchSize: 32 -> 64)" "$WORK/restarted.log" ||
+  fail "--restart-epoch did not say what it did: $(grep resume "$WORK/restarted.log")"
+echo "ok: straight and resumed runs agree; accuracy $accuracy; changed batch size refused"

@@ -203,5 +203,20 @@ TEST_CASE("structurally wrong files with valid checksums are refused", "[io][cor
                Catch::Contains("unexpected bytes"));
 }
 
+TEST_CASE("positions out of range behind valid checksums are refused", "[io][corruption]") {
+  TempDirectory dir;
+  for (const auto& [epoch, iteration] :
+       {std::pair<std::int64_t, std::int64_t>{std::int64_t{1} << 31, 0},
+        {std::int64_t{1} << 32, 0},
+        {0, std::numeric_limits<std::int64_t>::max()}}) {
+    CheckpointState state = test::sample_state();
+    state.epoch = epoch;
+    state.iteration = iteration;
+    const std::string path = dir.file("far.dlck");
+    write_checkpoint(path, state);
+    CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("position out of range"));
+  }
+}
+
 }  // namespace
 }  // namespace dl

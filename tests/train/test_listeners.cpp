@@ -207,3 +207,41 @@ TEST_CASE("checkpoints: after a resume, periodic checkpoints fall where an unint
   const dl::CheckpointState written = dl::read_checkpoint(stopped.saved[0].path);
   CHECK(written.round_in_epoch == point.round + 1);  // resumes with the next round
 }
+
+TEST_CASE("a checkpoint's metadata that is no number is a checkpoint error, not an internal one",
+          "[listeners]") {
+  for (const char* bad : {"abc", "1e999", "-5", ""}) {
+    RunFixture fixture;
+    dl::CheckpointState state = fixture.state().capture(dl::kCheckpointKind, {0, 1, 1});
+    state.metadata["train_seconds"] = bad;
+    std::vector<std::string> log;
+    CHECK_THROWS_WITH(fixture.state().restore(state, "c.dlck", log),
+                      "c.dlck: metadata train_seconds is \"" + std::string(bad) +
+                          "\", not a number of seconds >= 0; the file is damaged: resume from "
+                          "an older checkpoint");
+  }
+}
+
+TEST_CASE(
+    "a resume under another batch size or seed is refused naming the keys, unless "
+    "--restart-epoch",
+    "[listeners]") {
+  dl::CheckpointState state;
+  {
+    RunFixture saved;
+    state = saved.state().capture(dl::kCheckpointKind, {1, 2, 6});
+  }
+  RunFixture changed({"batchSize=8", "seed=5"});
+  std::vector<std::string> log;
+  CHECK_THROWS_WITH(changed.state().restore(state, "c.dlck", log),
+                    Catch::StartsWith("c.dlck: the config differs from the run's in what decides "
+                                      "the data order or the model (batchSize: 4 -> 8; seed: ") &&
+                        Catch::Contains("--restart-epoch"));
+  changed.state().allow_changed_data_order(true);
+  const dl::RunPosition position = changed.state().restore(state, "c.dlck", log);
+  CHECK(position.epoch == 1);
+  CHECK(position.round == 0);
+  CHECK(position.iteration == 6);
+  RunFixture same;
+  CHECK(same.state().restore(state, "c.dlck", log).round == 2);
+}

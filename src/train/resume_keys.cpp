@@ -1,0 +1,71 @@
+#include "train/resume_keys.hpp"
+
+#include <map>
+
+#include <yaml-cpp/yaml.h>
+
+#include "config/config_loader.hpp"
+
+namespace dl {
+
+namespace {
+
+constexpr const char* kMetadataPrefix = "resume_key.";
+
+// Keys (flattened, "layers.0.dense.nOut") that decide which samples a position in the run means,
+// or what the model is.
+bool decides_data_order(const std::string& key) {
+  for (const char* prefix : {"batchSize", "seed", "data.", "inputType.", "layers.",
+                             "parallel.workers", "parallel.mode"}) {
+    if (key.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+void flatten(const YAML::Node& node, const std::string& key,
+             std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& entry : node)
+      flatten(entry.second, (key.empty() ? "" : key + ".") + entry.first.as<std::string>(), out);
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      flatten(node[i], key + "." + std::to_string(i), out);
+  } else if (decides_data_order(key)) {
+    out[key] = node.IsNull() ? "~" : node.as<std::string>();
+  }
+}
+
+std::map<std::string, std::string> resume_keys(const Config& config) {
+  std::map<std::string, std::string> keys;
+  flatten(YAML::Load(dump_config_yaml(config)), "", keys);
+  return keys;
+}
+
+}  // namespace
+
+void save_resume_keys(const Config& config, CheckpointState& state) {
+  for (const auto& [key, value] : resume_keys(config))
+    state.metadata[kMetadataPrefix + key] = value;
+}
+
+std::vector<std::string> changed_resume_keys(const Config& config, const CheckpointState& state) {
+  std::map<std::string, std::string> saved;
+  const std::string prefix = kMetadataPrefix;
+  for (const auto& [key, value] : state.metadata) {
+    if (key.rfind(prefix, 0) == 0) saved[key.substr(prefix.size())] = value;
+  }
+  std::vector<std::string> changed;
+  if (saved.empty()) return changed;
+  std::map<std::string, std::string> now = resume_keys(config);
+  for (const auto& [key, value] : saved) {
+    const auto it = now.find(key);
+    const std::string current = it == now.end() ? "(none)" : it->second;
+    if (current != value) changed.push_back(key + ": " + value + " -> " + current);
+  }
+  for (const auto& [key, value] : now) {
+    if (saved.count(key) == 0) changed.push_back(key + ": (none) -> " + value);
+  }
+  return changed;
+}
+
+}  // namespace dl
