@@ -132,6 +132,7 @@ class InputFile {
   InputFile& operator=(const InputFile&) = delete;
 
   std::uint64_t size() const { return size_; }
+  std::uint64_t allocated_bytes() const { return input_.allocated_bytes(); }
   std::uint64_t remaining() const { return size_ - offset_; }
 
   // Reads exactly n bytes; the caller has checked that n <= remaining().
@@ -297,6 +298,20 @@ void write_checkpoint(const std::string& path, const CheckpointState& state) {
   write_file_atomically(path, pieces);
 }
 
+// dl-train writes every byte of its files. A huge section in a file mostly absent from the disk
+// (a sparse file declaring a terabyte) is refused before memory is allocated for it; files
+// smaller than the threshold are allowed any layout (compressing file systems store zeros as
+// holes).
+void check_not_sparse(const InputFile& file, const std::string& path, const char* tag,
+                      std::uint64_t length) {
+  constexpr std::uint64_t kSparseCheckBytes = std::uint64_t{256} << 20;
+  if (length < kSparseCheckBytes || file.allocated_bytes() >= length / 2) return;
+  throw CheckpointError(fmt::format(
+      "{}: section '{}' declares {} bytes but only {} bytes of the file are on disk (a sparse "
+      "file); it was not written by dl-train or is damaged: resume from another checkpoint",
+      path, tag, length, file.allocated_bytes()));
+}
+
 CheckpointState read_checkpoint(const std::string& path) {
   InputFile file(path);
   std::uint32_t section_count = 0;
@@ -333,6 +348,7 @@ CheckpointState read_checkpoint(const std::string& path) {
           fmt::format("{}: truncated in section '{}': expected {} bytes, found {}; {}", path, tag,
                       length, file.remaining(), kDamagedAdvice));
     }
+    check_not_sparse(file, path, tag, length);
     const std::string what = fmt::format("section '{}'", tag);
     const std::string context = fmt::format("{}: {}", path, what);
     const std::uint32_t header_crc = crc_update(0, header.data(), kTagBytes + sizeof(length));

@@ -104,6 +104,8 @@ InputFd::InputFd(const std::string& path, InputRole role, std::uint64_t max_byte
                                         describe_file_type(info.st_mode), role_fix(role)));
   }
   size_ = static_cast<std::uint64_t>(info.st_size);
+  constexpr std::uint64_t kStatBlockBytes = 512;
+  allocated_ = static_cast<std::uint64_t>(info.st_blocks) * kStatBlockBytes;
   if (max_bytes != 0 && size_ > max_bytes) {
     ::close(fd_);
     throw_input_error(role, over_limit(path, size_, max_bytes, role));

@@ -34,12 +34,15 @@ class InputFd {
 
   int fd() const { return fd_; }
   std::uint64_t size() const { return size_; }
+  // Bytes the file occupies on disk (st_blocks): far below size() for a sparse file.
+  std::uint64_t allocated_bytes() const { return allocated_; }
   // Hands the descriptor over (e.g. to zlib's gzdopen), which then closes it.
   int release();
 
  private:
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  std::uint64_t allocated_ = 0;
 };
 
 // What a file system object is, in words: "a FIFO (named pipe)", "a directory", ...

@@ -1,5 +1,7 @@
 // Every way a checkpoint file can be damaged must end in a CheckpointError: never a crash, a
 // std::bad_alloc or a state read from bad bytes.
+#include <unistd.h>
+
 #include <cstdint>
 #include <string>
 
@@ -216,6 +218,24 @@ TEST_CASE("positions out of range behind valid checksums are refused", "[io][cor
     write_checkpoint(path, state);
     CHECK_THROWS_WITH(read_checkpoint(path), Catch::Contains("position out of range"));
   }
+}
+
+TEST_CASE("a sparse file declaring a terabyte section is refused before allocating",
+          "[io][corruption]") {
+  TempDirectory dir;
+  const std::uint64_t terabyte = std::uint64_t{1} << 40;
+  const std::string head = test::file_header(1, 4) + test::section("META", test::meta_payload()) +
+                           test::section("PARM", "", terabyte);
+  const std::string path = dir.file("sparse.dlm");
+  test::write_bytes(path, head);
+  // The file system keeps the declared terabyte as a hole: a few KiB on disk.
+  if (truncate(path.c_str(), static_cast<off_t>(head.size() + terabyte)) != 0) {
+    WARN("this file system cannot hold a sparse 1 TiB file; skipped");
+    return;
+  }
+  CHECK_THROWS_WITH(read_checkpoint(path),
+                    Catch::Contains("section 'PARM' declares 1099511627776 bytes but only") &&
+                        Catch::Contains("(a sparse file)"));
 }
 
 }  // namespace
