@@ -1,5 +1,6 @@
 #include "train/run_setup.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -17,6 +18,20 @@
 namespace dl {
 
 namespace {
+
+// A label beyond the output layer's units would stop the first step inside the loss, after the
+// run directory was claimed: refused here, naming the key to change.
+void check_labels_fit_output(const Config& config, const Dataset& data, const std::string& source) {
+  if (config.layers.empty()) return;
+  const int units = config.layers.back().nOut;
+  const std::vector<std::int32_t>& labels = data.labels();
+  const auto top = std::max_element(labels.begin(), labels.end());
+  if (top == labels.end() || *top < units) return;
+  throw ConfigError(fmt::format(
+      "{}: labels go up to {} but the output layer (layers.{}) has nOut {}; set its nOut to at "
+      "least {} in {}",
+      source, *top, config.layers.size() - 1, units, *top + 1, config.sourcePath));
+}
 
 void load_data(const Config& config, RunSetup& setup) {
   const DataConfig& d = config.data;
@@ -39,6 +54,8 @@ void load_data(const Config& config, RunSetup& setup) {
     throw DataError(fmt::format("{}: test images are {} but training images are {}", test_source(d),
                                 test.shape_text(), train.shape_text()));
   }
+  check_labels_fit_output(config, train, training_source(d));
+  check_labels_fit_output(config, test, test_source(d));
   RunInfo& info = setup.info;
   info.train_examples = static_cast<std::int64_t>(train.size());
   info.test_examples = static_cast<std::int64_t>(test.size());
