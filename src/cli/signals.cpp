@@ -39,7 +39,10 @@ void install(int signal_number, void (*handler)(int)) {
 SignalState& install_signal_handlers() {
   install(SIGINT, on_stop_signal);
   install(SIGTERM, on_stop_signal);
-  install(SIGHUP, on_stop_signal);
+  // Started under nohup (SIGHUP ignored), the job asked to outlive its terminal: left so.
+  struct sigaction hangup {};
+  if (sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN)
+    install(SIGHUP, on_stop_signal);
   install(SIGUSR1, on_checkpoint_signal);
   return g_state;
 }

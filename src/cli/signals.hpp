@@ -1,7 +1,8 @@
 // Signal handling for batch jobs: SIGTERM, SIGINT and SIGHUP (a closed terminal, a dropped ssh
 // session) ask the trainer to finish the current step, write a checkpoint and exit (143 / 130 /
-// 129); a second SIGINT exits at once; SIGUSR1 asks for a checkpoint and training goes on. The
-// handlers only set atomics: all the work happens on the training threads at the next sync point.
+// 129; under nohup SIGHUP stays ignored); a second SIGINT exits at once; SIGUSR1 asks for a
+// checkpoint and training goes on. The handlers only set atomics: all the work happens on the
+// training threads at the next sync point.
 #pragma once
 
 #include <atomic>

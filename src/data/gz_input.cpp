@@ -19,12 +19,16 @@ constexpr std::size_t kMaxBytesPerGzread = std::size_t{1} << 30;
 // zlib's own buffer for reading the compressed file (its default is 8 KiB).
 constexpr unsigned kGzBufferBytes = 1u << 17;
 
-// zlib prefixes its messages with the path it was given; ours already start with it.
+// zlib prefixes its messages with the name of the stream ("<fd:3>" for a descriptor handed to
+// gzdopen, else the path); ours already start with the path.
 std::string zlib_reason(const char* message, const std::string& path) {
   if (message == nullptr) return "unknown error";
   std::string reason(message);
   const std::string prefix = path + ": ";
   if (reason.compare(0, prefix.size(), prefix) == 0) reason.erase(0, prefix.size());
+  const std::size_t fd_name_end = reason.find(">: ");
+  if (reason.rfind("<fd:", 0) == 0 && fd_name_end != std::string::npos)
+    reason.erase(0, fd_name_end + 3);
   return reason;
 }
 

@@ -79,3 +79,15 @@ wait "$pid" || rc=$?
 grep -q "signal 1 received: checkpoint" "$WORK/hangup.log" || fail "SIGHUP: no checkpoint"
 resume_matches hangup
 echo "ok: SIGHUP -> checkpoint, exit 129, resume identical"
+
+# Under nohup (SIGHUP ignored) a hangup does not stop the run.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/nohup" epochs=2 output.scoreEveryIterations=1)
+nohup "$DL_TRAIN" "${args[@]}" >"$WORK/nohup.log" 2>&1 &
+pid=$!
+wait_for_lines "$WORK/nohup/scores.csv" 2 400 0.05
+kill -HUP "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "under nohup SIGHUP stopped the run: exit $rc"
+cmp "$WORK/straight/scores.csv" "$WORK/nohup/scores.csv" || fail "nohup: scores differ"
+echo "ok: under nohup SIGHUP is ignored, the run completes"
