@@ -6,6 +6,7 @@
 
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "cli/json_output.hpp"
 #include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
@@ -35,8 +36,12 @@ int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessG
   return static_cast<int>(outcome.exit_code);
 }
 
-int run_validate(const CommonOptions& common) {
+int run_validate(const CommonOptions& common, bool json) {
   const Config config = load_config_file(common.config_path, common.overrides);
+  if (json) {
+    print_validate_json(common.config_path, config);
+    return 0;
+  }
   std::cout << "# resolved config of " << common.config_path << "\n"
             << dump_config_yaml(config) << "\n"
             << layer_table(config);
@@ -44,7 +49,7 @@ int run_validate(const CommonOptions& common) {
   return 0;
 }
 
-int run_eval(const CommonOptions& common, const std::string& model_path) {
+int run_eval(const CommonOptions& common, const std::string& model_path, bool json) {
   const SavedModel saved = load_saved_model(model_path, common.config_path, common.overrides);
   const Config& config = saved.config;
   const CheckpointState& state = saved.state;
@@ -53,6 +58,10 @@ int run_eval(const CommonOptions& common, const std::string& model_path) {
   model.upload_parameters(state.parameters.data());
   const Dataset test = load_test_set(config.data);
   const EvaluationResult result = evaluate(model, test);
+  if (json) {
+    print_eval_json(model_path, state, test_source(config.data), test.size(), result);
+    return 0;
+  }
   std::cout << fmt::format("model: {} ({}, epoch {}, iteration {})\n", model_path, state.kind,
                            state.epoch, state.iteration)
             << fmt::format("test set: {} ({} examples), mean loss {:.6f}\n",
@@ -61,8 +70,12 @@ int run_eval(const CommonOptions& common, const std::string& model_path) {
   return 0;
 }
 
-int run_inspect(const std::string& model_path) {
+int run_inspect(const std::string& model_path, bool json) {
   const CheckpointState state = read_checkpoint(model_path);
+  if (json) {
+    print_inspect_json(model_path, state);
+    return 0;
+  }
   std::cout << fmt::format("file: {}\nkind: {}\nepoch: {}\nround_in_epoch: {}\niteration: {}\n",
                            model_path, state.kind, state.epoch, state.round_in_epoch,
                            state.iteration)
@@ -75,12 +88,17 @@ int run_inspect(const std::string& model_path) {
   return 0;
 }
 
-int run_info() {
+int run_info(bool json) {
   const ThreadBudget cpus = plan_threads(ParallelConfig{}, read_cpu_limits(), CpuSharing{});
+  const std::string blas = configure_blas_for_this_cpu();
+  const BackendAvailability cuda = backend_availability();
+  if (json) {
+    print_info_json(cpus, blas, cuda);
+    return 0;
+  }
   std::cout << "dl-train backends:\n"
             << fmt::format("  cpu: available ({} core(s) for this process: {}; {})\n", cpus.cores,
-                           cpus.cores_from, configure_blas_for_this_cpu());
-  const BackendAvailability cuda = backend_availability();
+                           cpus.cores_from, blas);
   if (!cuda.cuda_built) {
     std::cout << "  cuda: not built into this binary\n";
     return 0;

@@ -1,5 +1,7 @@
 #include "train/trainer.hpp"
 
+#include <unistd.h>
+
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -89,7 +91,8 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   TrainingState state(config, *setup.trainer, progress, listeners, checkpoints);
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
-    listeners = make_listeners(ListenerContext{config, run, state, console});
+    const bool terminal = options.log == nullptr && isatty(STDOUT_FILENO) == 1;
+    listeners = make_listeners(ListenerContext{config, run, state, console, terminal});
   }
   resume_or_initialize(config, options, checkpoints, *setup.trainer, state, setup.info);
 
