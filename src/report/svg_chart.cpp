@@ -35,7 +35,20 @@ struct Range {
 };
 
 std::string tick_label(double v) {
-  return fmt::format("{:.4g}", v);
+  return fmt::format("{:.6g}", v);
+}
+
+// At most kMaxPoints points of a long series (a run scoring every iteration for days): every
+// k-th point and the last, so the page stays small and quick to draw.
+constexpr std::size_t kMaxPoints = 2000;
+
+std::vector<SeriesPoint> thinned(const std::vector<SeriesPoint>& points) {
+  if (points.size() <= kMaxPoints) return points;
+  const std::size_t stride = (points.size() + kMaxPoints - 1) / kMaxPoints;
+  std::vector<SeriesPoint> kept;
+  for (std::size_t i = 0; i < points.size(); i += stride) kept.push_back(points[i]);
+  if ((points.size() - 1) % stride != 0) kept.push_back(points.back());
+  return kept;
 }
 
 }  // namespace
@@ -132,7 +145,7 @@ std::string svg_line_chart(const LineChart& chart) {
     const char* color = kColors[i % std::size(kColors)];
     std::string path;
     bool pen_down = false;
-    for (const SeriesPoint& p : s.points) {
+    for (const SeriesPoint& p : thinned(s.points)) {
       if (!std::isfinite(p.y)) {
         pen_down = false;
         continue;

@@ -2,6 +2,7 @@
 // text, chart ticks, HTML escaping, and the report rendered from a run directory's files.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -92,4 +93,16 @@ TEST_CASE("the report is one page with charts from the run directory's files", "
   CHECK_THAT(html, Contains("actual 1 predicted 1: 4"));
   CHECK_THAT(html, !Contains("<script"));
   CHECK_THAT(html, !Contains("http://") || Contains("xmlns=\"http://www.w3.org/2000/svg\""));
+}
+
+TEST_CASE("a long series is thinned to a few thousand points, its last one kept", "[report]") {
+  dl::LineChart chart{"loss", "iteration", "loss", {}};
+  dl::ChartSeries series{"loss", {}, false};
+  for (int i = 1; i <= 100001; ++i) series.points.push_back({double(i), 1.0 / i});
+  chart.series.push_back(series);
+  const std::string svg = dl::svg_line_chart(chart);
+  const auto segments = std::count(svg.begin(), svg.end(), 'L');
+  CHECK(segments > 1000);
+  CHECK(segments < 2100);
+  CHECK_THAT(svg, Contains("100000"));  // the x axis reaches the last iteration
 }
