@@ -1,5 +1,6 @@
 #include "cli/commands.hpp"
 
+#include <algorithm>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "core/hash.hpp"
 #include "data/data_sources.hpp"
 #include "data/dataset.hpp"
+#include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "nn/model.hpp"
 #include "parallel/process_group.hpp"
@@ -49,7 +51,34 @@ int run_validate(const CommonOptions& common, bool json) {
   return 0;
 }
 
-int run_eval(const CommonOptions& common, const std::string& model_path, bool json) {
+namespace {
+
+// eval --predictions: "index,label,predicted,p0,...,p<classes-1>" per test example, in order.
+void write_predictions(Model& model, const Dataset& test, const std::string& path) {
+  const int classes = model.num_classes();
+  std::string csv = "index,label,predicted";
+  for (int c = 0; c < classes; ++c) csv += fmt::format(",p{}", c);
+  csv += "\n";
+  run_inference(
+      model, test,
+      [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const float* row = outputs + i * static_cast<std::size_t>(classes);
+          const auto predicted = std::max_element(row, row + classes) - row;
+          csv +=
+              fmt::format("{},{},{}", first + static_cast<std::int64_t>(i), labels[i], predicted);
+          // 9 significant digits: every float reads back exactly.
+          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
+          csv += "\n";
+        }
+      });
+  write_file_atomically(path, csv);
+}
+
+}  // namespace
+
+int run_eval(const CommonOptions& common, const std::string& model_path, bool json,
+             const std::string& predictions_path) {
   const SavedModel saved = load_saved_model(model_path, common.config_path, common.overrides);
   const Config& config = saved.config;
   const CheckpointState& state = saved.state;
@@ -58,6 +87,7 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   model.upload_parameters(state.parameters.data());
   const Dataset test = load_test_set(config.data);
   const EvaluationResult result = evaluate(model, test);
+  if (!predictions_path.empty()) write_predictions(model, test, predictions_path);
   if (json) {
     print_eval_json(model_path, state, test_source(config.data), test.size(), result);
     return 0;

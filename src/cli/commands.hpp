@@ -18,7 +18,10 @@ int run_train(const CommonOptions& common, bool resume, bool overwrite, ProcessG
 int run_validate(const CommonOptions& common, bool json);
 // model_path: a model (.dlm) or checkpoint file; the config defaults to the run directory's
 // config.resolved.yaml beside it.
-int run_eval(const CommonOptions& common, const std::string& model_path, bool json);
+// predictions_path: when not empty, a CSV of every test example's label, prediction and class
+// probabilities ("index,label,predicted,p0,...").
+int run_eval(const CommonOptions& common, const std::string& model_path, bool json,
+             const std::string& predictions_path);
 int run_info(bool json);
 // Prints what a model or checkpoint file holds: kind, position, network, and a 64-bit FNV-1a
 // hash of the parameter bytes (bit-identical parameters <=> equal hashes, for scripts).

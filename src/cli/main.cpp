@@ -1,7 +1,7 @@
 // dl-train: trains neural networks data-parallel from one YAML file.
 //   dl-train --config configs/mnist.yaml [--set key=value ...] [--resume | --overwrite]
 //   dl-train validate --config FILE [--json]   print the resolved config and the layer table
-//   dl-train eval --model FILE [--config FILE] [--json]
+//   dl-train eval --model FILE [--config FILE] [--json] [--predictions CSV]
 //   dl-train inspect --model FILE [--json]
 //   dl-train info [--json]
 //   dl-train report RUN_DIR [RUN_DIR...] [--output FILE]   report.html (report/report_html.hpp)
@@ -73,6 +73,9 @@ int main(int argc, char** argv) {
   add_common(*eval, eval_common, false);
   eval->add_option("-m,--model", model_path, "model.dlm or a checkpoint file")->required();
   eval->add_flag("--json", eval_json, json_help);
+  std::string predictions_path;
+  eval->add_option("--predictions", predictions_path,
+                   "also write each test example's label, prediction and probabilities (CSV)");
   CLI::App* inspect = app.add_subcommand("inspect", "print what a model or checkpoint file holds");
   std::string inspect_path;
   inspect->add_option("-m,--model", inspect_path, "model.dlm or a checkpoint file")->required();
@@ -117,7 +120,7 @@ int main(int argc, char** argv) {
                            *processes);
     }
     if (*validate) return dl::run_validate(validate_common, validate_json);
-    if (*eval) return dl::run_eval(eval_common, model_path, eval_json);
+    if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
     if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
     if (*info) return dl::run_info(info_json);
     if (*report) return dl::run_report(report_runs, report_output);

@@ -98,6 +98,9 @@ grep -q '"final_score": null' "$WORK/inf/summary.json" ||
 "$DL_TRAIN" eval --json --model "$WORK/run/model.dlm" >"$WORK/eval.json"
 "$DL_TRAIN" info --json >"$WORK/info.json"
 strict_json "$WORK/validate.json" "$WORK/inspect.json" "$WORK/eval.json" "$WORK/info.json"
+"$DL_TRAIN" eval --model "$WORK/run/model.dlm" --predictions "$WORK/predictions.csv" >/dev/null
+head -1 "$WORK/predictions.csv" | grep -q '^index,label,predicted,p0,' || fail "predictions header"
+[ "$(wc -l <"$WORK/predictions.csv")" = 101 ] || fail "expected 100 prediction rows"
 grep -q '"parameter_hash"' "$WORK/inspect.json" || fail "inspect --json"
 grep -q '"confusion"' "$WORK/eval.json" || fail "eval --json"
 echo "ok: console modes, TensorBoard, report, provenance, --version, --json"

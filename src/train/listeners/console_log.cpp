@@ -1,11 +1,12 @@
-// The console (standard output of rank 0), in the mode output.console picks (console_mode.hpp):
+// The console (standard output of rank 0), in the mode output.console picks (console_text.hpp):
 // what the run set up, progress (a bar redrawn in place, or a line per score report), one line
 // per epoch with the evaluation, and what the run did at its end. Last of the listeners, so it
 // also reports what the others did (checkpoints on request, a new best model, early stopping).
-// Every line is flushed as it is written: a log file a person follows with `tail -f` shows each
-// line at once, not when a buffer fills.
+// Warnings go to standard error. Every line is flushed as it is written: a log file a person
+// follows with `tail -f` shows each line at once, not when a buffer fills.
 #include <chrono>
 #include <ctime>
+#include <iostream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -35,6 +36,9 @@ class ConsoleLog final : public TrainingListener {
   void on_start(const RunInfo& info) override {
     max_epochs_ = info.max_epochs;
     next_epoch_start_ = std::chrono::steady_clock::now();
+    // Warnings go to standard error in every mode, quiet included: a person must see them.
+    for (const std::string& line : info.resume_log)
+      if (is_warning(line)) std::cerr << "dl-train: " << line << std::endl;
     if (mode_ == ConsoleMode::kQuiet) return;
     if (mode_ == ConsoleMode::kJsonl) return record(start_record(info));
     print_setup(out_, info, config_);

@@ -44,6 +44,10 @@ Json event_record(const char* event) {
 
 }  // namespace
 
+bool is_warning(const std::string& line) {
+  return line.rfind("warning: ", 0) == 0;
+}
+
 void print_setup(std::ostream& out, const RunInfo& info, const Config& config) {
   if (info.processes > 1)
     out << fmt::format("processes: {}; global workers: {}\n", info.process_group,
@@ -58,7 +62,8 @@ void print_setup(std::ostream& out, const RunInfo& info, const Config& config) {
       << info.optimizer << "\n"
       << info.data_placement << "\n";
   print_model(out, info, config);
-  for (const std::string& line : info.resume_log) out << line << "\n";
+  for (const std::string& line : info.resume_log)
+    if (!is_warning(line)) out << line << "\n";
 }
 
 void print_finish(std::ostream& out, const RunEnd& end) {

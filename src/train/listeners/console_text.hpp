@@ -14,7 +14,9 @@ namespace dl {
 // auto: a progress bar on a terminal, plain lines otherwise.
 ConsoleMode resolve_console_mode(ConsoleMode configured, bool terminal);
 
+// The set-up, and what resuming said except warnings (is_warning), which go to standard error.
 void print_setup(std::ostream& out, const RunInfo& info, const Config& config);
+bool is_warning(const std::string& line);
 void print_finish(std::ostream& out, const RunEnd& end);
 
 Json start_record(const RunInfo& info);
