@@ -27,6 +27,24 @@ grep -q $'\r' "$WORK/lines.log" && fail "carriage returns in a piped log"
 grep -q "Confusion Matrix" "$WORK/lines.log" || fail "no confusion matrix at the end"
 [ "$(grep -c "Confusion Matrix" "$WORK/lines.log")" = 1 ] || fail "confusion matrix printed per epoch"
 
+# A log file grows line by line while the run trains: the first iteration line is there while
+# the process still runs and far less than a stdio buffer (4 KiB) has been written.
+make_data "$WORK/more" 6000 100
+mapfile -t slow < <(small_args "$WORK/more" "$WORK/slow" epochs=50 output.scoreEveryIterations=40)
+"$DL_TRAIN" "${slow[@]}" >"$WORK/slow.log" 2>&1 &
+slow_pid=$!
+for _ in $(seq 1 600); do
+  grep -q "iteration 40 " "$WORK/slow.log" && break
+  sleep 0.1
+done
+kill -0 "$slow_pid" 2>/dev/null || fail "the run ended before its log showed an iteration line"
+grep -q "iteration 40 " "$WORK/slow.log" || fail "no iteration line while training: $(cat "$WORK/slow.log")"
+size=$(wc -c <"$WORK/slow.log")
+[ "$size" -lt 4096 ] || fail "the log arrived in a block of $size bytes"
+echo "ok: piped log: $(grep -c iteration "$WORK/slow.log") iteration line(s), $size bytes, while training"
+kill -TERM "$slow_pid"
+wait "$slow_pid" || true
+
 # TensorBoard: framing and CRCs checked, scalars at their steps.
 events=("$WORK"/run/tensorboard/events.out.tfevents.*)
 [ -s "${events[0]}" ] || fail "no event file"
