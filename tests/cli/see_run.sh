@@ -108,6 +108,19 @@ strict_json "$WORK/inf/summary.json" "$WORK/inf/metrics.jsonl"
 grep -q '"final_score": null' "$WORK/inf/summary.json" ||
   fail "a NaN score is not null: $(head -5 "$WORK/inf/summary.json")"
 
+# A diverged run (onNonFiniteLoss: stop) fails with exit 5 and still leaves its summary.
+mapfile -t args6 < <(small_args "$WORK/data" "$WORK/diverged" epochs=1 updater.learningRate=1e30 \
+  output.console=epochs)
+rc=0
+"$DL_TRAIN" "${args6[@]}" >"$WORK/diverged.log" 2>"$WORK/diverged.err" || rc=$?
+[ "$rc" = 5 ] || fail "a diverged run exited $rc"
+[ "$(wc -l <"$WORK/diverged.err")" = 1 ] || fail "expected one error line: $(cat "$WORK/diverged.err")"
+strict_json "$WORK/diverged/summary.json"
+grep -q '"stopped_by": "diverged: ' "$WORK/diverged/summary.json" || fail "summary of a diverged run"
+grep -q '^diverged: ' "$WORK/diverged.log" || fail "no diverged line: $(tail -2 "$WORK/diverged.log")"
+[ -s "$WORK/diverged/report.html" ] || fail "no report of a diverged run"
+[ ! -e "$WORK/diverged/model.dlm" ] || fail "a diverged run saved its model"
+
 # --version and --json.
 "$DL_TRAIN" --version | grep -qE '^dl-train [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
 "$DL_TRAIN" --version | grep -q '^git commit: ' || fail "--version lacks the commit"

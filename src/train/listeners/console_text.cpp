@@ -74,9 +74,9 @@ void print_finish(std::ostream& out, const RunEnd& end) {
   if (end.early_stopping) out << end.early_stopping->summary() << "\n";
   if (end.loss_scaling) print_loss_scaling(out, *end.loss_scaling);
   const TrainOutcome& o = end.outcome;
-  out << fmt::format(
-      "done: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s; run directory {}\n",
-      o.epochs_completed, o.iterations, o.train_seconds, o.images_per_second, o.run_directory);
+  out << fmt::format("{}: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s; run directory {}\n",
+                     end.diverged ? "diverged" : "done", o.epochs_completed, o.iterations,
+                     o.train_seconds, o.images_per_second, o.run_directory);
 }
 
 Json start_record(const RunInfo& info) {
