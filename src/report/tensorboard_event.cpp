@@ -29,4 +29,12 @@ std::string encode_scalars_event(double wall_time, std::int64_t step,
   return event.SerializeAsString();
 }
 
+std::string encode_session_start_event(double wall_time, std::int64_t step) {
+  tensorboard::Event event;
+  event.set_wall_time(wall_time);
+  event.set_step(step);
+  event.mutable_session_log()->set_status(tensorboard::SessionLog::START);
+  return event.SerializeAsString();
+}
+
 }  // namespace dl

@@ -26,4 +26,8 @@ std::string encode_scalars_event(double, std::int64_t, const std::vector<Scalar>
   refuse();
 }
 
+std::string encode_session_start_event(double, std::int64_t) {
+  refuse();
+}
+
 }  // namespace dl

@@ -48,6 +48,10 @@ void TensorBoardWriter::write_scalars(std::int64_t step, const std::vector<Scala
   write_record(encode_scalars_event(unix_seconds(), step, values));
 }
 
+void TensorBoardWriter::write_session_start(std::int64_t first_step) {
+  write_record(encode_session_start_event(unix_seconds(), first_step));
+}
+
 void TensorBoardWriter::sync() {
   if (::fdatasync(fd_) != 0)
     throw IoError(fmt::format("cannot sync {}: {}", path_, std::strerror(errno)));

@@ -24,6 +24,7 @@ bool tensorboard_built();
 std::string encode_file_version_event(double wall_time);
 std::string encode_scalars_event(double wall_time, std::int64_t step,
                                  const std::vector<Scalar>& values);
+std::string encode_session_start_event(double wall_time, std::int64_t step);
 
 class TensorBoardWriter {
  public:
@@ -36,6 +37,9 @@ class TensorBoardWriter {
   TensorBoardWriter& operator=(const TensorBoardWriter&) = delete;
 
   void write_scalars(std::int64_t step, const std::vector<Scalar>& values);
+  // This process writes steps from `first_step` on: whatever an earlier process (killed after its
+  // last checkpoint) wrote there is out of date, and TensorBoard drops it on reading this.
+  void write_session_start(std::int64_t first_step);
   void sync();  // onto the disk (before a checkpoint refers to this point of the run)
   const std::string& path() const { return path_; }
 

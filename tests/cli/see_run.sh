@@ -30,15 +30,15 @@ grep -q "Confusion Matrix" "$WORK/lines.log" || fail "no confusion matrix at the
 # A log file grows line by line while the run trains: the first iteration line is there while
 # the process still runs and far less than a stdio buffer (4 KiB) has been written.
 make_data "$WORK/more" 6000 100
-mapfile -t slow < <(small_args "$WORK/more" "$WORK/slow" epochs=50 output.scoreEveryIterations=40)
+mapfile -t slow < <(small_args "$WORK/more" "$WORK/slow" epochs=50 output.scoreEveryIterations=150)
 "$DL_TRAIN" "${slow[@]}" >"$WORK/slow.log" 2>&1 &
 slow_pid=$!
 for _ in $(seq 1 600); do
-  grep -q "iteration 40 " "$WORK/slow.log" && break
+  grep -q "iteration 150 " "$WORK/slow.log" && break
   sleep 0.1
 done
 kill -0 "$slow_pid" 2>/dev/null || fail "the run ended before its log showed an iteration line"
-grep -q "iteration 40 " "$WORK/slow.log" || fail "no iteration line while training: $(cat "$WORK/slow.log")"
+grep -q "iteration 150 " "$WORK/slow.log" || fail "no iteration line while training: $(cat "$WORK/slow.log")"
 size=$(wc -c <"$WORK/slow.log")
 [ "$size" -lt 4096 ] || fail "the log arrived in a block of $size bytes"
 echo "ok: piped log: $(grep -c iteration "$WORK/slow.log") iteration line(s), $size bytes, while training"
@@ -56,6 +56,30 @@ done
 grep -q '^5 train/loss ' "$WORK/scalars.txt" || fail "no loss at step 5"
 grep -q '^38 epoch/test_accuracy ' "$WORK/scalars.txt" || fail "no accuracy at the last step"
 echo "ok: tensorboard: $(grep -c . "$WORK/scalars.txt") records read back"
+
+# A run killed (SIGKILL) after its last checkpoint wrote scalars past it; the resumed run's
+# session start makes TensorBoard (and the reader) drop them: no step of a tag twice.
+mapfile -t killed < <(small_args "$WORK/more" "$WORK/killed" epochs=50 output.tensorboard=true \
+  output.scoreEveryIterations=10 output.checkpointEveryIterations=100)
+"$DL_TRAIN" "${killed[@]}" >"$WORK/killed.log" 2>&1 &
+killed_pid=$!
+for _ in $(seq 1 600); do
+  grep -q "iteration 150 " "$WORK/killed.log" && break
+  sleep 0.1
+done
+{
+  kill -KILL "$killed_pid"
+  wait "$killed_pid"
+} 2>/dev/null || true
+mapfile -t resumed < <(small_args "$WORK/more" "$WORK/killed" epochs=1 output.tensorboard=true \
+  output.scoreEveryIterations=10 output.checkpointEveryIterations=100)
+"$DL_TRAIN" "${resumed[@]}" --resume >"$WORK/resumed.log"
+"$PY" "$HERE/read_tfevents.py" "$WORK"/killed/tensorboard/events.out.tfevents.* >"$WORK/killed.txt"
+grep -qE '^session_start 1[0-9]1 dropped [1-9]' "$WORK/killed.txt" ||
+  fail "no session start dropping the killed run's scalars: $(grep session "$WORK/killed.txt")"
+duplicates=$(grep -E '^[0-9]+ ' "$WORK/killed.txt" | cut -d' ' -f1,2 | sort | uniq -d | wc -l)
+[ "$duplicates" = 0 ] || fail "$duplicates step/tag pairs twice after the resume"
+echo "ok: tensorboard after kill and resume: $(grep session_start "$WORK/killed.txt" | tr '\n' ';')"
 
 # summary.json: provenance, strict JSON.
 strict_json "$WORK/run/summary.json" "$WORK/run/metrics.jsonl"

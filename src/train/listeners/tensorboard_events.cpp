@@ -2,7 +2,8 @@
 // report (train/loss, train/learning_rate, train/images_per_second) and every epoch's end
 // (epoch/test_accuracy, epoch/test_f1, epoch/test_loss, epoch/images_per_second, and the
 // validation set's when there is one), all at the global iteration as the step, so the two
-// groups share one x axis. A resumed run starts a new file; TensorBoard reads all of them.
+// groups share one x axis. A resumed run starts a new file, beginning with a session start at
+// its first step, so TensorBoard drops what a killed run wrote after its last checkpoint.
 #include "report/tensorboard_writer.hpp"
 #include "train/listeners/listeners.hpp"
 
@@ -14,6 +15,10 @@ class TensorBoardEvents final : public TrainingListener {
  public:
   explicit TensorBoardEvents(const ListenerContext& context)
       : writer_(context.run.file("tensorboard")) {}
+
+  void on_start(const RunInfo& info) override {
+    writer_.write_session_start(info.start.iteration + 1);
+  }
 
   void on_sync_point(SyncEvent& event) override {
     if (!event.report) return;
