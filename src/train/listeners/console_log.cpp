@@ -35,6 +35,7 @@ class ConsoleLog final : public TrainingListener {
 
   void on_start(const RunInfo& info) override {
     max_epochs_ = info.max_epochs;
+    start_ = info.start;
     next_epoch_start_ = std::chrono::steady_clock::now();
     // Warnings go to standard error in every mode, quiet included: a person must see them.
     for (const std::string& line : info.resume_log)
@@ -90,7 +91,9 @@ class ConsoleLog final : public TrainingListener {
   }
 
  private:
-  // The epoch's training loss so far: the sample-weighted mean of the rounds' data loss.
+  // The epoch's training loss so far: the sample-weighted mean of the data loss of the rounds
+  // that are sync points (every round in synchronous mode or with one worker, else every
+  // averagingFrequency-th: a sample of the epoch, like the score rows).
   struct RunningLoss {
     double sum = 0.0;
     std::int64_t samples = 0;
@@ -114,7 +117,8 @@ class ConsoleLog final : public TrainingListener {
       close_bar();
       bar_epoch_ = p.epoch;
       bar_start_ = next_epoch_start_;
-      bar_first_round_ = p.round;
+      // Rounds this process trains in the epoch start at 0, or where a resumed run goes on.
+      bar_first_round_ = p.epoch == start_.epoch ? start_.round : 0;
       bar_samples_ = 0;
       out_ << fmt::format("Epoch {}/{}\n", p.epoch + 1, max_epochs_);
     }
@@ -178,6 +182,7 @@ class ConsoleLog final : public TrainingListener {
   std::ostream& out_;
   ConsoleMode mode_;
   int max_epochs_ = 0;
+  RunPosition start_;
   RunningLoss epoch_loss_;
   std::string last_stats_;
   int bar_epoch_ = -1;
