@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "cli/console_writer.hpp"
+#include "cli/json_output.hpp"
 #include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
@@ -17,6 +19,7 @@
 #include "core/hash.hpp"
 #include "data/data_sources.hpp"
 #include "data/dataset.hpp"
+#include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "nn/model.hpp"
 #include "parallel/process_group.hpp"
@@ -51,8 +54,12 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   return static_cast<int>(outcome.exit_code);
 }
 
-int run_validate(const CommonOptions& common) {
+int run_validate(const CommonOptions& common, bool json) {
   const Config config = load_config_file(common.config_path, common.overrides);
+  if (json) {
+    print_validate_json(common.config_path, config);
+    return 0;
+  }
   std::cout << "# resolved config of " << common.config_path << "\n"
             << dump_config_yaml(config) << "\n"
             << layer_table(config);
@@ -60,7 +67,34 @@ int run_validate(const CommonOptions& common) {
   return 0;
 }
 
-int run_eval(const CommonOptions& common, const std::string& model_path) {
+namespace {
+
+// eval --predictions: "index,label,predicted,p0,...,p<classes-1>" per test example, in order.
+void write_predictions(Model& model, const Dataset& test, const std::string& path) {
+  const int classes = model.num_classes();
+  std::string csv = "index,label,predicted";
+  for (int c = 0; c < classes; ++c) csv += fmt::format(",p{}", c);
+  csv += "\n";
+  run_inference(
+      model, test,
+      [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
+        for (std::size_t i = 0; i < n; ++i) {
+          const float* row = outputs + i * static_cast<std::size_t>(classes);
+          const auto predicted = std::max_element(row, row + classes) - row;
+          csv +=
+              fmt::format("{},{},{}", first + static_cast<std::int64_t>(i), labels[i], predicted);
+          // 9 significant digits: every float reads back exactly.
+          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
+          csv += "\n";
+        }
+      });
+  write_file_atomically(path, csv);
+}
+
+}  // namespace
+
+int run_eval(const CommonOptions& common, const std::string& model_path, bool json,
+             const std::string& predictions_path) {
   const SavedModel saved = load_saved_model(model_path, common.config_path, common.overrides);
   const Config& config = saved.config;
   const CheckpointState& state = saved.state;
@@ -69,6 +103,11 @@ int run_eval(const CommonOptions& common, const std::string& model_path) {
   model.upload_parameters(state.parameters.data());
   const Dataset test = load_test_set(config.data);
   const EvaluationResult result = evaluate(model, test);
+  if (!predictions_path.empty()) write_predictions(model, test, predictions_path);
+  if (json) {
+    print_eval_json(model_path, state, test_source(config.data), test.size(), result);
+    return 0;
+  }
   std::cout << fmt::format("model: {} ({}, epoch {}, iteration {})\n", model_path, state.kind,
                            state.epoch, state.iteration)
             << fmt::format("test set: {} ({} examples), mean loss {:.6f}\n",
@@ -77,8 +116,12 @@ int run_eval(const CommonOptions& common, const std::string& model_path) {
   return 0;
 }
 
-int run_inspect(const std::string& model_path) {
+int run_inspect(const std::string& model_path, bool json) {
   const CheckpointState state = read_checkpoint(model_path);
+  if (json) {
+    print_inspect_json(model_path, state);
+    return 0;
+  }
   std::cout << fmt::format("file: {}\nkind: {}\nepoch: {}\nround_in_epoch: {}\niteration: {}\n",
                            model_path, state.kind, state.epoch, state.round_in_epoch,
                            state.iteration)
@@ -91,12 +134,17 @@ int run_inspect(const std::string& model_path) {
   return 0;
 }
 
-int run_info() {
+int run_info(bool json) {
   const ThreadBudget cpus = plan_threads(ParallelConfig{}, read_cpu_limits(), CpuSharing{});
+  const std::string blas = configure_blas_for_this_cpu();
+  const BackendAvailability cuda = backend_availability();
+  if (json) {
+    print_info_json(cpus, blas, cuda);
+    return 0;
+  }
   std::cout << "dl-train backends:\n"
             << fmt::format("  cpu: available ({} core(s) for this process: {}; {})\n", cpus.cores,
-                           cpus.cores_from, configure_blas_for_this_cpu());
-  const BackendAvailability cuda = backend_availability();
+                           cpus.cores_from, blas);
   if (!cuda.cuda_built) {
     std::cout << "  cuda: not built into this binary\n";
     return 0;

@@ -21,13 +21,20 @@ struct TrainFlags {
 
 class ProcessGroup;
 int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup& processes);
-int run_validate(const CommonOptions& common);
+// json: one JSON document on standard output instead of text (cli/json_output.hpp).
+int run_validate(const CommonOptions& common, bool json);
 // model_path: a model (.dlm) or checkpoint file; the config defaults to the run directory's
 // config.resolved.yaml beside it.
-int run_eval(const CommonOptions& common, const std::string& model_path);
-int run_info();
+// predictions_path: when not empty, a CSV of every test example's label, prediction and class
+// probabilities ("index,label,predicted,p0,...").
+int run_eval(const CommonOptions& common, const std::string& model_path, bool json,
+             const std::string& predictions_path);
+int run_info(bool json);
 // Prints what a model or checkpoint file holds: kind, position, network, and a 64-bit FNV-1a
 // hash of the parameter bytes (bit-identical parameters <=> equal hashes, for scripts).
-int run_inspect(const std::string& model_path);
+int run_inspect(const std::string& model_path, bool json);
+// One run: RUN_DIR/report.html unless `output` names another file; several runs compared on one
+// page: `output` (default report.html in the current directory).
+int run_report(const std::vector<std::string>& run_directories, const std::string& output);
 
 }  // namespace dl

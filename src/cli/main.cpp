@@ -1,9 +1,11 @@
 // dl-train: trains neural networks data-parallel from one YAML file.
 //   dl-train --config configs/mnist.yaml [--set key=value ...] [--resume | --overwrite]
-//   dl-train validate --config FILE      print the resolved config and the layer table
-//   dl-train eval --model FILE [--config FILE]
-//   dl-train inspect --model FILE
-//   dl-train info
+//   dl-train validate --config FILE [--json]   print the resolved config and the layer table
+//   dl-train eval --model FILE [--config FILE] [--json] [--predictions CSV]
+//   dl-train inspect --model FILE [--json]
+//   dl-train info [--json]
+//   dl-train report RUN_DIR [RUN_DIR...] [--output FILE]   report.html (report/report_html.hpp)
+//   dl-train --version
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
 #include <iostream>
@@ -18,6 +20,7 @@
 #include "cli/signals.hpp"
 #include "core/error.hpp"
 #include "parallel/process_group.hpp"
+#include "report/build_info.hpp"
 
 namespace {
 
@@ -60,8 +63,12 @@ struct TrainCommand {
 
 int main(int argc, char** argv) {
   dl::prepare_standard_streams();
+  dl::set_command_line(argc, argv);
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
+  app.set_version_flag("--version", dl::version_text());
   app.require_subcommand(0, 1);
+  bool validate_json = false, eval_json = false, inspect_json = false, info_json = false;
+  const char* json_help = "print one JSON document instead of text";
   TrainCommand top_level, train_command;
   top_level.add_to(app, false);
 
@@ -71,16 +78,32 @@ int main(int argc, char** argv) {
   CLI::App* validate =
       app.add_subcommand("validate", "check a config; print it resolved and the layer table");
   add_common(*validate, validate_common, true);
+  validate->add_flag("--json", validate_json, json_help);
   CLI::App* eval =
       app.add_subcommand("eval", "evaluate a saved model or checkpoint on the test set");
   std::string model_path;
   add_common(*eval, eval_common, false);
   eval->add_option("-m,--model", model_path, "model.dlm or a checkpoint file")->required();
+  eval->add_flag("--json", eval_json, json_help);
+  std::string predictions_path;
+  eval->add_option("--predictions", predictions_path,
+                   "also write each test example's label, prediction and probabilities (CSV)");
   CLI::App* inspect = app.add_subcommand("inspect", "print what a model or checkpoint file holds");
   std::string inspect_path;
   inspect->add_option("-m,--model", inspect_path, "model.dlm or a checkpoint file")->required();
+  inspect->add_flag("--json", inspect_json, json_help);
   CLI::App* info = app.add_subcommand("info", "list backends and devices");
-  (void)info;
+  info->add_flag("--json", info_json, json_help);
+  CLI::App* report = app.add_subcommand(
+      "report", "write report.html for a run directory, or one page comparing several runs");
+  std::vector<std::string> report_runs;
+  std::string report_output;
+  report->add_option("runs", report_runs, "run directories")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  report->add_option("-o,--output", report_output,
+                     "the page to write (default: RUN_DIR/report.html for one run, "
+                     "report.html for several)");
   dl::ModelCommands model_commands;
   dl::add_model_commands(app, model_commands);
 
@@ -107,10 +130,11 @@ int main(int argc, char** argv) {
     if (*train) {
       return train_command.run(*processes);
     }
-    if (*validate) return dl::run_validate(validate_common);
-    if (*eval) return dl::run_eval(eval_common, model_path);
-    if (*inspect) return dl::run_inspect(inspect_path);
-    if (*info) return dl::run_info();
+    if (*validate) return dl::run_validate(validate_common, validate_json);
+    if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
+    if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
+    if (*info) return dl::run_info(info_json);
+    if (*report) return dl::run_report(report_runs, report_output);
     if (model_commands.chosen()) return dl::run_model_command(model_commands);
     if (top_level.common.config_path.empty()) {
       std::cerr << app.help();

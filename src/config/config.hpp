@@ -91,12 +91,19 @@ struct DataConfig {
   DeviceResidency deviceResident = DeviceResidency::kAuto;
 };
 
+// What the console shows (console_log.cpp): auto = a progress bar on a terminal, plain lines
+// otherwise; epochs = one line per epoch; jsonl = one JSON object per line; quiet = nothing.
+enum class ConsoleMode { kAuto, kBar, kLines, kEpochs, kJsonl, kQuiet };
+
 struct OutputConfig {
   std::string directory = "runs/mnist";
   int64_t scoreEveryIterations = 10;  // a score row every N iterations (DL4J listener frequency)
   int64_t checkpointEveryIterations = 0;  // 0 = checkpoint only at the end of each epoch
   int keepLast = 3;                       // checkpoints kept; older ones are deleted
   bool printEvaluation = true;            // Evaluation.stats() after each epoch
+  ConsoleMode console = ConsoleMode::kAuto;
+  bool report = true;        // report.html at every epoch end and at the end
+  bool tensorboard = false;  // TensorBoard event files in <run>/tensorboard/
 };
 
 enum class LearningRateScaling { kNone, kLinear };

@@ -216,6 +216,9 @@ const FieldTable<OutputConfig>& output_fields() {
       integer_field("checkpointEveryIterations", &OutputConfig::checkpointEveryIterations, 0),
       integer_field("keepLast", &OutputConfig::keepLast, 1),
       bool_field("printEvaluation", &OutputConfig::printEvaluation),
+      enum_field("console", &OutputConfig::console),
+      bool_field("report", &OutputConfig::report),
+      bool_field("tensorboard", &OutputConfig::tensorboard),
   };
   return table;
 }

@@ -55,6 +55,10 @@ DL_ENUM_SPELLINGS(LossScalingMode, "loss scaling mode", {LossScalingMode::kDynam
                   {LossScalingMode::kStatic, "static"}, {LossScalingMode::kNone, "none"})
 DL_ENUM_SPELLINGS(DeviceResidency, "device residency", {DeviceResidency::kAuto, "auto"},
                   {DeviceResidency::kAlways, "always"}, {DeviceResidency::kNever, "never"})
+DL_ENUM_SPELLINGS(ConsoleMode, "console mode", {ConsoleMode::kAuto, "auto"},
+                  {ConsoleMode::kBar, "bar"}, {ConsoleMode::kLines, "lines"},
+                  {ConsoleMode::kEpochs, "epochs"}, {ConsoleMode::kJsonl, "jsonl"},
+                  {ConsoleMode::kQuiet, "quiet"})
 DL_ENUM_SPELLINGS(NcclUsage, "NCCL usage", {NcclUsage::kAuto, "auto"},
                   {NcclUsage::kAlways, "always"})
 

@@ -57,9 +57,19 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
   for (std::int64_t first_round = info.start.round; epoch < max_epochs; ++epoch, first_round = 0) {
     const auto epoch_start = RunProgress::Clock::now();
     const std::int64_t samples_before = progress_.samples_trained;
-    const std::int64_t next =
-        trainer_.run_epoch(epoch, first_round, progress_.iteration,
-                           [this](const SyncPoint& point) { return on_sync_point(point); });
+    std::int64_t next = 0;
+    try {
+      next = trainer_.run_epoch(epoch, first_round, progress_.iteration,
+                                [this](const SyncPoint& point) { return on_sync_point(point); });
+    } catch (const Error& e) {
+      // A diverged run still gets its summary.json, report and console ending, then fails as
+      // before (main() prints the error; exit 5). The trainer rethrows a worker's
+      // DivergenceError as an Error with its exit code.
+      if (e.code() != ExitCode::kDiverged) throw;
+      outcome.exit_code = ExitCode::kDiverged;
+      finish(outcome, epoch, std::string("diverged: ") + e.what());
+      throw;
+    }
     processes_.broadcast(&stop_signal_, sizeof(stop_signal_), 0);
     const double epoch_seconds = RunProgress::since(epoch_start);
     progress_.round_seconds += epoch_seconds;
@@ -173,6 +183,7 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   RunEnd end;
   end.outcome = outcome;
   end.stopped_by = stopped_by;
+  end.diverged = outcome.exit_code == ExitCode::kDiverged;
   end.stop_signal = stop_signal_;
   end.next_epoch = next_epoch;
   end.peak_rss_bytes = peak_rss_bytes();

@@ -57,17 +57,24 @@ struct Contents {
   std::vector<std::string> foreign;  // names, relative to the directory
 };
 
-void sort_checkpoints(const fs::path& dir, Contents& contents) {
+// The files of one of dl-train's subdirectories (checkpoints/, tensorboard/): those whose names
+// `is_own` accepts are dl-train's, anything else is foreign.
+void sort_subdirectory(const fs::path& dir, bool (*is_own)(const std::string&),
+                       Contents& contents) {
   std::error_code ec;
+  const std::string prefix = dir.filename().string() + "/";
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     std::error_code type_ec;
-    if (is_checkpoint_file_name(name) &&
-        it->symlink_status(type_ec).type() == fs::file_type::regular)
+    if (is_own(name) && it->symlink_status(type_ec).type() == fs::file_type::regular)
       contents.own.push_back(it->path());
     else
-      contents.foreign.push_back("checkpoints/" + name);
+      contents.foreign.push_back(prefix + name);
   }
+}
+
+bool is_tensorboard_event_file_name(const std::string& name) {
+  return name.rfind("events.out.tfevents.", 0) == 0;
 }
 
 Contents read_contents(const std::string& path) {
@@ -84,7 +91,9 @@ Contents read_contents(const std::string& path) {
     if (name == RunDirectory::kLockName) continue;
     contents.has_run = true;
     if (name == "checkpoints" && type == fs::file_type::directory) {
-      sort_checkpoints(it->path(), contents);
+      sort_subdirectory(it->path(), is_checkpoint_file_name, contents);
+    } else if (name == "tensorboard" && type == fs::file_type::directory) {
+      sort_subdirectory(it->path(), is_tensorboard_event_file_name, contents);
     } else if (is_run_output_name(name) && type == fs::file_type::regular) {
       contents.own.push_back(it->path());
     } else {
@@ -169,7 +178,9 @@ void remove_own_files(const std::string& path, const Contents& contents) {
                                 ec.message()));
   }
   std::error_code ignored;
-  fs::remove(fs::path(path) / "checkpoints", ignored);  // only when nothing else is left in it
+  // Each subdirectory goes only when nothing else is left in it.
+  fs::remove(fs::path(path) / "checkpoints", ignored);
+  fs::remove(fs::path(path) / "tensorboard", ignored);
 }
 
 }  // namespace
@@ -179,7 +190,8 @@ bool is_run_output_name(const std::string& name) {
       "config.resolved.yaml",    "scores.csv",           "timing.csv",
       "metrics.jsonl",           "evaluation.txt",       "model.dlm",
       "best_model.dlm",          "early_stopping.json",  "summary.json",
-      RunDirectory::kMarkerName, RunDirectory::kLockName};
+      "evaluation.json",         "report.html",          RunDirectory::kMarkerName,
+      RunDirectory::kLockName};
   return kOutputs.count(without_temporary_suffix(name)) != 0;
 }
 

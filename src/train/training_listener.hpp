@@ -132,9 +132,10 @@ struct EpochEnd {
 // on_finish: the run is over (completed, stopped early or by a signal).
 struct RunEnd {
   TrainOutcome outcome;
-  std::string stopped_by;  // "completed", "early stopping" or "signal N"
+  std::string stopped_by;  // "completed", "early stopping", "signal N" or "diverged: why"
   int stop_signal = 0;
-  int next_epoch = 0;  // the epoch a further run would start with
+  bool diverged = false;  // the loss became non-finite; the run fails once listeners are done
+  int next_epoch = 0;     // the epoch a further run would start with
   std::int64_t peak_rss_bytes = 0;
   std::vector<std::string> memory_reports;  // per local worker; empty where a backend has none
   struct LossScaling {

@@ -129,6 +129,9 @@ inline void check_same_config(const Config& a, const Config& b) {
   CHECK(a.output.checkpointEveryIterations == b.output.checkpointEveryIterations);
   CHECK(a.output.keepLast == b.output.keepLast);
   CHECK(a.output.printEvaluation == b.output.printEvaluation);
+  CHECK(a.output.console == b.output.console);
+  CHECK(a.output.report == b.output.report);
+  CHECK(a.output.tensorboard == b.output.tensorboard);
 
   CHECK(a.parallel.mode == b.parallel.mode);
   CHECK(a.parallel.workers == b.parallel.workers);

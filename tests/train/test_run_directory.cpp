@@ -136,13 +136,20 @@ TEST_CASE("--overwrite under the marker deletes dl-train's files only") {
   const fs::path dir = fresh_directory("dl-run-directory-own");
   { dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse); }
   fs::create_directories(dir / "checkpoints");
-  for (const char* own : {"scores.csv", "summary.json", "model.dlm", "timing.csv.tmp-1"})
+  for (const char* own : {"scores.csv", "summary.json", "model.dlm", "timing.csv.tmp-1",
+                          "report.html", "evaluation.json"})
     touch(dir / own);
   touch(dir / "checkpoints" / "checkpoint-e1-i9.dlck");
   touch(dir / "checkpoints" / "mine.txt");
+  fs::create_directories(dir / "tensorboard");
+  touch(dir / "tensorboard" / "events.out.tfevents.1764122000.host");
   touch(dir / "README.txt");
   {
     dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kOverwrite);
+    // The old run's TensorBoard events would otherwise mix with the new run's.
+    CHECK_FALSE(fs::exists(dir / "tensorboard"));
+    CHECK_FALSE(fs::exists(dir / "report.html"));
+    CHECK_FALSE(fs::exists(dir / "evaluation.json"));
     CHECK_FALSE(fs::exists(dir / "scores.csv"));
     CHECK_FALSE(fs::exists(dir / "summary.json"));
     CHECK_FALSE(fs::exists(dir / "model.dlm"));

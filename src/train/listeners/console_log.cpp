@@ -1,115 +1,207 @@
-// The console (standard output of rank 0): what the run set up, a line per score report, one per
-// epoch with the evaluation, and what the run did at its end. Last of the listeners, so it also
-// reports what the others did (checkpoints on request, a new best model, early stopping).
+// The console (standard output of rank 0), in the mode output.console picks (console_text.hpp):
+// what the run set up, progress (a bar redrawn in place, or a line per score report), one line
+// per epoch with the evaluation, and what the run did at its end. Last of the listeners, so it
+// also reports what the others did (checkpoints on request, a new best model, early stopping).
+// Warnings go to standard error. Every line is flushed as it is written: a log file a person
+// follows with `tail -f` shows each line at once, not when a buffer fills.
+#include <chrono>
+#include <ctime>
+#include <iostream>
+
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "config/enum_names.hpp"
+#include "io/json_writer.hpp"
+#include "train/listeners/console_text.hpp"
 #include "train/listeners/listeners.hpp"
+#include "train/listeners/progress_bar.hpp"
 
 namespace dl {
 
 namespace {
 
+std::string clock_time() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  return fmt::format("{:02}:{:02}:{:02}", local.tm_hour, local.tm_min, local.tm_sec);
+}
+
 class ConsoleLog final : public TrainingListener {
  public:
-  explicit ConsoleLog(const ListenerContext& context)
-      : config_(context.config), out_(context.console) {}
+  ConsoleLog(const ListenerContext& context, ConsoleMode mode)
+      : config_(context.config), out_(context.console), mode_(mode) {}
 
   void on_start(const RunInfo& info) override {
-    if (info.processes > 1)
-      out_ << fmt::format("processes: {}; global workers: {}\n", info.process_group,
-                          info.global_workers);
-    out_ << fmt::format("data: {} training and {} test examples ({}), {} classes\n",
-                        info.train_examples, info.test_examples, info.sample_shape,
-                        config_.data.numClasses);
-    out_ << info.blas << "\n" << info.threads << "\n";
-    out_ << "backend: " << info.backend << "\n";
-    if (!info.placement.empty()) out_ << "placement: " << info.placement << "\n";
-    out_ << "collective: " << info.collective << "\n"
-         << info.optimizer << "\n"
-         << info.data_placement << "\n";
-    print_model(info);
-    for (const std::string& line : info.resume_log) out_ << line << "\n";
+    max_epochs_ = info.max_epochs;
+    start_ = info.start;
+    next_epoch_start_ = std::chrono::steady_clock::now();
+    // Warnings go to standard error in every mode, quiet included: a person must see them.
+    for (const std::string& line : info.resume_log)
+      if (is_warning(line)) std::cerr << "dl-train: " << line << std::endl;
+    if (mode_ == ConsoleMode::kQuiet) return;
+    if (mode_ == ConsoleMode::kJsonl) return record(start_record(info));
+    print_setup(out_, info, config_);
+    out_.flush();
   }
 
   void on_sync_point(SyncEvent& event) override {
     const SyncPoint& p = event.point;
-    if (event.report) {
-      out_ << fmt::format(
-          "epoch {} iteration {} ({}/{}): score {:.6f}, lr {:.6g}, {:.0f} images/s\n", p.epoch,
-          p.iteration, p.round + 1, p.rounds, event.score, p.learning_rate,
-          event.images_per_second);
+    epoch_loss_.add(p);
+    if (mode_ == ConsoleMode::kBar) draw_bar(event);
+    if (event.report && mode_ == ConsoleMode::kLines) {
+      line(fmt::format("{} epoch {} iteration {} ({}/{}): score {:.6f}, lr {:.6g}, {:.0f} images/s",
+                       clock_time(), p.epoch, p.iteration, p.round + 1, p.rounds, event.score,
+                       p.learning_rate, event.images_per_second));
     }
+    if (event.report && mode_ == ConsoleMode::kJsonl) record(score_record(event));
     for (const SavedCheckpoint& saved : event.saved) {
       if (saved.reason == SaveReason::kRequested)
-        out_ << "checkpoint requested (SIGUSR1): " << saved.path << "\n";
+        message("checkpoint requested (SIGUSR1): " + saved.path);
       if (saved.reason == SaveReason::kStopSignal)
-        out_ << fmt::format("signal {} received: checkpoint {}\n", event.stop_signal, saved.path);
+        message(fmt::format("signal {} received: checkpoint {}", event.stop_signal, saved.path));
     }
   }
 
   void on_epoch_end(EpochEnd& event) override {
-    out_ << fmt::format("epoch {} done in {:.2f}s ({:.0f} images/s); test accuracy {:.4f}\n",
-                        event.epoch, event.epoch_seconds, event.images_per_second,
-                        event.test->evaluation.accuracy());
-    if (config_.output.printEvaluation) out_ << event.test->evaluation.stats() << "\n";
+    last_stats_ = event.test->evaluation.stats();
+    const double train_loss = epoch_loss_.mean();
+    epoch_loss_ = {};
+    if (mode_ == ConsoleMode::kJsonl) {
+      record(epoch_record(event, train_loss));
+    } else if (mode_ != ConsoleMode::kQuiet) {
+      close_bar();
+      line(epoch_line(event, train_loss));
+    }
+    next_epoch_start_ = std::chrono::steady_clock::now();
     if (event.new_best) {
-      out_ << fmt::format("early stopping: new best score {:.6f} at epoch {}; saved {}\n",
-                          event.new_best->score, event.epoch, event.new_best->path);
+      message(fmt::format("early stopping: new best score {:.6f} at epoch {}; saved {}",
+                          event.new_best->score, event.epoch, event.new_best->path));
     }
   }
 
   void on_finish(RunEnd& end) override {
-    for (std::size_t w = 0; w < end.memory_reports.size(); ++w) {
-      if (!end.memory_reports[w].empty())
-        out_ << fmt::format("memory, worker {}:\n{}\n", w, end.memory_reports[w]);
-    }
-    if (end.early_stopping) out_ << end.early_stopping->summary() << "\n";
-    if (end.loss_scaling) print_loss_scaling(*end.loss_scaling);
-    const TrainOutcome& o = end.outcome;
-    out_ << fmt::format(
-        "done: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s; run directory {}\n",
-        o.epochs_completed, o.iterations, o.train_seconds, o.images_per_second, o.run_directory);
+    if (mode_ == ConsoleMode::kQuiet) return;
+    if (mode_ == ConsoleMode::kJsonl) return record(finish_record(end));
+    close_bar();
+    if (config_.output.printEvaluation && !last_stats_.empty()) out_ << last_stats_ << "\n";
+    print_finish(out_, end);
+    out_.flush();
   }
 
  private:
-  void print_model(const RunInfo& info) {
-    const ParallelConfig& parallel = config_.parallel;
-    const bool averaging = parallel.mode == ParallelMode::kAveraging;
-    out_ << fmt::format(
-        "model: {} parameters; {} mode, {} worker(s) x batch {}{}\n", info.parameters,
-        averaging ? "averaging" : "synchronous", parallel.workers, config_.batchSize,
-        averaging && parallel.workers > 1
-            ? fmt::format(", averaging every {} round(s)", parallel.averagingFrequency)
-            : std::string());
-    if (info.loss_scaling == LossScalingMode::kNone) return;
-    const LossScalingConfig& s = config_.lossScaling;
-    out_ << fmt::format("loss scaling: {}, initial scale {}{}\n", enum_name(info.loss_scaling),
-                        info.initial_loss_scale,
-                        info.loss_scaling == LossScalingMode::kDynamic
-                            ? fmt::format(" (x{} after {} good steps, x{} on overflow)",
-                                          s.growthFactor, s.growthInterval, s.backoffFactor)
-                            : std::string());
+  // The epoch's training loss so far: the sample-weighted mean of the data loss of the rounds
+  // that are sync points (every round in synchronous mode or with one worker, else every
+  // averagingFrequency-th: a sample of the epoch, like the score rows).
+  struct RunningLoss {
+    double sum = 0.0;
+    std::int64_t samples = 0;
+    void add(const SyncPoint& p) {
+      for (std::size_t w = 0; w < p.samples.size(); ++w) {
+        sum += p.loss_sum[w];
+        samples += p.samples[w];
+      }
+    }
+    double mean() const { return samples > 0 ? sum / static_cast<double>(samples) : 0.0; }
+  };
+
+  // The bar of the current epoch: a header line "Epoch 3/10" (a count: the third of ten, whose
+  // index in files is 2), then one line redrawn with a carriage return, at most ten times a
+  // second, always at the epoch's last round.
+  void draw_bar(const SyncEvent& event) {
+    const SyncPoint& p = event.point;
+    using Clock = std::chrono::steady_clock;
+    const auto now = Clock::now();
+    if (p.epoch != bar_epoch_) {
+      close_bar();
+      bar_epoch_ = p.epoch;
+      bar_start_ = next_epoch_start_;
+      // Rounds this process trains in the epoch start at 0, or where a resumed run goes on.
+      bar_first_round_ = p.epoch == start_.epoch ? start_.round : 0;
+      bar_samples_ = 0;
+      out_ << fmt::format("Epoch {}/{}\n", p.epoch + 1, max_epochs_);
+    }
+    bar_samples_ += p.samples_since_previous;
+    const bool last = p.round + 1 >= p.rounds;
+    if (!last && bar_open_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    ProgressLine progress;
+    progress.done = p.round + 1;
+    progress.total = p.rounds;
+    progress.seconds = std::chrono::duration<double>(now - bar_start_).count();
+    const std::int64_t rounds_here = p.round + 1 - bar_first_round_;
+    if (rounds_here > 0 && progress.seconds > 0) {
+      progress.eta_seconds = progress.seconds / static_cast<double>(rounds_here) *
+                             static_cast<double>(p.rounds - p.round - 1);
+      progress.images_per_second = static_cast<double>(bar_samples_) / progress.seconds;
+    }
+    progress.loss = epoch_loss_.mean();
+    // \r goes back to the line's start, ESC[K clears what a longer earlier line left.
+    out_ << "\r" << format_progress_line(progress) << "\x1b[K" << std::flush;
+    bar_open_ = true;
   }
 
-  void print_loss_scaling(const RunEnd::LossScaling& scaling) {
-    std::string scales;
-    for (std::size_t w = 0; w < scaling.final_scales.size(); ++w)
-      scales += fmt::format("{}{}", w == 0 ? "" : ", ", scaling.final_scales[w]);
-    out_ << fmt::format("loss scaling ({}): final scale {}{}; {} step(s) skipped for overflow\n",
-                        enum_name(scaling.mode), scales,
-                        scaling.final_scales.size() > 1 ? " (per worker)" : "",
-                        scaling.skipped_steps);
+  void close_bar() {
+    if (!bar_open_) return;
+    out_ << "\n";
+    bar_open_ = false;
   }
+
+  std::string epoch_line(const EpochEnd& event, double train_loss) const {
+    const Evaluation& test = event.test->evaluation;
+    std::string text = fmt::format(
+        "epoch {} done in {:.2f}s ({:.0f} images/s); train loss {:.4f}; test accuracy {:.4f}, "
+        "F1 {:.4f}, loss {:.4f}",
+        event.epoch, event.epoch_seconds, event.images_per_second, train_loss, test.accuracy(),
+        test.f1(), event.test->mean_loss);
+    if (event.validation != nullptr) {
+      text += fmt::format("; validation accuracy {:.4f}, loss {:.4f}",
+                          event.validation->evaluation.accuracy(), event.validation->mean_loss);
+    }
+    return mode_ == ConsoleMode::kBar ? text : clock_time() + " " + text;
+  }
+
+  // A line of its own; on a terminal it ends the bar first so the bar is redrawn below it.
+  void message(const std::string& text) {
+    if (mode_ == ConsoleMode::kQuiet) return;
+    if (mode_ == ConsoleMode::kJsonl) {
+      Json m = versioned_json_object();
+      m["event"] = "message";
+      m["text"] = text;
+      return record(m);
+    }
+    close_bar();
+    line(text);
+  }
+
+  void line(const std::string& text) { out_ << text << std::endl; }
+  void record(const Json& value) { out_ << json_line(value) << std::endl; }
 
   const Config& config_;
   std::ostream& out_;
+  ConsoleMode mode_;
+  int max_epochs_ = 0;
+  RunPosition start_;
+  RunningLoss epoch_loss_;
+  std::string last_stats_;
+  int bar_epoch_ = -1;
+  bool bar_open_ = false;
+  std::int64_t bar_first_round_ = 0, bar_samples_ = 0;
+  // The bar's clock starts when the previous epoch's reports are done, so its first round counts.
+  std::chrono::steady_clock::time_point next_epoch_start_, bar_start_, last_draw_;
 };
 
 }  // namespace
 
+ConsoleMode resolve_console_mode(ConsoleMode configured, bool terminal) {
+  if (configured != ConsoleMode::kAuto) return configured;
+  return terminal ? ConsoleMode::kBar : ConsoleMode::kLines;
+}
+
 std::unique_ptr<TrainingListener> make_console_log(const ListenerContext& context) {
-  return std::make_unique<ConsoleLog>(context);
+  return std::make_unique<ConsoleLog>(
+      context, resolve_console_mode(context.config.output.console, context.console_is_terminal));
 }
 
 }  // namespace dl

@@ -11,7 +11,8 @@ class ModelDlm final : public TrainingListener {
       : state_(context.state), path_(context.run.file("model.dlm")) {}
 
   void on_finish(RunEnd& end) override {
-    if (end.stop_signal != 0) return;
+    // A diverged model holds non-finite parameters: nothing to keep.
+    if (end.stop_signal != 0 || end.diverged) return;
     state_.save_model(path_, RunPosition{end.next_epoch, 0, end.outcome.iterations});
   }
 

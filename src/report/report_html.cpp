@@ -1,0 +1,179 @@
+#include "report/report_html.hpp"
+
+#include <cmath>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "io/atomic_file.hpp"
+#include "report/svg_chart.hpp"
+
+namespace dl {
+
+namespace {
+
+constexpr const char* kStyle = R"(<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 24px; color: #222; background: #fff; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 8px; }
+table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
+th { background: #f2f4f7; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+pre { background: #f6f8fa; border: 1px solid #ddd; padding: 8px; overflow-x: auto; font-size: 12px; }
+.charts { display: flex; flex-wrap: wrap; gap: 12px; }
+svg.chart { border: 1px solid #ddd; background: #fff; }
+svg .title { font-size: 14px; font-weight: 600; } svg .label { font-size: 12px; fill: #444; }
+svg .tick { font-size: 11px; fill: #555; } svg .grid { stroke: #e8e8e8; }
+svg .frame { fill: none; stroke: #999; } svg .line { fill: none; stroke-width: 2; }
+svg .cell { font-size: 11px; fill: #222; } svg .cell.dark { fill: #fff; }
+.muted { color: #666; }
+</style>)";
+
+std::string number(const Json& value, const char* format = "{:.4g}") {
+  if (value.is_number_integer()) return std::to_string(value.get<std::int64_t>());
+  if (value.is_number()) return fmt::format(fmt::runtime(format), value.get<double>());
+  if (value.is_string()) return value.get<std::string>();
+  return value.is_null() ? "" : value.dump();
+}
+
+template <class Pick>
+ChartSeries epoch_series(const RunRecord& run, const std::string& name, Pick pick) {
+  ChartSeries series{name, {}, true};
+  for (const EpochRecord& e : run.epochs) series.points.push_back({double(e.epoch), pick(e)});
+  return series;
+}
+
+// One chart per quantity; several runs are several lines on it.
+std::string charts(const std::vector<RunRecord>& runs) {
+  const bool one = runs.size() == 1;
+  auto label = [&](const RunRecord& run, const std::string& what) {
+    return one ? what : run.name + (what.empty() ? "" : " " + what);
+  };
+  LineChart loss{"Training loss per iteration", "iteration", "loss", {}};
+  LineChart epoch_loss{"Loss per epoch", "epoch", "loss", {}};
+  LineChart accuracy{"Test accuracy and F1 per epoch", "epoch", "", {}};
+  epoch_loss.whole_x = accuracy.whole_x = true;
+  LineChart rate{"Learning rate", "iteration", "learning rate", {}};
+  LineChart speed{"Throughput", "iteration", "images/s", {}};
+  for (const RunRecord& run : runs) {
+    loss.series.push_back({label(run, ""), run.loss, false});
+    epoch_loss.series.push_back(
+        epoch_series(run, label(run, "train"), [](const EpochRecord& e) { return e.train_loss; }));
+    epoch_loss.series.push_back(
+        epoch_series(run, label(run, "test"), [](const EpochRecord& e) { return e.test_loss; }));
+    accuracy.series.push_back(epoch_series(run, label(run, "accuracy"),
+                                           [](const EpochRecord& e) { return e.test_accuracy; }));
+    accuracy.series.push_back(
+        epoch_series(run, label(run, "F1"), [](const EpochRecord& e) { return e.test_f1; }));
+    rate.series.push_back({label(run, ""), run.learning_rate, false});
+    speed.series.push_back({label(run, ""), run.images_per_second, false});
+  }
+  std::string html = "<h2>Curves</h2>\n<div class=\"charts\">\n";
+  for (const LineChart* chart : {&loss, &epoch_loss, &accuracy, &rate, &speed})
+    html += svg_line_chart(*chart);
+  return html + "</div>\n";
+}
+
+std::string overview(const std::vector<RunRecord>& runs) {
+  std::string html =
+      "<h2>Runs</h2>\n<table><tr><th>run</th><th>epochs</th><th>last test accuracy</th>"
+      "<th>best test accuracy</th><th>train seconds</th><th>images/s</th><th>state</th></tr>\n";
+  for (const RunRecord& run : runs) {
+    double best = std::nan(""), last = std::nan("");
+    for (const EpochRecord& e : run.epochs) {
+      last = e.test_accuracy;
+      if (!(best >= e.test_accuracy)) best = e.test_accuracy;
+    }
+    const Json& s = run.summary;
+    const bool ended = s.is_object();
+    html += fmt::format(
+        "<tr><td>{}<div class=\"muted\">{}</div></td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+        "<td class=\"num\">{}</td><td>{}</td></tr>\n",
+        escape_html(run.name), escape_html(run.directory), run.epochs.size(),
+        std::isfinite(last) ? fmt::format("{:.4f}", last) : "",
+        std::isfinite(best) ? fmt::format("{:.4f}", best) : "",
+        ended ? number(s.value("train_seconds", Json()), "{:.1f}") : "",
+        ended ? number(s.value("train_images_per_second", Json()), "{:.0f}") : "",
+        ended ? escape_html(number(s.value("stopped_by", Json()))) : "running");
+  }
+  return html + "</table>\n";
+}
+
+std::string confusion(const RunRecord& run) {
+  const auto it =
+      run.evaluation.is_object() ? run.evaluation.find("confusion") : run.evaluation.end();
+  if (!run.evaluation.is_object() || it == run.evaluation.end() || !it->is_array())
+    return "<p class=\"muted\">No evaluation yet.</p>\n";
+  std::vector<std::vector<std::int64_t>> rows;
+  for (const Json& row : *it) {
+    std::vector<std::int64_t> cells;
+    for (const Json& v : row) cells.push_back(v.is_number() ? v.get<std::int64_t>() : 0);
+    rows.push_back(std::move(cells));
+  }
+  return svg_confusion_heatmap(rows);
+}
+
+// summary.json's provenance object (and the run's outcome beside it), one row per key.
+std::string provenance(const RunRecord& run) {
+  if (!run.summary.is_object()) return "<p class=\"muted\">Written when the run ends.</p>\n";
+  std::string html = "<table>\n";
+  auto row = [&](const std::string& key, const Json& value) {
+    std::string text;
+    if (value.is_array()) {  // the command line: its words, as a shell shows them
+      for (const Json& word : value) text += (text.empty() ? "" : " ") + number(word);
+    } else if (value.is_object()) {
+      for (const auto& [k, v] : value.items())
+        text += (text.empty() ? "" : ", ") + k + ": " + number(v);
+    } else {
+      text = number(value);
+    }
+    html += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", escape_html(key), escape_html(text));
+  };
+  const auto prov = run.summary.find("provenance");
+  if (prov != run.summary.end() && prov->is_object())
+    for (const auto& [key, value] : prov->items()) row(key, value);
+  for (const auto& [key, value] : run.summary.items())
+    if (key != "provenance" && key != "format_version") row(key, value);
+  return html + "</table>\n";
+}
+
+std::string run_details(const RunRecord& run, bool heading) {
+  std::string html;
+  if (heading) html += fmt::format("<h2>{}</h2>\n", escape_html(run.name));
+  html += "<h2>Confusion matrix (last epoch)</h2>\n" + confusion(run);
+  html += "<h2>Provenance and outcome</h2>\n" + provenance(run);
+  html += "<h2>Layers</h2>\n<pre>" + escape_html(run.layer_table) + "</pre>\n";
+  html += "<h2>Resolved config</h2>\n<pre>" + escape_html(run.config_yaml) + "</pre>\n";
+  return html;
+}
+
+std::string now_text() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char text[32];
+  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S UTC", &utc);
+  return text;
+}
+
+}  // namespace
+
+std::string render_report(const std::vector<RunRecord>& runs) {
+  std::string names;
+  for (const RunRecord& run : runs) names += (names.empty() ? "" : ", ") + run.name;
+  std::string html = fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>dl-train report: {0}</title>\n{1}\n</head>\n<body>\n<h1>dl-train report: {0}</h1>\n"
+      "<p class=\"muted\">written {2}</p>\n",
+      escape_html(names), kStyle, now_text());
+  html += overview(runs) + charts(runs);
+  for (const RunRecord& run : runs) html += run_details(run, runs.size() > 1);
+  return html + "</body>\n</html>\n";
+}
+
+std::string write_run_report(const std::string& run_directory) {
+  const std::string path = run_directory + "/report.html";
+  write_file_atomically(path, render_report({read_run_record(run_directory)}));
+  return path;
+}
+
+}  // namespace dl

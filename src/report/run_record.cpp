@@ -1,0 +1,149 @@
+#include "report/run_record.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "config/config_loader.hpp"
+#include "core/error.hpp"
+#include "nn/model.hpp"
+
+namespace dl {
+
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> split(const std::string& line, char separator) {
+  std::vector<std::string> fields;
+  std::stringstream stream(line);
+  std::string field;
+  while (std::getline(stream, field, separator)) fields.push_back(field);
+  return fields;
+}
+
+// The rows of a CSV log after its header, each split into fields; a short or unreadable row (a
+// line a killed run left half-written) is skipped.
+std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path,
+                                               std::size_t columns) {
+  std::vector<std::vector<std::string>> rows;
+  std::ifstream in(path);
+  std::string line;
+  bool header = true;
+  while (std::getline(in, line)) {
+    if (header) {
+      header = false;
+      continue;
+    }
+    std::vector<std::string> fields = split(line, ',');
+    if (fields.size() == columns) rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+bool to_double(const std::string& text, double& value) {
+  try {
+    std::size_t used = 0;
+    value = std::stod(text, &used);
+    return used == text.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// scores.csv: epoch,iteration,worker,score,learning_rate. The "all" rows when there are any (one
+// score of all workers), else worker 0's.
+void read_scores(const std::filesystem::path& dir, RunRecord& run,
+                 std::map<int, std::pair<double, int>>& epoch_loss) {
+  const auto rows = read_csv(dir / "scores.csv", 5);
+  bool any_all = false;
+  for (const auto& row : rows) any_all = any_all || row[2] == "all";
+  for (const auto& row : rows) {
+    if (row[2] != (any_all ? "all" : "0")) continue;
+    double epoch = 0, iteration = 0, score = 0, rate = 0;
+    if (!to_double(row[0], epoch) || !to_double(row[1], iteration) || !to_double(row[3], score) ||
+        !to_double(row[4], rate))
+      continue;
+    run.loss.push_back({iteration, score});
+    run.learning_rate.push_back({iteration, rate});
+    auto& [sum, count] = epoch_loss[static_cast<int>(epoch)];
+    sum += score;
+    ++count;
+  }
+}
+
+void read_metrics(const std::filesystem::path& path, RunRecord& run,
+                  const std::map<int, std::pair<double, int>>& epoch_loss) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    Json record;
+    if (!parse_json(line, record) || !record.is_object()) continue;
+    EpochRecord e;
+    e.epoch = record.value("epoch", 0);
+    e.iteration = record.value("iteration", std::int64_t{0});
+    // Non-finite numbers are written as null: read as NaN so the chart leaves a gap.
+    auto number = [&](const char* key) {
+      const auto it = record.find(key);
+      return it != record.end() && it->is_number() ? it->get<double>() : std::nan("");
+    };
+    e.test_accuracy = number("test_accuracy");
+    e.test_f1 = number("test_f1");
+    e.test_loss = number("test_loss");
+    e.seconds = number("epoch_seconds");
+    e.images_per_second = number("train_images_per_second");
+    const auto loss = epoch_loss.find(e.epoch);
+    e.train_loss = loss != epoch_loss.end() && loss->second.second > 0
+                       ? loss->second.first / loss->second.second
+                       : std::nan("");
+    run.epochs.push_back(e);
+  }
+}
+
+Json read_json_file(const std::filesystem::path& path) {
+  Json value;
+  const std::string text = read_text(path);
+  if (text.empty() || !parse_json(text, value)) return Json();
+  return value;
+}
+
+}  // namespace
+
+RunRecord read_run_record(const std::string& directory) {
+  const std::filesystem::path dir(directory);
+  if (!std::filesystem::is_directory(dir))
+    throw IoError("report: " + directory + " is not a run directory");
+  RunRecord run;
+  run.directory = directory;
+  run.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
+  if (run.name.empty()) run.name = std::filesystem::absolute(dir).parent_path().filename().string();
+  std::map<int, std::pair<double, int>> epoch_loss;
+  read_scores(dir, run, epoch_loss);
+  for (const auto& row : read_csv(dir / "timing.csv", 4)) {
+    double iteration = 0, rate = 0;
+    if (to_double(row[1], iteration) && to_double(row[2], rate))
+      run.images_per_second.push_back({iteration, rate});
+  }
+  read_metrics(dir / "metrics.jsonl", run, epoch_loss);
+  run.config_yaml = read_text(dir / "config.resolved.yaml");
+  if (!run.config_yaml.empty()) {
+    try {
+      run.layer_table = layer_table(load_config_file((dir / "config.resolved.yaml").string()));
+    } catch (const std::exception& e) {
+      run.layer_table = std::string("(the resolved config does not load: ") + e.what() + ")";
+    }
+  }
+  run.summary = read_json_file(dir / "summary.json");
+  run.evaluation = read_json_file(dir / "evaluation.json");
+  return run;
+}
+
+}  // namespace dl

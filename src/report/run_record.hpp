@@ -1,0 +1,45 @@
+// A run directory as the report reads it back from its files (docs/OUTPUTS.md): the score log,
+// the timing log, the per-epoch metrics, the last evaluation, the resolved config and the
+// summary. Whatever is missing (a run still in its first epoch, an older run) stays empty.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "io/json_writer.hpp"
+
+namespace dl {
+
+struct SeriesPoint {
+  double x = 0.0;
+  double y = 0.0;
+};
+
+struct EpochRecord {
+  int epoch = 0;
+  std::int64_t iteration = 0;
+  double test_accuracy = 0.0, test_f1 = 0.0, test_loss = 0.0;
+  double seconds = 0.0, images_per_second = 0.0;
+  double train_loss = 0.0;  // mean of the epoch's score rows in scores.csv
+};
+
+struct RunRecord {
+  std::string directory;
+  std::string name;                            // the directory's last component
+  std::vector<SeriesPoint> loss;               // score per iteration (scores.csv, all workers)
+  std::vector<SeriesPoint> learning_rate;      // per iteration (scores.csv)
+  std::vector<SeriesPoint> images_per_second;  // per iteration (timing.csv)
+  std::vector<EpochRecord> epochs;             // metrics.jsonl
+  std::string config_yaml;                     // config.resolved.yaml
+  std::string layer_table;                     // from the resolved config
+  Json summary;                                // summary.json (null until the run ends)
+  Json evaluation;  // evaluation.json: the last epoch's evaluation (null before the first)
+};
+
+// Reads what there is; throws IoError when `directory` is not a directory.
+RunRecord read_run_record(const std::string& directory);
+
+}  // namespace dl

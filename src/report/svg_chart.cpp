@@ -1,0 +1,215 @@
+#include "report/svg_chart.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace dl {
+
+namespace {
+
+// Distinct on white and for the common kinds of colour blindness.
+constexpr const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                   "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+constexpr int kLeft = 64, kRight = 16, kTop = 28, kBottom = 40;
+
+struct Range {
+  double low = std::numeric_limits<double>::infinity();
+  double high = -std::numeric_limits<double>::infinity();
+  void add(double v) {
+    if (!std::isfinite(v)) return;
+    low = std::min(low, v);
+    high = std::max(high, v);
+  }
+  bool empty() const { return low > high; }
+  // A range with room: a flat series gets a band around its value.
+  void widen() {
+    if (empty()) low = 0, high = 1;
+    if (high - low < 1e-12) {
+      const double pad = std::max(std::abs(low) * 0.05, 1e-6);
+      low -= pad, high += pad;
+    }
+  }
+};
+
+std::string tick_label(double v) {
+  return fmt::format("{:.6g}", v);
+}
+
+// At most kMaxPoints points of a long series (a run scoring every iteration for days): every
+// k-th point and the last, so the page stays small and quick to draw.
+constexpr std::size_t kMaxPoints = 2000;
+
+std::vector<SeriesPoint> thinned(const std::vector<SeriesPoint>& points) {
+  if (points.size() <= kMaxPoints) return points;
+  const std::size_t stride = (points.size() + kMaxPoints - 1) / kMaxPoints;
+  std::vector<SeriesPoint> kept;
+  for (std::size_t i = 0; i < points.size(); i += stride) kept.push_back(points[i]);
+  if ((points.size() - 1) % stride != 0) kept.push_back(points.back());
+  return kept;
+}
+
+}  // namespace
+
+std::string escape_html(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::vector<double> nice_ticks(double low, double high, int count) {
+  const double raw = (high - low) / std::max(count, 1);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    step = m * magnitude;
+    if (step >= raw) break;
+  }
+  std::vector<double> ticks;
+  for (double t = std::ceil(low / step) * step; t <= high + step * 1e-9; t += step)
+    ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+std::string svg_line_chart(const LineChart& chart) {
+  Range xs, ys;
+  for (const ChartSeries& s : chart.series)
+    for (const SeriesPoint& p : s.points) {
+      if (!std::isfinite(p.y)) continue;
+      xs.add(p.x);
+      ys.add(p.y);
+    }
+  const bool no_data = xs.empty();
+  xs.widen();
+  ys.widen();
+  const double plot_w = chart.width - kLeft - kRight, plot_h = chart.height - kTop - kBottom;
+  auto px = [&](double x) { return kLeft + (x - xs.low) / (xs.high - xs.low) * plot_w; };
+  auto py = [&](double y) { return kTop + (ys.high - y) / (ys.high - ys.low) * plot_h; };
+
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{0}\" height=\"{1}\" "
+      "viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"{2}\">\n"
+      "<text x=\"{3}\" y=\"18\" class=\"title\">{2}</text>\n",
+      chart.width, chart.height, escape_html(chart.title), kLeft);
+  for (double t : nice_ticks(ys.low, ys.high, 5)) {
+    svg += fmt::format(
+        "<line x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"grid\"/>"
+        "<text x=\"{3}\" y=\"{4:.1f}\" class=\"tick\" text-anchor=\"end\">{5}</text>\n",
+        kLeft, kLeft + plot_w, py(t), kLeft - 6, py(t) + 4, tick_label(t));
+  }
+  for (double t : nice_ticks(xs.low, xs.high, 6)) {
+    if (chart.whole_x && t != std::floor(t)) continue;
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"middle\">{}"
+        "</text>\n",
+        px(t), kTop + plot_h + 16, tick_label(t));
+  }
+  svg += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{:.1f}\" class=\"frame\"/>\n"
+      "<text x=\"{:.1f}\" y=\"{}\" class=\"label\" text-anchor=\"middle\">{}</text>\n"
+      "<text x=\"14\" y=\"{:.1f}\" class=\"label\" text-anchor=\"middle\" "
+      "transform=\"rotate(-90 14 {:.1f})\">{}</text>\n",
+      kLeft, kTop, plot_w, plot_h, kLeft + plot_w / 2, chart.height - 6, escape_html(chart.x_label),
+      kTop + plot_h / 2, kTop + plot_h / 2, escape_html(chart.y_label));
+  if (no_data) {
+    svg += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"label\" text-anchor=\"middle\">"
+        "no data yet</text>\n",
+        kLeft + plot_w / 2, kTop + plot_h / 2);
+  }
+  for (std::size_t i = 0; i < chart.series.size(); ++i) {
+    const ChartSeries& s = chart.series[i];
+    const char* color = kColors[i % std::size(kColors)];
+    std::string path;
+    bool pen_down = false;
+    for (const SeriesPoint& p : thinned(s.points)) {
+      if (!std::isfinite(p.y)) {
+        pen_down = false;
+        continue;
+      }
+      path += fmt::format("{}{:.1f},{:.1f} ", pen_down ? "L" : "M", px(p.x), py(p.y));
+      pen_down = true;
+      if (s.markers)
+        svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", px(p.x),
+                           py(p.y), color);
+    }
+    svg += fmt::format("<path d=\"{}\" stroke=\"{}\" class=\"line\"><title>{}</title></path>\n",
+                       path, color, escape_html(s.name));
+    if (chart.series.size() > 1) {
+      const double ly = kTop + 14 + 14 * static_cast<double>(i);
+      svg += fmt::format(
+          "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>\n",
+          kLeft + plot_w - 150, ly - 9, color, kLeft + plot_w - 136, ly, escape_html(s.name));
+    }
+  }
+  return svg + "</svg>\n";
+}
+
+std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& confusion) {
+  const int n = static_cast<int>(confusion.size());
+  const int cell = n <= 10 ? 36 : std::max(6, 360 / std::max(n, 1));
+  const int margin = 44, size = margin + n * cell + 8;
+  const bool numbers = cell >= 28;
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" width=\"{0}\" height=\"{0}\" "
+      "viewBox=\"0 0 {0} {0}\" role=\"img\" aria-label=\"confusion matrix\">\n"
+      "<text x=\"{1}\" y=\"12\" class=\"label\">predicted &#8594;</text>\n"
+      "<text x=\"12\" y=\"{1}\" class=\"label\" transform=\"rotate(90 12 {1})\">actual &#8594;"
+      "</text>\n",
+      size, margin);
+  for (int r = 0; r < n; ++r) {
+    std::int64_t row_total = 0;
+    for (std::int64_t v : confusion[static_cast<std::size_t>(r)]) row_total += v;
+    for (int c = 0; c < n; ++c) {
+      const std::int64_t v = confusion[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)];
+      const double share = row_total > 0 ? static_cast<double>(v) / row_total : 0.0;
+      // White to dark blue; the diagonal (correct) in blue, mistakes in red.
+      const int fade = static_cast<int>(std::lround(255 * (1 - share)));
+      const std::string fill =
+          r == c ? fmt::format("rgb({0},{0},255)", fade) : fmt::format("rgb(255,{0},{0})", fade);
+      const int x = margin + c * cell, y = margin + r * cell;
+      svg += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"
+          "<title>actual {} predicted {}: {}</title></rect>",
+          x, y, cell, cell, fill, r, c, v);
+      if (numbers) {
+        svg += fmt::format(
+            "<text x=\"{}\" y=\"{}\" class=\"cell{}\" text-anchor=\"middle\">{}"
+            "</text>",
+            x + cell / 2, y + cell / 2 + 4, share > 0.5 ? " dark" : "", v);
+      }
+    }
+    svg += fmt::format(
+        "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"end\">{}</text>"
+        "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>\n",
+        margin - 4, margin + r * cell + cell / 2 + 4, r, margin + r * cell + cell / 2, margin - 4,
+        r);
+  }
+  return svg + "</svg>\n";
+}
+
+}  // namespace dl

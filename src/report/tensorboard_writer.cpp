@@ -1,0 +1,66 @@
+#include "report/tensorboard_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "io/posix_write.hpp"
+#include "report/build_info.hpp"
+#include "report/tfrecord.hpp"
+
+namespace dl {
+
+namespace {
+
+double unix_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+TensorBoardWriter::TensorBoardWriter(const std::string& directory) {
+  if (!tensorboard_built()) encode_file_version_event(0.0);  // throws the reason
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  const double now = unix_seconds();
+  path_ = (std::filesystem::path(directory) /
+           fmt::format("events.out.tfevents.{}.{}", static_cast<std::int64_t>(now), host_name()))
+              .string();
+  // O_APPEND: a second writer in the same second (a quick resume) adds to the file instead of
+  // cutting it; TensorBoard reads any number of version records.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw IoError(fmt::format("cannot create {}: {}", path_, std::strerror(errno)));
+  write_record(encode_file_version_event(now));
+}
+
+TensorBoardWriter::~TensorBoardWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TensorBoardWriter::write_scalars(std::int64_t step, const std::vector<Scalar>& values) {
+  write_record(encode_scalars_event(unix_seconds(), step, values));
+}
+
+void TensorBoardWriter::write_session_start(std::int64_t first_step) {
+  write_record(encode_session_start_event(unix_seconds(), first_step));
+}
+
+void TensorBoardWriter::sync() {
+  if (::fdatasync(fd_) != 0)
+    throw IoError(fmt::format("cannot sync {}: {}", path_, std::strerror(errno)));
+}
+
+void TensorBoardWriter::write_record(const std::string& payload) {
+  const std::string record = tfrecord_frame(payload);
+  const int error = write_all(fd_, record.data(), record.size());
+  if (error != 0) throw IoError(fmt::format("cannot write {}: {}", path_, std::strerror(error)));
+}
+
+}  // namespace dl

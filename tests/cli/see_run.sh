@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# What a person sees of a run: the console in each output.console mode (the bar on a terminal,
+# flushed lines when piped, JSON lines), TensorBoard event files read back by an independent
+# reader, report.html (written by the run and by `dl-train report`), provenance in summary.json
+# (strict JSON even after a non-finite loss), --version, and --json for validate/inspect/eval/info.
+source "$(dirname "$0")/lib.sh"
+make_data "$WORK/data" 600 100
+PY=${PYTHON3:-/usr/bin/python3}
+HERE=$DL_SOURCE_DIR/tests/report
+# Strict: NaN and Infinity are not JSON.
+strict_json() { "$PY" -c 'import json,sys
+def bad(c): raise ValueError("not JSON: " + c)
+for p in sys.argv[1:]:
+    text = open(p).read()
+    docs = [l for l in text.splitlines() if l.strip()] if p.endswith("l") else [text]
+    for d in docs: json.loads(d, parse_constant=bad)' "$@"; }
+
+# Piped: plain lines with a clock time, an iteration line per report, the TensorBoard files.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/run" epochs=2 output.scoreEveryIterations=5 \
+  output.tensorboard=true)
+"$DL_TRAIN" "${args[@]}" >"$WORK/lines.log"
+grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2} epoch 0 iteration 5 \(5/19\): score' "$WORK/lines.log" ||
+  fail "no timestamped iteration line: $(head -20 "$WORK/lines.log")"
+grep -qE '^[0-9:]{8} epoch 1 done in .*train loss .*test accuracy' "$WORK/lines.log" ||
+  fail "no epoch line: $(cat "$WORK/lines.log")"
+grep -q $'\r' "$WORK/lines.log" && fail "carriage returns in a piped log"
+grep -q "Confusion Matrix" "$WORK/lines.log" || fail "no confusion matrix at the end"
+[ "$(grep -c "Confusion Matrix" "$WORK/lines.log")" = 1 ] || fail "confusion matrix printed per epoch"
+
+# A log file grows line by line while the run trains: the first iteration line is there while
+# the process still runs and far less than a stdio buffer (4 KiB) has been written.
+make_data "$WORK/more" 6000 100
+mapfile -t slow < <(small_args "$WORK/more" "$WORK/slow" epochs=50 output.scoreEveryIterations=150)
+"$DL_TRAIN" "${slow[@]}" >"$WORK/slow.log" 2>&1 &
+slow_pid=$!
+for _ in $(seq 1 600); do
+  grep -q "iteration 150 " "$WORK/slow.log" && break
+  sleep 0.1
+done
+kill -0 "$slow_pid" 2>/dev/null || fail "the run ended before its log showed an iteration line"
+grep -q "iteration 150 " "$WORK/slow.log" || fail "no iteration line while training: $(cat "$WORK/slow.log")"
+size=$(wc -c <"$WORK/slow.log")
+[ "$size" -lt 4096 ] || fail "the log arrived in a block of $size bytes"
+echo "ok: piped log: $(grep -c iteration "$WORK/slow.log") iteration line(s), $size bytes, while training"
+kill -TERM "$slow_pid"
+wait "$slow_pid" || true
+
+# TensorBoard: framing and CRCs checked, scalars at their steps.
+events=("$WORK"/run/tensorboard/events.out.tfevents.*)
+[ -s "${events[0]}" ] || fail "no event file"
+"$PY" "$HERE/read_tfevents.py" "${events[@]}" >"$WORK/scalars.txt" || fail "event file unreadable"
+for tag in train/loss train/learning_rate train/images_per_second epoch/test_accuracy \
+  epoch/test_loss epoch/test_f1; do
+  grep -q " $tag " "$WORK/scalars.txt" || fail "no $tag in $(head "$WORK/scalars.txt")"
+done
+grep -q '^5 train/loss ' "$WORK/scalars.txt" || fail "no loss at step 5"
+grep -q '^38 epoch/test_accuracy ' "$WORK/scalars.txt" || fail "no accuracy at the last step"
+echo "ok: tensorboard: $(grep -c . "$WORK/scalars.txt") records read back"
+
+# A run killed after a checkpoint has written scalars past it. Made without timing: a finished
+# two-epoch run loses its last checkpoint, so --resume goes back to the end of epoch 0; the
+# resumed run's session start makes TensorBoard (and the reader) drop the scalars after it.
+mapfile -t twice < <(small_args "$WORK/data" "$WORK/twice" epochs=2 output.tensorboard=true \
+  output.console=quiet output.scoreEveryIterations=4)
+"$DL_TRAIN" "${twice[@]}"
+rm "$WORK/twice/checkpoints/checkpoint-e2-i38.dlck"
+"$DL_TRAIN" "${twice[@]}" --resume
+"$PY" "$HERE/read_tfevents.py" "$WORK"/twice/tensorboard/events.out.tfevents.* >"$WORK/twice.txt"
+grep -qE '^session_start 20 dropped [1-9]' "$WORK/twice.txt" ||
+  fail "no session start dropping the scalars past the checkpoint: $(grep session "$WORK/twice.txt")"
+duplicates=$(grep -E '^[0-9]+ ' "$WORK/twice.txt" | cut -d' ' -f1,2 | sort | uniq -d | wc -l)
+[ "$duplicates" = 0 ] || fail "$duplicates step/tag pairs twice after the resume"
+grep -q '^38 epoch/test_accuracy ' "$WORK/twice.txt" || fail "the resumed epoch's scalars are missing"
+echo "ok: tensorboard after a resume behind the last scalars: $(grep session_start "$WORK/twice.txt" | tr '\n' ';')"
+
+# summary.json: provenance, strict JSON.
+strict_json "$WORK/run/summary.json" "$WORK/run/metrics.jsonl"
+for key in version git_commit build host cpu backend threads command_line config_hash \
+  start_time end_time skipped_steps; do
+  grep -q "\"$key\"" "$WORK/run/summary.json" || fail "summary.json lacks $key"
+done
+
+# report.html: written by the run, self-contained, with the charts; and by `dl-train report`.
+html=$WORK/run/report.html
+[ -s "$html" ] || fail "no report.html"
+grep -q '<svg' "$html" && grep -q 'Test accuracy and F1 per epoch' "$html" || fail "no charts"
+grep -qiE '<script|<link|src="http' "$html" && fail "report.html is not self-contained"
+rm "$html"
+"$DL_TRAIN" report "$WORK/run" | grep -q "report.html" || fail "dl-train report printed nothing"
+[ -s "$html" ] || fail "dl-train report wrote no report.html"
+
+# A second run, compared on one page.
+mapfile -t args2 < <(small_args "$WORK/data" "$WORK/run2" epochs=1 output.console=quiet \
+  updater.learningRate=0.002)
+"$DL_TRAIN" "${args2[@]}" >"$WORK/quiet.log"
+[ ! -s "$WORK/quiet.log" ] || fail "quiet printed: $(cat "$WORK/quiet.log")"
+"$DL_TRAIN" report "$WORK/run" "$WORK/run2" --output "$WORK/compare.html" >/dev/null
+grep -q "run2" "$WORK/compare.html" || fail "the comparison lacks the second run"
+
+# JSON lines on the console.
+mapfile -t args3 < <(small_args "$WORK/data" "$WORK/run3" epochs=1 output.console=jsonl)
+"$DL_TRAIN" "${args3[@]}" >"$WORK/console.jsonl"
+strict_json "$WORK/console.jsonl"
+for event in start score epoch finish; do
+  grep -q "\"event\":\"$event\"" "$WORK/console.jsonl" || fail "no $event record"
+done
+
+# A terminal: the bar, redrawn with carriage returns, with ETA, then the epoch's line.
+if command -v script >/dev/null; then
+  mapfile -t args4 < <(small_args "$WORK/data" "$WORK/run4" epochs=2)
+  printf -v cmd '%q ' "$DL_TRAIN" "${args4[@]}"
+  script -q -c "$cmd" /dev/null >"$WORK/tty.log"
+  grep -q "Epoch 2/2" "$WORK/tty.log" || fail "no epoch header on a terminal: $(head "$WORK/tty.log")"
+  grep -q $'\r' "$WORK/tty.log" || fail "the bar is not redrawn in place"
+  grep -qE '19/19 \[=+\] - [0-9.]+s - loss' "$WORK/tty.log" || fail "no finished bar"
+  echo "ok: terminal: $(tr '\r' '\n' <"$WORK/tty.log" | grep -c 'ETA') bar redraws with ETA"
+fi
+
+# A non-finite loss (skipped): summary.json and metrics.jsonl stay strict JSON.
+mapfile -t args5 < <(small_args "$WORK/data" "$WORK/inf" epochs=1 updater.learningRate=1e30 \
+  onNonFiniteLoss=skip output.console=quiet)
+"$DL_TRAIN" "${args5[@]}" >/dev/null || true
+strict_json "$WORK/inf/summary.json" "$WORK/inf/metrics.jsonl"
+grep -q '"final_score": null' "$WORK/inf/summary.json" ||
+  fail "a NaN score is not null: $(head -5 "$WORK/inf/summary.json")"
+
+# A diverged run (onNonFiniteLoss: stop) fails with exit 5 and still leaves its summary.
+mapfile -t args6 < <(small_args "$WORK/data" "$WORK/diverged" epochs=1 updater.learningRate=1e30 \
+  output.console=epochs)
+rc=0
+"$DL_TRAIN" "${args6[@]}" >"$WORK/diverged.log" 2>"$WORK/diverged.err" || rc=$?
+[ "$rc" = 5 ] || fail "a diverged run exited $rc"
+[ "$(wc -l <"$WORK/diverged.err")" = 1 ] || fail "expected one error line: $(cat "$WORK/diverged.err")"
+strict_json "$WORK/diverged/summary.json"
+grep -q '"stopped_by": "diverged: ' "$WORK/diverged/summary.json" || fail "summary of a diverged run"
+grep -q '^diverged: ' "$WORK/diverged.log" || fail "no diverged line: $(tail -2 "$WORK/diverged.log")"
+[ -s "$WORK/diverged/report.html" ] || fail "no report of a diverged run"
+[ ! -e "$WORK/diverged/model.dlm" ] || fail "a diverged run saved its model"
+
+# --version and --json.
+"$DL_TRAIN" --version | grep -qE '^dl-train [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
+"$DL_TRAIN" --version | grep -q '^git commit: ' || fail "--version lacks the commit"
+"$DL_TRAIN" validate --json "${args[@]:0:2}" >"$WORK/validate.json"
+"$DL_TRAIN" inspect --json --model "$WORK/run/model.dlm" >"$WORK/inspect.json"
+"$DL_TRAIN" eval --json --model "$WORK/run/model.dlm" >"$WORK/eval.json"
+"$DL_TRAIN" info --json >"$WORK/info.json"
+strict_json "$WORK/validate.json" "$WORK/inspect.json" "$WORK/eval.json" "$WORK/info.json"
+"$DL_TRAIN" eval --model "$WORK/run/model.dlm" --predictions "$WORK/predictions.csv" >/dev/null
+head -1 "$WORK/predictions.csv" | grep -q '^index,label,predicted,p0,' || fail "predictions header"
+[ "$(wc -l <"$WORK/predictions.csv")" = 101 ] || fail "expected 100 prediction rows"
+grep -q '"parameter_hash"' "$WORK/inspect.json" || fail "inspect --json"
+grep -q '"confusion"' "$WORK/eval.json" || fail "eval --json"
+echo "ok: console modes, TensorBoard, report, provenance, --version, --json"

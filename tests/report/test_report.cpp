@@ -1,0 +1,108 @@
+// The pieces behind what a person sees of a run: TFRecord framing and CRC32C, the progress bar's
+// text, chart ticks, HTML escaping, and the report rendered from a run directory's files.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "io/temp_directory.hpp"
+#include "report/report_html.hpp"
+#include "report/svg_chart.hpp"
+#include "report/tfrecord.hpp"
+#include "train/listeners/console_text.hpp"
+#include "train/listeners/progress_bar.hpp"
+
+using Catch::Matchers::Contains;
+
+TEST_CASE("CRC32C matches the Castagnoli check value", "[report]") {
+  const std::string text = "123456789";
+  CHECK(dl::crc32c(text.data(), text.size()) == 0xE3069283u);
+  CHECK(dl::crc32c("", 0) == 0u);
+}
+
+TEST_CASE("a TFRecord frame holds the length, the payload and masked CRCs", "[report]") {
+  const std::string payload = "hello";
+  const std::string frame = dl::tfrecord_frame(payload);
+  REQUIRE(frame.size() == payload.size() + 16);
+  CHECK(static_cast<unsigned char>(frame[0]) == 5);
+  for (int i = 1; i < 8; ++i) CHECK(frame[static_cast<std::size_t>(i)] == 0);
+  CHECK(frame.substr(12, 5) == payload);
+  const std::uint32_t crc = dl::crc32c(payload.data(), payload.size());
+  const std::uint32_t masked = ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
+  std::uint32_t stored = 0;
+  for (int i = 3; i >= 0; --i)
+    stored = (stored << 8) | static_cast<unsigned char>(frame[17 + static_cast<std::size_t>(i)]);
+  CHECK(stored == masked);
+  CHECK(dl::masked_crc32c(payload.data(), payload.size()) == masked);
+}
+
+TEST_CASE("the progress bar shows rounds, ETA, loss and throughput", "[report]") {
+  dl::ProgressLine line;
+  line.done = 3;
+  line.total = 10;
+  line.seconds = 3.0;
+  line.eta_seconds = 7.0;
+  line.loss = 0.123456;
+  line.images_per_second = 1234.4;
+  const std::string text = dl::format_progress_line(line, 10);
+  CHECK(text == " 3/10 [===>......] - ETA 0:07 - loss 0.1235 - 1234 img/s");
+  line.done = 10;
+  CHECK(dl::format_progress_line(line, 10) ==
+        "10/10 [==========] - 3.0s - loss 0.1235 - 1234 img/s");
+  CHECK(dl::format_duration(3725) == "1:02:05");
+  CHECK(dl::format_duration(65) == "1:05");
+}
+
+TEST_CASE("output.console: auto is a bar on a terminal and lines elsewhere", "[report]") {
+  CHECK(dl::resolve_console_mode(dl::ConsoleMode::kAuto, true) == dl::ConsoleMode::kBar);
+  CHECK(dl::resolve_console_mode(dl::ConsoleMode::kAuto, false) == dl::ConsoleMode::kLines);
+  CHECK(dl::resolve_console_mode(dl::ConsoleMode::kJsonl, true) == dl::ConsoleMode::kJsonl);
+}
+
+TEST_CASE("chart ticks are round numbers covering the range", "[report]") {
+  const std::vector<double> ticks = dl::nice_ticks(0.03, 0.97, 5);
+  REQUIRE(ticks.size() >= 4);
+  CHECK(ticks.front() == Approx(0.2));
+  CHECK(ticks.back() == Approx(0.8));
+  CHECK(dl::escape_html("<a href=\"x\">&'") == "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+}
+
+TEST_CASE("the report is one page with charts from the run directory's files", "[report]") {
+  dl::test::TempDirectory dir;
+  std::ofstream(dir.path() + "/scores.csv")
+      << "epoch,iteration,worker,score,learning_rate\n0,10,all,2.0,0.1\n0,20,all,1.5,0.1\n"
+         "1,30,all,1.0,0.05\n1,40,all,0.5,0.05\n";
+  std::ofstream(dir.path() + "/timing.csv")
+      << "epoch,iteration,images_per_second,elapsed_seconds\n0,10,100.0,1\n1,40,120.0,2\n";
+  std::ofstream(dir.path() + "/metrics.jsonl")
+      << "{\"format_version\":1,\"epoch\":0,\"iteration\":20,\"test_accuracy\":0.5,"
+         "\"test_f1\":0.4,\"test_loss\":null}\n{\"format_version\":1,\"epoch\":1,\"iteration\":40,"
+         "\"test_accuracy\":0.75,\"test_f1\":0.7,\"test_loss\":0.6}\n";
+  std::ofstream(dir.path() + "/evaluation.json") << "{\"confusion\": [[3, 1], [0, 4]]}\n";
+  const dl::RunRecord run = dl::read_run_record(dir.path());
+  CHECK(run.loss.size() == 4);
+  REQUIRE(run.epochs.size() == 2);
+  CHECK(run.epochs[0].train_loss == Approx(1.75));
+  CHECK(std::isnan(run.epochs[0].test_loss));  // null: an infinite loss leaves a gap
+  const std::string html = dl::render_report({run});
+  CHECK_THAT(html, Contains("<!DOCTYPE html>"));
+  CHECK_THAT(html, Contains("Training loss per iteration"));
+  CHECK_THAT(html, Contains("confusion matrix"));
+  CHECK_THAT(html, Contains("actual 1 predicted 1: 4"));
+  CHECK_THAT(html, !Contains("<script"));
+  CHECK_THAT(html, !Contains("http://") || Contains("xmlns=\"http://www.w3.org/2000/svg\""));
+}
+
+TEST_CASE("a long series is thinned to a few thousand points, its last one kept", "[report]") {
+  dl::LineChart chart{"loss", "iteration", "loss", {}};
+  dl::ChartSeries series{"loss", {}, false};
+  for (int i = 1; i <= 100001; ++i) series.points.push_back({double(i), 1.0 / i});
+  chart.series.push_back(series);
+  const std::string svg = dl::svg_line_chart(chart);
+  const auto segments = std::count(svg.begin(), svg.end(), 'L');
+  CHECK(segments > 1000);
+  CHECK(segments < 2100);
+  CHECK_THAT(svg, Contains("100000"));  // the x axis reaches the last iteration
+}
