@@ -41,6 +41,7 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   options.processes = &processes;
   ConsoleWriter& console = ConsoleWriter::start(STDOUT_FILENO, &signals.stop_signal);
   options.log = &console.stream();
+  options.log_is_terminal = isatty(STDOUT_FILENO) == 1;
   const TrainOutcome outcome = train(config, options);
   // A reader that does not take the last lines in this time has stopped reading; the run's
   // files are complete, so it ends without them.

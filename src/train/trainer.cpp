@@ -122,7 +122,8 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   state.allow_changed_data_order(options.restart_epoch);
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
-    const bool terminal = options.log == nullptr && isatty(STDOUT_FILENO) == 1;
+    const bool terminal =
+        options.log != nullptr ? options.log_is_terminal : isatty(STDOUT_FILENO) == 1;
     listeners = make_listeners(ListenerContext{config, run, state, console, terminal});
   }
   resume_or_initialize(config, std::move(found), *setup.trainer, state, setup.info);

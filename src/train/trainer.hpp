@@ -24,6 +24,9 @@ struct TrainOptions {
   const std::atomic<int>* stop_signal = nullptr;
   std::atomic<bool>* checkpoint_request = nullptr;
   std::ostream* log = nullptr;  // progress and reports; null: std::cout
+  // Whether `log` ends on a terminal (the console then redraws a progress bar); with `log` null,
+  // whether standard output is one.
+  bool log_is_terminal = false;
   // The job's processes (MPI ranks); null: this process alone. Rank 0 writes every output.
   ProcessGroup* processes = nullptr;
 };
