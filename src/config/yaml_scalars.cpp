@@ -161,9 +161,25 @@ double read_real(const ReadContext& ctx, const std::string& path, const YAML::No
              "write a decimal number such as 0.01 or 1e-4");
   errno = 0;
   const double value = std::strtod(text.c_str(), nullptr);
-  if (errno == ERANGE || !range.contains(value))
+  // A number below double's normal range (1e-320) underflows; it is judged as float32 below.
+  const bool underflow = errno == ERANGE && !std::isinf(value);
+  if ((errno == ERANGE && !underflow) || !range.contains(value))
     ctx.fail(path, node, fmt::format("{} = {} is out of range", path, shorten(text)),
              "allowed: " + range.str());
+  // Training computes in float32: a value must still be in range there, and a non-zero one must
+  // not become 0, a subnormal (flushed to 0 on GPUs) or infinity.
+  const float as_float = static_cast<float>(value);
+  const bool normal_or_zero =
+      !underflow && (value == 0.0 || (std::isfinite(as_float) &&
+                                      std::fabs(as_float) >= std::numeric_limits<float>::min()));
+  if (!normal_or_zero || !range.contains(static_cast<double>(as_float)))
+    ctx.fail(
+        path, node,
+        fmt::format("{} = {} is out of range in float32, the precision training uses "
+                    "(it becomes {})",
+                    path, shorten(text), as_float),
+        fmt::format("allowed: {}, as a float32 normal number (magnitude {:g} to {:g})", range.str(),
+                    std::numeric_limits<float>::min(), std::numeric_limits<float>::max()));
   return value;
 }
 

@@ -167,6 +167,18 @@ TEST_CASE("values out of range name the allowed range", "[config][errors]") {
       {"epochs: 99999999999999999999999\n",
        "t.yaml:1:9: ", "epochs = 99999999999999999999999 is out of range", ">= 1"},
       {"l2: 1e999\n", "t.yaml:1:5: ", "l2 = 1e999 is out of range", ">= 0"},
+      // In range as a double, not as the float32 training computes with.
+      {"updater:\n  learningRate: 1e-320\n", "t.yaml:2:17: ",
+       "updater.learningRate = 1e-320 is out of range in float32", "> 0, as a float32 normal"},
+      {"updater:\n  learningRate: 1e-40\n", "t.yaml:2:17: ",
+       "updater.learningRate = 1e-40 is out of range in float32", "> 0, as a float32 normal"},
+      {"l2: 1e39\n", "t.yaml:1:5: ",
+       "l2 = 1e39 is out of range in float32, the precision training uses (it becomes inf)",
+       ">= 0"},
+      {"updater:\n  momentum: 0.999999999\n", "t.yaml:2:13: ",
+       "updater.momentum = 0.999999999 is out of range in float32, the precision training uses "
+       "(it becomes 1)",
+       "[0, 1)"},
   };
   for (const auto& c : cases) {
     INFO(c.yaml);
