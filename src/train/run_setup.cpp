@@ -1,6 +1,10 @@
 #include "train/run_setup.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
+#include <fstream>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -9,6 +13,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "core/error.hpp"
 #include "data/data_sources.hpp"
+#include "nn/layer_plan.hpp"
 #include "nn/model.hpp"
 #include "parallel/collective_registry.hpp"
 #include "parallel/node_share.hpp"
@@ -31,6 +36,52 @@ void check_labels_fit_output(const Config& config, const Dataset& data, const st
       "{}: labels go up to {} but the output layer (layers.{}) has nOut {}; set its nOut to at "
       "least {} in {}",
       source, *top, config.layers.size() - 1, units, *top + 1, config.sourcePath));
+}
+
+// The memory this process may use: physical memory, or its cgroup's memory.max when lower; the
+// text says which. 0 when neither can be read.
+std::uint64_t host_memory_limit(std::string& source) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+  std::uint64_t limit = pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) *
+                                                         static_cast<std::uint64_t>(page_size)
+                                                   : 0;
+  source = "physical memory";
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // cgroup v2: a byte count or "max"
+  std::string text;
+  if (cgroup >> text && text != "max") {
+    const std::uint64_t quota = std::strtoull(text.c_str(), nullptr, 10);
+    if (quota > 0 && (limit == 0 || quota < limit)) {
+      limit = quota;
+      source = "the cgroup's memory.max";
+    }
+  }
+  return limit;
+}
+
+// A lower bound of what the CPU workers' activations and their gradients take (two floats per
+// value each layer produces, per sample of a batch): a batch size no memory here could hold is
+// refused before the run directory is claimed, instead of ending in an allocation failure
+// inside the first step. Workspaces, parameters and the data come on top.
+void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
+  if (kind != BackendKind::kCpu || config.layers.empty()) return;
+  // The layers' buffers are sized for batchSize, also when the training set is smaller.
+  const auto batch = static_cast<std::size_t>(config.batchSize);
+  constexpr long double kFloatsPerValue = 2;  // the activation and its gradient
+  const std::vector<PlannedLayer> plan = plan_layers(config);
+  std::size_t values_per_sample = plan.front().input.size();
+  for (const PlannedLayer& layer : plan) values_per_sample += layer.output.size();
+  const long double bytes = static_cast<long double>(values_per_sample) * batch *
+                            config.parallel.workers * kFloatsPerValue * sizeof(float);
+  std::string source;
+  const std::uint64_t limit = host_memory_limit(source);
+  if (limit == 0 || bytes <= static_cast<long double>(limit)) return;
+  constexpr long double kGiB = 1024.0L * 1024.0L * 1024.0L;
+  throw ConfigError(fmt::format(
+      "batchSize {} with {} worker(s) needs at least {:.1f} GiB for activations and their "
+      "gradients ({} values per sample), more than the {:.1f} GiB this process may use ({}); "
+      "lower batchSize (or parallel.workers) in {}",
+      config.batchSize, config.parallel.workers, static_cast<double>(bytes / kGiB),
+      values_per_sample, static_cast<double>(limit / kGiB), source, config.sourcePath));
 }
 
 void load_data(const Config& config, RunSetup& setup) {
@@ -73,6 +124,7 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
     std::cerr << "dl-train: backend: auto trains on the CPU: " << backend.why_not_gpu << "\n";
   }
   const BackendKind kind = backend.kind;
+  check_batch_fits_host_memory(config, kind);
   const NodeShare gpus = share_of_visible_gpus(processes);
   const GpuNeighbours neighbours{gpus.count, gpus.index};
   setup.trainer = std::make_unique<ParallelTrainer>(

@@ -32,6 +32,15 @@ expect_failure 6 "already holds a run" "--resume" -- "$DL_TRAIN" "${args[@]}"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/run4" updater.learningRate=1e30 updater.type=sgd)
 expect_failure 5 "epoch 0, iteration [0-9]+" "learningRate" -- "$DL_TRAIN" "${args[@]}"
 
+# A batch no memory could hold is a config error before anything is allocated or claimed:
+# exit 2 (it was std::bad_alloc inside the first step).
+mapfile -t args < <(small_args "$WORK/data" "$WORK/run5" batchSize=2147483647)
+expect_failure 2 "batchSize 2147483647 with 1 worker\(s\) needs at least" "lower batchSize" -- "$DL_TRAIN" "${args[@]}"
+[[ ! -e "$WORK/run5" ]] || fail "the refused run claimed $WORK/run5"
+# A learning rate that is 0 in float32 is refused at validation, naming what it becomes.
+expect_failure 2 "updater.learningRate = 1e-320 is out of range in float32" "it becomes 0" -- \
+  "$DL_TRAIN" validate --config "$cfg" --set updater.learningRate=1e-320
+
 # A corrupt model file: exit 4.
 cp "$WORK/run3/model.dlm" "$WORK/corrupt.dlm"
 printf '\xff' | dd of="$WORK/corrupt.dlm" bs=1 seek=100 conv=notrunc status=none
