@@ -195,9 +195,10 @@ void NcclCommunicator::check_async_error(int local) const {
 void NcclCommunicator::all_reduce_sum(int local, float* data, std::size_t n, cudaStream_t stream) {
   communicator(local);  // checks the index
   const auto rank = static_cast<std::size_t>(local);
-  const ncclResult_t status = settle(rank, call_locked(rank, [&](ncclComm* comm) {
-    return ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm, stream);
-  }));
+  const ncclResult_t status =
+      settle(rank, call_locked(rank, [&](ncclComm* comm) {
+               return ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm, stream);
+             }));
   throw_if_aborted();  // a call that abort() interrupted reports the abort, not its own error
   if (status != ncclSuccess)
     throw Error(ExitCode::kFailure, failure(rank, "ncclAllReduce", status));
@@ -210,9 +211,10 @@ void NcclCommunicator::broadcast(int local, float* data, std::size_t n, int root
                                            " outside [0, " + std::to_string(ranks_) + ")");
   communicator(local);  // checks the index
   const auto rank = static_cast<std::size_t>(local);
-  const ncclResult_t status = settle(rank, call_locked(rank, [&](ncclComm* comm) {
-    return ncclBroadcast(data, data, n, ncclFloat, root, comm, stream);
-  }));
+  const ncclResult_t status =
+      settle(rank, call_locked(rank, [&](ncclComm* comm) {
+               return ncclBroadcast(data, data, n, ncclFloat, root, comm, stream);
+             }));
   throw_if_aborted();
   if (status != ncclSuccess)
     throw Error(ExitCode::kFailure, failure(rank, "ncclBroadcast", status));

@@ -77,7 +77,10 @@ struct Grid {
   std::size_t scheduler_stack_size = 0;
   std::atomic<Fiber*> current{nullptr};
   const std::function<void()>* body = nullptr;
+  // Set by a fiber whose kernel threw (failure written first, read by the scheduler once it
+  // sees `failed`).
   std::exception_ptr failure;
+  std::atomic<bool> failed{false};
   // Shuffle exchange, one slot of 8 bytes per thread; addresses TSan synchronizes on.
   std::vector<std::uint64_t> lanes;
   char block_start = 0, block_end = 0, barrier = 0;
@@ -172,7 +175,10 @@ void fiber_entry() {
   try {
     (*g.body)();
   } catch (...) {
-    if (!g.failure) g.failure = std::current_exception();
+    if (!g.failed.load(std::memory_order_relaxed)) {
+      g.failure = std::current_exception();
+      g.failed.store(true, std::memory_order_relaxed);
+    }
   }
   tsan_release(&g.block_end);
   f.wait.store(Wait::kEnded, std::memory_order_relaxed);
@@ -182,6 +188,9 @@ void fiber_entry() {
 void wait_here(Wait kind) {
   Grid& g = grid_state;
   Fiber& f = current_fiber();
+  // The scheduler acquires this when the block ends however it ends (an error leaves fibers
+  // suspended here), so that its later writes to what they read are ordered after them.
+  tsan_release(&g.block_end);
   f.wait.store(kind, std::memory_order_relaxed);
   suspend(g, f, false);
 }
@@ -240,18 +249,22 @@ void run_block(Grid& g, const char* name, dim3 block, dim3 block_dim, dim3 grid_
   // Blocks are ordered for ThreadSanitizer (each starts after the previous one ended), because
   // the static that stands for shared memory is the same for every block.
   tsan_release(&g.block_start);
+  struct BlockEnd {
+    Grid& g;
+    ~BlockEnd() { tsan_acquire(&g.block_end); }
+  } block_end{g};
   for (;;) {
     for (unsigned t = 0; t < g.threads; ++t) {
       Fiber& f = *g.fibers[t];
       while (f.wait.load(std::memory_order_relaxed) == Wait::kRunnable) resume(g, f);
-      if (g.failure) {
-        tsan_acquire(&g.block_end);
+      if (g.failed.load(std::memory_order_relaxed)) {
+        tsan_acquire(&g.block_end);  // the failing fiber released it after writing g.failure
+        g.failed.store(false, std::memory_order_relaxed);
         std::rethrow_exception(std::exchange(g.failure, nullptr));
       }
     }
     if (!release_waits(g, name, block)) break;
   }
-  tsan_acquire(&g.block_end);
 }
 
 }  // namespace
