@@ -6,7 +6,9 @@
 namespace dl::testing {
 
 std::vector<BackendUnderTest> backends_under_test() {
-  if (!test::gpu_test_can_run()) return {};
+  // Asked once: each call of gpu_test_can_run without a device counts a skipped case.
+  static const bool can_run = test::gpu_test_can_run();
+  if (!can_run) return {};
   return {{"cuda", [] { return test::make_gpu_backend(); }},
           {"cuda, tight launch limits",
            [] { return test::make_gpu_backend(test::kTightGrid, test::kTightBlock); }}};

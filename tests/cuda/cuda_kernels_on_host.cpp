@@ -19,7 +19,6 @@
 #include "backend/cpu/pooling.hpp"
 #include "backend/cpu/updater.hpp"
 #include "backend/cpu/vector_ops.hpp"
-#include "core/random.hpp"
 #include "device_group_sum.hpp"
 #include "host_grid_support.hpp"
 #include "ops/activation.hpp"
@@ -144,12 +143,10 @@ TEST_CASE("host grid: dropout masks are the CPU's bit for bit") {
   std::vector<float> want_y(n), want_mask(n), want_dx(n);
   cpu::dropout_forward(n, retain, seed, counter, x.data(), want_y.data(), want_mask.data());
   cpu::dropout_backward(n, want_mask.data(), dy.data(), want_dx.data());
-  // The key and the kept scale, computed on the host as CudaBackend::dropout_forward does.
-  const std::uint64_t key = mix(seed, counter + cpu::kDropoutCounterTag);
   for (const auto& lim : host_grid_limits()) {
     INFO(describe(lim));
     std::vector<float> y(n), mask(n), dx(n);
-    gpu::launch_dropout_forward(n, retain, 1.0f / retain, key, x.data(), y.data(), mask.data(), lim,
+    gpu::launch_dropout_forward(n, retain, seed, counter, x.data(), y.data(), mask.data(), lim,
                                 kStream);
     gpu::launch_dropout_backward(n, mask.data(), dy.data(), dx.data(), lim, kStream);
     check_same_bits("y", y, want_y);
@@ -212,20 +209,10 @@ TEST_CASE("host grid: updaters, one fused kernel per rule") {
     const auto state0 = random_floats(2 * n, 11, 0.0f, 1.0f);
     auto want_p = params0, want_s = state0;
     cpu::updater_step(h, n, want_p.data(), grads.data(), want_s.data());
-    // The scalars as CudaBackend::updater_step passes them.
-    gpu::UpdaterScalars s;
-    s.type = h.type;
-    s.learning_rate = h.learning_rate;
-    s.momentum = h.momentum;
-    s.beta1 = h.beta1;
-    s.beta2 = h.beta2;
-    s.epsilon = h.epsilon;
-    s.rms_decay = h.rms_decay;
-    s.adam_step_size = static_cast<float>(cpu::adam_step_size(h));
     for (const auto& lim : host_grid_limits()) {
       INFO(describe(lim) << ", updater " << static_cast<int>(type));
       auto p = params0, st = state0;
-      gpu::launch_updater_step(s, n, p.data(), grads.data(), st.data(), lim, kStream);
+      gpu::launch_updater_step(h, n, p.data(), grads.data(), st.data(), lim, kStream);
       check_near("params", p, want_p, 1e-6);
       check_near("state", st, want_s, 1e-6);
     }
@@ -235,7 +222,6 @@ TEST_CASE("host grid: updaters, one fused kernel per rule") {
 TEST_CASE("host grid: batch normalization, training, inference and backward") {
   for (int spatial : {1, 10}) {
     const BatchNormShape shape{6, 5, spatial};
-    const gpu::BatchNormDims dims{6, 5, spatial};
     const std::size_t total = static_cast<std::size_t>(6) * 5 * spatial;
     const auto x = random_floats(total, 12), dy = random_floats(total, 13);
     const auto gamma = random_floats(5, 14, 0.5f, 1.5f), beta = random_floats(5, 15);
@@ -251,14 +237,14 @@ TEST_CASE("host grid: batch normalization, training, inference and backward") {
     for (const auto& lim : host_grid_limits()) {
       INFO(describe(lim) << ", spatial " << spatial);
       std::vector<float> y(total), rm(5, 0.1f), rv(5, 1.0f), sm(5), si(5);
-      gpu::launch_batchnorm_forward_training(dims, 1e-5f, 0.9f, x.data(), gamma.data(), beta.data(),
-                                             y.data(), rm.data(), rv.data(), sm.data(), si.data(),
-                                             lim, kStream);
+      gpu::launch_batchnorm_forward_training(shape, 1e-5f, 0.9f, x.data(), gamma.data(),
+                                             beta.data(), y.data(), rm.data(), rv.data(), sm.data(),
+                                             si.data(), lim, kStream);
       std::vector<float> inf(total), dx(total), dg(5), db(5);
-      gpu::launch_batchnorm_forward_inference(dims, 1e-5f, x.data(), gamma.data(), beta.data(),
+      gpu::launch_batchnorm_forward_inference(shape, 1e-5f, x.data(), gamma.data(), beta.data(),
                                               want_rm.data(), want_rv.data(), inf.data(), lim,
                                               kStream);
-      gpu::launch_batchnorm_backward(dims, x.data(), dy.data(), gamma.data(), want_sm.data(),
+      gpu::launch_batchnorm_backward(shape, x.data(), dy.data(), gamma.data(), want_sm.data(),
                                      want_si.data(), dx.data(), dg.data(), db.data(), lim, kStream);
       check_near("y", y, want_y, kReorderedSum);
       check_near("running mean", rm, want_rm, kReorderedSum);

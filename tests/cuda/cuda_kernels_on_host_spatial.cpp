@@ -26,20 +26,6 @@ using testing::random_floats;
 
 constexpr cudaStream_t kStream = nullptr;
 
-gpu::PoolDims pool_dims(const Pool2dGeometry& g) {
-  return {g.batch * g.in_channels,
-          g.in_height,
-          g.in_width,
-          g.out_height,
-          g.out_width,
-          g.kernel_height,
-          g.kernel_width,
-          g.stride_height,
-          g.stride_width,
-          g.pad_top,
-          g.pad_left};
-}
-
 TEST_CASE("host grid: max and average pooling, overlapping and padded windows") {
   Pool2dGeometry g;
   g.batch = 2;
@@ -68,9 +54,8 @@ TEST_CASE("host grid: max and average pooling, overlapping and padded windows") 
       INFO(describe(lim) << ", pooling " << static_cast<int>(type));
       std::vector<float> y(out), dx(in);
       std::vector<std::int32_t> arg(out, -7);
-      gpu::launch_pool2d_forward(pool_dims(g), type, x.data(), y.data(), arg.data(), lim, kStream);
-      gpu::launch_pool2d_backward(pool_dims(g), type, dy.data(), dx.data(), want_arg.data(), lim,
-                                  kStream);
+      gpu::launch_pool2d_forward(g, type, x.data(), y.data(), arg.data(), lim, kStream);
+      gpu::launch_pool2d_backward(g, type, dy.data(), dx.data(), want_arg.data(), lim, kStream);
       check_same_bits("y", y, want_y);
       if (type == PoolingType::kMax) check_same_bits("argmax", arg, want_arg);
       // Average pooling's backward adds each input's share in another order than the CPU's

@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "backend/cpu/dropout.hpp"
-#include "backend/cpu/updater.hpp"
-#include "core/random.hpp"
 #include "ops/activation.hpp"
 #include "ops/batchnorm.hpp"
 #include "ops/conv2d.hpp"
@@ -25,24 +22,6 @@ namespace dl::test {
 namespace {
 
 constexpr cudaStream_t kStream = nullptr;
-
-gpu::PoolDims pool_dims(const Pool2dGeometry& g) {
-  return {g.batch * g.in_channels,
-          g.in_height,
-          g.in_width,
-          g.out_height,
-          g.out_width,
-          g.kernel_height,
-          g.kernel_width,
-          g.stride_height,
-          g.stride_width,
-          g.pad_top,
-          g.pad_left};
-}
-
-gpu::BatchNormDims batchnorm_dims(const BatchNormShape& s) {
-  return {s.n, s.channels, s.spatial};
-}
 
 }  // namespace
 
@@ -118,12 +97,12 @@ void HostGridBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, c
 
 void HostGridBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x,
                                      float* y, std::int32_t* argmax) {
-  gpu::launch_pool2d_forward(pool_dims(g), type, x, y, argmax, limits_, kStream);
+  gpu::launch_pool2d_forward(g, type, x, y, argmax, limits_, kStream);
 }
 void HostGridBackend::pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float*,
                                       const float*, const float* dy, float* dx,
                                       const std::int32_t* argmax) {
-  gpu::launch_pool2d_backward(pool_dims(g), type, dy, dx, argmax, limits_, kStream);
+  gpu::launch_pool2d_backward(g, type, dy, dx, argmax, limits_, kStream);
 }
 
 void HostGridBackend::activation_forward(Activation a, std::size_t rows, std::size_t cols,
@@ -144,8 +123,7 @@ void HostGridBackend::output_loss(LossFunction loss, Activation act, int n, int 
 void HostGridBackend::dropout_forward(std::size_t n, float retain, std::uint64_t seed,
                                       std::uint64_t counter, const float* x, float* y,
                                       float* mask) {
-  const std::uint64_t key = mix(seed, counter + cpu::kDropoutCounterTag);
-  gpu::launch_dropout_forward(n, retain, 1.0f / retain, key, x, y, mask, limits_, kStream);
+  gpu::launch_dropout_forward(n, retain, seed, counter, x, y, mask, limits_, kStream);
 }
 void HostGridBackend::dropout_backward(std::size_t n, const float* mask, const float* dy,
                                        float* dx) {
@@ -157,37 +135,27 @@ void HostGridBackend::batchnorm_forward_training(const BatchNormShape& s, float 
                                                  const float* beta, float* y, float* running_mean,
                                                  float* running_var, float* save_mean,
                                                  float* save_inv_std) {
-  gpu::launch_batchnorm_forward_training(batchnorm_dims(s), eps, decay, x, gamma, beta, y,
-                                         running_mean, running_var, save_mean, save_inv_std,
-                                         limits_, kStream);
+  gpu::launch_batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean,
+                                         running_var, save_mean, save_inv_std, limits_, kStream);
 }
 void HostGridBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps,
                                                   const float* x, const float* gamma,
                                                   const float* beta, const float* running_mean,
                                                   const float* running_var, float* y) {
-  gpu::launch_batchnorm_forward_inference(batchnorm_dims(s), eps, x, gamma, beta, running_mean,
-                                          running_var, y, limits_, kStream);
+  gpu::launch_batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y,
+                                          limits_, kStream);
 }
 void HostGridBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
                                          const float* gamma, const float* save_mean,
                                          const float* save_inv_std, float* dx, float* dgamma,
                                          float* dbeta) {
-  gpu::launch_batchnorm_backward(batchnorm_dims(s), x, dy, gamma, save_mean, save_inv_std, dx,
-                                 dgamma, dbeta, limits_, kStream);
+  gpu::launch_batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta,
+                                 limits_, kStream);
 }
 
 void HostGridBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
                                    const float* grads, float* state) {
-  gpu::UpdaterScalars s;
-  s.type = h.type;
-  s.learning_rate = h.learning_rate;
-  s.momentum = h.momentum;
-  s.beta1 = h.beta1;
-  s.beta2 = h.beta2;
-  s.epsilon = h.epsilon;
-  s.rms_decay = h.rms_decay;
-  if (uses_adam_rule(h.type)) s.adam_step_size = static_cast<float>(cpu::adam_step_size(h));
-  gpu::launch_updater_step(s, n, params, grads, state, limits_, kStream);
+  gpu::launch_updater_step(h, n, params, grads, state, limits_, kStream);
 }
 
 }  // namespace dl::test
