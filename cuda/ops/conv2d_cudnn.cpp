@@ -105,11 +105,13 @@ struct Choice {
   std::size_t bytes;
 };
 
-// Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; unless
-// `fixed_rule`, the fastest measured (measure) or best suggested acceptable one that fits; the
-// first of `fixed` that fits. `fixed` lists only deterministic GEMM-based algorithms (cuDNN
-// documents BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0 and _3 as non-deterministic), so with
-// `fixed_rule` the choice depends on the geometry and the workspace alone, never on timing.
+// Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; with
+// `fixed_rule`, the first of `fixed` that fits; the fastest measured (measure) or best suggested
+// acceptable one that fits; the first of `fixed` that fits. `fixed` lists only deterministic
+// GEMM-based algorithms (cuDNN documents BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0 and _3 as
+// non-deterministic), so with `fixed_rule` the choice depends on the geometry and the workspace
+// alone, never on timing; cuDNN's suggestions (deterministic ones only) remain for a geometry
+// where no listed algorithm runs.
 // `search(kind, count, &returned, results)` runs cudnnFind* (kind 0) or cudnnGet*_v7 (kind 1);
 // `size_of(algo, math)` is its workspace for this geometry with that math, kUnusable when cuDNN
 // cannot run it here. float32 runs everything with CUDNN_FMA_MATH, whatever a result says.
@@ -122,10 +124,20 @@ Choice<Algo> choose(const char* direction, const Conv2dGeometry& g,
     const std::size_t bytes = size_of(reuse->algo, reuse->math);
     if (bytes <= limit) return {reuse->algo, reuse->math, bytes};
   }
+  auto first_fixed_that_fits = [&]() -> std::optional<Choice<Algo>> {
+    for (const Algo algo : fixed) {
+      const std::size_t bytes = size_of(algo, default_math(format));
+      if (bytes <= limit) return Choice<Algo>{algo, default_math(format), bytes};
+    }
+    return std::nullopt;
+  };
+  if (fixed_rule) {
+    if (const auto choice = first_fixed_that_fits()) return *choice;
+  }
   std::vector<Perf> results(static_cast<std::size_t>(std::max(max_count, 1)));
   constexpr int kFind = 0, kHeuristic = 1;
   for (const int kind : {kFind, kHeuristic}) {
-    if (fixed_rule || (kind == kFind && !measure)) continue;
+    if (kind == kFind && (fixed_rule || !measure)) continue;
     int returned = 0;
     if (search(kind, static_cast<int>(results.size()), &returned, results.data()) !=
         CUDNN_STATUS_SUCCESS)
@@ -137,10 +149,7 @@ Choice<Algo> choose(const char* direction, const Conv2dGeometry& g,
       if (bytes <= limit) return {results[i].algo, math, bytes};
     }
   }
-  for (const Algo algo : fixed) {
-    const std::size_t bytes = size_of(algo, default_math(format));
-    if (bytes <= limit) return {algo, default_math(format), bytes};
-  }
+  if (const auto choice = first_fixed_that_fits()) return *choice;
   throw InternalError(describe(g) + ": no cuDNN " + direction + " algorithm fits a workspace of " +
                       std::to_string(limit) + " bytes");
 }
