@@ -7,11 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "backend/cpu/dropout.hpp"
-#include "backend/cpu/updater.hpp"
 #include "config/enum_names.hpp"
 #include "core/error.hpp"
-#include "core/random.hpp"
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
 #include "library_check.hpp"
@@ -57,29 +54,6 @@ LaunchLimits limits_of(const CudaConfig& c) {
 CacheLimits cache_limits(std::uint64_t cacheable_length, std::uint64_t cache, int sharers) {
   const std::uint64_t share = cache / static_cast<std::uint64_t>(std::max(sharers, 1));
   return CacheLimits{static_cast<std::size_t>(cacheable_length), static_cast<std::size_t>(share)};
-}
-
-PoolDims pool_dims(const Pool2dGeometry& g) {
-  PoolDims d;
-  d.planes = g.batch * g.in_channels;
-  d.in_height = g.in_height;
-  d.in_width = g.in_width;
-  d.out_height = g.out_height;
-  d.out_width = g.out_width;
-  d.kernel_height = g.kernel_height;
-  d.kernel_width = g.kernel_width;
-  d.stride_height = g.stride_height;
-  d.stride_width = g.stride_width;
-  d.pad_top = g.pad_top;
-  d.pad_left = g.pad_left;
-  return d;
-}
-
-BatchNormDims batchnorm_dims(const BatchNormShape& s) {
-  DL_CHECK(s.n > 0 && s.channels > 0 && s.spatial > 0,
-           "batch norm shape must be positive, got n=" + std::to_string(s.n) +
-               " channels=" + std::to_string(s.channels) + " spatial=" + std::to_string(s.spatial));
-  return BatchNormDims{s.n, s.channels, s.spatial};
 }
 
 }  // namespace
@@ -441,15 +415,17 @@ void CudaBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const
 
 void CudaBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x,
                                  float* y, std::int32_t* argmax) {
+  ops::check_geometry(g);
   activate();
-  launch_pool2d_forward(pool_dims(g), type, x, y, argmax, limits_, stream_.get());
+  launch_pool2d_forward(g, type, x, y, argmax, limits_, stream_.get());
 }
 
 void CudaBackend::pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* /*x*/,
                                   const float* /*y*/, const float* dy, float* dx,
                                   const std::int32_t* argmax) {
+  ops::check_geometry(g);
   activate();
-  launch_pool2d_backward(pool_dims(g), type, dy, dx, argmax, limits_, stream_.get());
+  launch_pool2d_backward(g, type, dy, dx, argmax, limits_, stream_.get());
 }
 
 // ---- activations and the output layer ---------------------------------------------------------
@@ -483,10 +459,7 @@ void CudaBackend::dropout_forward(std::size_t n, float retain, std::uint64_t see
   DL_CHECK(retain > 0.0f && retain <= 1.0f,
            "dropout retain probability must lie in (0, 1], got " + std::to_string(retain));
   activate();
-  // The key and the kept scale of backend/cpu/dropout.hpp, computed on the host as there.
-  const std::uint64_t key = mix(seed, counter + cpu::kDropoutCounterTag);
-  const float kept_scale = 1.0f / retain;
-  launch_dropout_forward(n, retain, kept_scale, key, x, y, mask, limits_, stream_.get());
+  launch_dropout_forward(n, retain, seed, counter, x, y, mask, limits_, stream_.get());
 }
 
 void CudaBackend::dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx) {
@@ -500,9 +473,9 @@ void CudaBackend::batchnorm_forward_training(const BatchNormShape& s, float eps,
                                              const float* x, const float* gamma, const float* beta,
                                              float* y, float* running_mean, float* running_var,
                                              float* save_mean, float* save_inv_std) {
-  const BatchNormDims d = batchnorm_dims(s);
+  ops::check_shape(s);
   activate();
-  launch_batchnorm_forward_training(d, eps, decay, x, gamma, beta, y, running_mean, running_var,
+  launch_batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean, running_var,
                                     save_mean, save_inv_std, limits_, stream_.get());
 }
 
@@ -510,9 +483,9 @@ void CudaBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps
                                               const float* gamma, const float* beta,
                                               const float* running_mean, const float* running_var,
                                               float* y) {
-  const BatchNormDims d = batchnorm_dims(s);
+  ops::check_shape(s);
   activate();
-  launch_batchnorm_forward_inference(d, eps, x, gamma, beta, running_mean, running_var, y, limits_,
+  launch_batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y, limits_,
                                      stream_.get());
 }
 
@@ -520,9 +493,9 @@ void CudaBackend::batchnorm_backward(const BatchNormShape& s, const float* x, co
                                      const float* gamma, const float* save_mean,
                                      const float* save_inv_std, float* dx, float* dgamma,
                                      float* dbeta) {
-  const BatchNormDims d = batchnorm_dims(s);
+  ops::check_shape(s);
   activate();
-  launch_batchnorm_backward(d, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta, limits_,
+  launch_batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta, limits_,
                             stream_.get());
 }
 
@@ -530,17 +503,8 @@ void CudaBackend::batchnorm_backward(const BatchNormShape& s, const float* x, co
 
 void CudaBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
                                const float* grads, float* state) {
-  UpdaterScalars s;
-  s.type = h.type;
-  s.learning_rate = h.learning_rate;
-  s.momentum = h.momentum;
-  s.beta1 = h.beta1;
-  s.beta2 = h.beta2;
-  s.epsilon = h.epsilon;
-  s.rms_decay = h.rms_decay;
-  if (uses_adam_rule(h.type)) s.adam_step_size = static_cast<float>(cpu::adam_step_size(h));
   activate();
-  launch_updater_step(s, n, params, grads, state, limits_, stream_.get());
+  launch_updater_step(h, n, params, grads, state, limits_, stream_.get());
 }
 
 }  // namespace dl::gpu

@@ -15,10 +15,32 @@ void* out_of_memory() {
   return nullptr;
 }
 
+// Makes `device` current for a scope and then puts back the device the calling thread had: the
+// thread that frees or allocates may be working on another device (a collective's leader, a
+// teardown), and must not be left on this one.
+class OnDevice {
+ public:
+  explicit OnDevice(int device) {
+    if (cudaGetDevice(&previous_) != cudaSuccess) previous_ = -1;
+    status_ = cudaSetDevice(device);
+  }
+  ~OnDevice() {
+    if (previous_ >= 0) (void)cudaSetDevice(previous_);
+  }
+  OnDevice(const OnDevice&) = delete;
+  OnDevice& operator=(const OnDevice&) = delete;
+  cudaError_t status() const { return status_; }
+
+ private:
+  int previous_ = -1;
+  cudaError_t status_ = cudaSuccess;
+};
+
 }  // namespace
 
 void* DeviceMemory::allocate(std::size_t bytes) {
-  DL_CUDA_CALL(cudaSetDevice(device_));
+  const OnDevice on(device_);
+  DL_CUDA_CALL(on.status());
   void* p = nullptr;
   const cudaError_t status = cudaMalloc(&p, bytes);
   if (status == cudaErrorMemoryAllocation) return out_of_memory();
@@ -27,7 +49,8 @@ void* DeviceMemory::allocate(std::size_t bytes) {
 }
 
 void DeviceMemory::free(void* p) {
-  if (cudaSetDevice(device_) == cudaSuccess) (void)cudaFree(p);
+  const OnDevice on(device_);
+  if (on.status() == cudaSuccess) (void)cudaFree(p);
 }
 
 // Portable: pinned for every device's context, whichever device was current when it was made.

@@ -156,7 +156,10 @@ void GpuCollective::create_device_resources() {
       void* scratch = nullptr;
       DL_CUDA_CALL(cudaMalloc(&scratch, sizeof(float)));
       group.barrier_scratch = static_cast<float*>(scratch);
-      DL_CUDA_CALL(cudaMemset(group.barrier_scratch, 0, sizeof(float)));
+      // On this thread's own stream: a cudaMemset on the legacy default stream would wait for, and
+      // hold up, every other stream of the device.
+      DL_CUDA_CALL(cudaMemsetAsync(group.barrier_scratch, 0, sizeof(float), cudaStreamPerThread));
+      DL_CUDA_CALL(cudaStreamSynchronize(cudaStreamPerThread));
     }
   }
 }

@@ -47,6 +47,8 @@ void abort_grouped(const std::vector<ncclComm*>& communicators) {
 NcclCommunicator::NcclCommunicator(const std::vector<LocalRank>& local, int ranks,
                                    ProcessGroup& processes)
     : local_(local), ranks_(ranks), communicators_(local.size(), nullptr) {
+  for (std::size_t r = 0; r < local_.size(); ++r)
+    call_mutexes_.push_back(std::make_unique<std::mutex>());
   DL_CHECK(!local_.empty(), "an NCCL communicator needs at least one local rank");
   DL_CHECK(ranks_ >= static_cast<int>(local_.size()), "fewer NCCL ranks than local devices");
 
@@ -150,9 +152,17 @@ void NcclCommunicator::throw_if_aborted() const {
 }
 
 ncclResult_t NcclCommunicator::query_async_error(std::size_t local, ncclResult_t* async) const {
-  std::lock_guard<std::mutex> lock(query_mutex_);
-  throw_if_aborted();
-  return ncclCommGetAsyncError(communicators_[local], async);
+  return call_locked(local, [&](ncclComm* comm) { return ncclCommGetAsyncError(comm, async); });
+}
+
+std::string NcclCommunicator::failure(std::size_t local, const char* what,
+                                      ncclResult_t status) const {
+  std::string message;
+  call_locked(local, [&](ncclComm* comm) {
+    message = nccl_failure(what, status, comm);
+    return ncclSuccess;
+  });
+  return message;
 }
 
 ncclResult_t NcclCommunicator::settle(std::size_t local, ncclResult_t status) const {
@@ -167,29 +177,31 @@ ncclResult_t NcclCommunicator::settle(std::size_t local, ncclResult_t status) co
 
 void NcclCommunicator::check_async_error(int local) const {
   throw_if_aborted();
-  ncclComm* comm = communicator(local);
+  communicator(local);  // checks the index
+  const auto rank = static_cast<std::size_t>(local);
   ncclResult_t async = ncclSuccess;
-  const ncclResult_t status = query_async_error(static_cast<std::size_t>(local), &async);
+  const ncclResult_t status = query_async_error(rank, &async);
   throw_if_aborted();
   if (status != ncclSuccess)
-    throw Error(ExitCode::kFailure, nccl_failure("ncclCommGetAsyncError", status, comm));
+    throw Error(ExitCode::kFailure, failure(rank, "ncclCommGetAsyncError", status));
   if (async != ncclSuccess && async != ncclInProgress) {
     throw Error(ExitCode::kFailure,
-                nccl_failure("a collective on this process's GPU", async, comm) +
+                failure(rank, "a collective on this process's GPU", async) +
                     "; another process or a network link failed: see the other processes' "
                     "errors, or run with NCCL_DEBUG=WARN");
   }
 }
 
 void NcclCommunicator::all_reduce_sum(int local, float* data, std::size_t n, cudaStream_t stream) {
-  throw_if_aborted();
-  ncclComm* comm = communicator(local);
+  communicator(local);  // checks the index
+  const auto rank = static_cast<std::size_t>(local);
   const ncclResult_t status =
-      settle(static_cast<std::size_t>(local),
-             ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm, stream));
+      settle(rank, call_locked(rank, [&](ncclComm* comm) {
+               return ncclAllReduce(data, data, n, ncclFloat, ncclSum, comm, stream);
+             }));
   throw_if_aborted();  // a call that abort() interrupted reports the abort, not its own error
   if (status != ncclSuccess)
-    throw Error(ExitCode::kFailure, nccl_failure("ncclAllReduce", status, comm));
+    throw Error(ExitCode::kFailure, failure(rank, "ncclAllReduce", status));
   check_async_error(local);
 }
 
@@ -197,13 +209,15 @@ void NcclCommunicator::broadcast(int local, float* data, std::size_t n, int root
                                  cudaStream_t stream) {
   DL_CHECK(root >= 0 && root < ranks_, "NCCL broadcast root " + std::to_string(root) +
                                            " outside [0, " + std::to_string(ranks_) + ")");
-  throw_if_aborted();
-  ncclComm* comm = communicator(local);
-  const ncclResult_t status = settle(static_cast<std::size_t>(local),
-                                     ncclBroadcast(data, data, n, ncclFloat, root, comm, stream));
+  communicator(local);  // checks the index
+  const auto rank = static_cast<std::size_t>(local);
+  const ncclResult_t status =
+      settle(rank, call_locked(rank, [&](ncclComm* comm) {
+               return ncclBroadcast(data, data, n, ncclFloat, root, comm, stream);
+             }));
   throw_if_aborted();
   if (status != ncclSuccess)
-    throw Error(ExitCode::kFailure, nccl_failure("ncclBroadcast", status, comm));
+    throw Error(ExitCode::kFailure, failure(rank, "ncclBroadcast", status));
   check_async_error(local);
 }
 
@@ -226,11 +240,11 @@ void NcclCommunicator::wait(int local, cudaEvent_t event) {
 }
 
 void NcclCommunicator::abort() {
-  {
-    // After this block no thread is inside ncclCommGetAsyncError, and none enters it again.
-    std::lock_guard<std::mutex> lock(query_mutex_);
-    if (aborted_.exchange(true)) return;
-  }
+  // Every rank's call lock, in rank order (no other code holds two): once they are all held no
+  // thread is inside an NCCL call on these communicators, and with aborted_ set none enters one.
+  std::vector<std::unique_lock<std::mutex>> locks;
+  for (const auto& m : call_mutexes_) locks.emplace_back(*m);
+  if (aborted_.exchange(true)) return;
   int previous_device = 0;
   const bool restore = cudaGetDevice(&previous_device) == cudaSuccess;
   // ncclCommAbort first raises the communicator's abort flag, which NCCL's kernels and proxy

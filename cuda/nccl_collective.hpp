@@ -20,7 +20,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "parallel/process_group.hpp"
@@ -72,15 +74,28 @@ class NcclCommunicator {
   // ncclCommGetAsyncError on local rank `local`, or CollectiveAborted once abort() has begun:
   // abort() may run on another thread, and ncclCommAbort frees the communicator.
   ncclResult_t query_async_error(std::size_t local, ncclResult_t* async) const;
+  // Runs call(communicator) holding local rank `local`'s call lock; CollectiveAborted once
+  // abort() has begun. NCCL allows one thread at a time per communicator, and abort() takes
+  // every rank's lock before ncclCommAbort, so it never frees a communicator another thread is
+  // inside. The calls made this way only queue work (blocking communicators return once it is
+  // queued; nonblocking ones answer ncclInProgress, polled by settle() between locks).
+  template <typename Call>
+  ncclResult_t call_locked(std::size_t local, Call&& call) const {
+    std::lock_guard<std::mutex> lock(*call_mutexes_[local]);
+    throw_if_aborted();
+    return call(communicators_[local]);
+  }
+  // The message for a failed call, with NCCL's last error text, read under the rank's lock.
+  std::string failure(std::size_t local, const char* what, ncclResult_t status) const;
 
   std::vector<LocalRank> local_;
   int ranks_ = 0;
   std::vector<ncclComm*> communicators_;
   std::atomic<bool> aborted_{false};
-  // Held around every ncclCommGetAsyncError and while abort() sets aborted_, so that no query is
-  // still running on a communicator when abort() goes on to free it. Never held during a call
-  // that can block.
-  mutable std::mutex query_mutex_;
+  // One per local rank: held around every NCCL call on that rank's communicator, and by abort()
+  // for all of them while it sets aborted_ and releases the communicators. Never held during a
+  // wait for another rank.
+  std::vector<std::unique_ptr<std::mutex>> call_mutexes_;
 };
 
 }  // namespace dl::gpu

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the unit tests with AddressSanitizer and UndefinedBehaviorSanitizer in build-asan and
 # runs them (the Catch2 suites only: the end-to-end cli_* and mpi_* shell tests are left to
-# scripts/test.sh). Any sanitizer report fails the suite that made it.
+# scripts/test.sh), then the CUDA kernels on the host grid under ThreadSanitizer in build-tsan.
+# Any sanitizer report fails the suite that made it.
 # Exit status: 0 when every suite passed, 1 otherwise.
 #
 # Usage: scripts/sanitize.sh
@@ -55,5 +56,29 @@ echo "==> sanitize: running ${names[*]}"
 status=0
 meson test -C "$build_dir" --no-rebuild --print-errorlogs --num-processes 1 "${names[@]}" ||
   status=$?
+echo "==> sanitize: ASan + UBSan: $((SECONDS - start)) s"
+
+# The CUDA kernels on the host grid once more under ThreadSanitizer, alone (a TSan build of every
+# suite would double this script's time): a shared-memory access in a kernel that lacks its
+# __syncthreads is a race there (docs/CUDA.md, "Kernels on the host grid").
+# DL_SANITIZE_TSAN=0 skips it (about 1.5 minutes on two busy cores).
+tsan_dir=build-tsan
+tsan_start=$SECONDS
+if [[ "${DL_SANITIZE_TSAN:-1}" == 0 ]]; then
+  echo "==> sanitize: TSan pass skipped (DL_SANITIZE_TSAN=0)"
+elif [[ -f "$tsan_dir/meson-private/coredata.dat" ]]; then
+  meson setup --reconfigure "$tsan_dir" >/dev/null
+else
+  echo "==> sanitize: configuring $tsan_dir (TSan)"
+  meson setup "$tsan_dir" -Db_sanitize=thread -Db_lundef=false \
+    -Dbuildtype=plain "-Dcpp_args=['-O1', '-g1']" -Dtests=true -Dcuda=disabled -Dmpi=disabled >/dev/null
+fi
+if [[ "${DL_SANITIZE_TSAN:-1}" != 0 ]]; then
+  echo "==> sanitize: building and running cuda_kernels_on_host under TSan"
+  ninja -C "$tsan_dir" -j2 tests/cuda/test_cuda_kernels_on_host
+  TSAN_OPTIONS=halt_on_error=1:exitcode=66 meson test -C "$tsan_dir" --no-rebuild --print-errorlogs \
+    --num-processes 1 cuda_kernels_on_host || status=$?
+  echo "==> sanitize: TSan: $((SECONDS - tsan_start)) s"
+fi
 echo "==> sanitize: $((SECONDS - start)) s in all"
 exit $((status != 0))

@@ -13,19 +13,19 @@ namespace dl::gpu {
 namespace {
 
 // Offset of value j of channel c.
-__device__ std::size_t channel_offset(const BatchNormDims& d, int c, std::size_t j) {
+__device__ std::size_t channel_offset(const BatchNormShape& d, int c, std::size_t j) {
   const std::size_t sample = j / d.spatial;
   const std::size_t position = j % d.spatial;
   return (sample * d.channels + c) * d.spatial + position;
 }
 
-__device__ std::size_t per_channel(const BatchNormDims& d) {
+__device__ std::size_t per_channel(const BatchNormShape& d) {
   return static_cast<std::size_t>(d.n) * d.spatial;
 }
 
 // ---- kernels ----------------------------------------------------------------------------------
 
-__global__ void batchnorm_training_kernel(BatchNormDims d, float eps, float decay, const float* x,
+__global__ void batchnorm_training_kernel(BatchNormShape d, float eps, float decay, const float* x,
                                           const float* gamma, const float* beta, float* y,
                                           float* running_mean, float* running_var, float* save_mean,
                                           float* save_inv_std) {
@@ -59,7 +59,7 @@ __global__ void batchnorm_training_kernel(BatchNormDims d, float eps, float deca
   }
 }
 
-__global__ void batchnorm_inference_kernel(BatchNormDims d, float eps, const float* x,
+__global__ void batchnorm_inference_kernel(BatchNormShape d, float eps, const float* x,
                                            const float* gamma, const float* beta,
                                            const float* running_mean, const float* running_var,
                                            float* y) {
@@ -75,7 +75,7 @@ __global__ void batchnorm_inference_kernel(BatchNormDims d, float eps, const flo
   }
 }
 
-__global__ void batchnorm_backward_kernel(BatchNormDims d, const float* x, const float* dy,
+__global__ void batchnorm_backward_kernel(BatchNormShape d, const float* x, const float* dy,
                                           const float* gamma, const float* save_mean,
                                           const float* save_inv_std, float* dx, float* dgamma,
                                           float* dbeta) {
@@ -113,7 +113,7 @@ __global__ void batchnorm_backward_kernel(BatchNormDims d, const float* x, const
 
 // ---- launchers --------------------------------------------------------------------------------
 
-void launch_batchnorm_forward_training(BatchNormDims d, float eps, float decay, const float* x,
+void launch_batchnorm_forward_training(BatchNormShape d, float eps, float decay, const float* x,
                                        const float* gamma, const float* beta, float* y,
                                        float* running_mean, float* running_var, float* save_mean,
                                        float* save_inv_std, const LaunchLimits& limits,
@@ -124,7 +124,7 @@ void launch_batchnorm_forward_training(BatchNormDims d, float eps, float decay, 
   DL_CUDA_LAUNCHED(batchnorm_training_kernel);
 }
 
-void launch_batchnorm_forward_inference(BatchNormDims d, float eps, const float* x,
+void launch_batchnorm_forward_inference(BatchNormShape d, float eps, const float* x,
                                         const float* gamma, const float* beta,
                                         const float* running_mean, const float* running_var,
                                         float* y, const LaunchLimits& limits, cudaStream_t stream) {
@@ -133,10 +133,10 @@ void launch_batchnorm_forward_inference(BatchNormDims d, float eps, const float*
   DL_CUDA_LAUNCHED(batchnorm_inference_kernel);
 }
 
-void launch_batchnorm_backward(BatchNormDims d, const float* x, const float* dy, const float* gamma,
-                               const float* save_mean, const float* save_inv_std, float* dx,
-                               float* dgamma, float* dbeta, const LaunchLimits& limits,
-                               cudaStream_t stream) {
+void launch_batchnorm_backward(BatchNormShape d, const float* x, const float* dy,
+                               const float* gamma, const float* save_mean,
+                               const float* save_inv_std, float* dx, float* dgamma, float* dbeta,
+                               const LaunchLimits& limits, cudaStream_t stream) {
   batchnorm_backward_kernel<<<limits.grid_for_items(d.channels), limits.reduction_block(), 0,
                               stream>>>(d, x, dy, gamma, save_mean, save_inv_std, dx, dgamma,
                                         dbeta);

@@ -105,24 +105,39 @@ struct Choice {
   std::size_t bytes;
 };
 
-// Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; the fastest
-// measured (measure) or best suggested acceptable one that fits; the first fallback that fits.
+// Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; with
+// `fixed_rule`, the first of `fixed` that fits; the fastest measured (measure) or best suggested
+// acceptable one that fits; the first of `fixed` that fits. `fixed` lists only deterministic
+// GEMM-based algorithms (cuDNN documents BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0 and _3 as
+// non-deterministic), so with `fixed_rule` the choice depends on the geometry and the workspace
+// alone, never on timing; cuDNN's suggestions (deterministic ones only) remain for a geometry
+// where no listed algorithm runs.
 // `search(kind, count, &returned, results)` runs cudnnFind* (kind 0) or cudnnGet*_v7 (kind 1);
 // `size_of(algo, math)` is its workspace for this geometry with that math, kUnusable when cuDNN
 // cannot run it here. float32 runs everything with CUDNN_FMA_MATH, whatever a result says.
 template <typename Perf, typename Algo, typename Search, typename SizeOf>
 Choice<Algo> choose(const char* direction, const Conv2dGeometry& g,
-                    std::optional<HalfFormat> format, bool measure, std::size_t limit,
-                    const Choice<Algo>* reuse, std::initializer_list<Algo> fallbacks, int max_count,
-                    Search search, SizeOf size_of) {
+                    std::optional<HalfFormat> format, bool fixed_rule, bool measure,
+                    std::size_t limit, const Choice<Algo>* reuse, std::initializer_list<Algo> fixed,
+                    int max_count, Search search, SizeOf size_of) {
   if (reuse != nullptr) {
     const std::size_t bytes = size_of(reuse->algo, reuse->math);
     if (bytes <= limit) return {reuse->algo, reuse->math, bytes};
   }
+  auto first_fixed_that_fits = [&]() -> std::optional<Choice<Algo>> {
+    for (const Algo algo : fixed) {
+      const std::size_t bytes = size_of(algo, default_math(format));
+      if (bytes <= limit) return Choice<Algo>{algo, default_math(format), bytes};
+    }
+    return std::nullopt;
+  };
+  if (fixed_rule) {
+    if (const auto choice = first_fixed_that_fits()) return *choice;
+  }
   std::vector<Perf> results(static_cast<std::size_t>(std::max(max_count, 1)));
   constexpr int kFind = 0, kHeuristic = 1;
   for (const int kind : {kFind, kHeuristic}) {
-    if (kind == kFind && !measure) continue;
+    if (kind == kFind && (fixed_rule || !measure)) continue;
     int returned = 0;
     if (search(kind, static_cast<int>(results.size()), &returned, results.data()) !=
         CUDNN_STATUS_SUCCESS)
@@ -134,10 +149,7 @@ Choice<Algo> choose(const char* direction, const Conv2dGeometry& g,
       if (bytes <= limit) return {results[i].algo, math, bytes};
     }
   }
-  for (const Algo algo : fallbacks) {
-    const std::size_t bytes = size_of(algo, default_math(format));
-    if (bytes <= limit) return {algo, default_math(format), bytes};
-  }
+  if (const auto choice = first_fixed_that_fits()) return *choice;
   throw InternalError(describe(g) + ": no cuDNN " + direction + " algorithm fits a workspace of " +
                       std::to_string(limit) + " bytes");
 }
@@ -186,8 +198,11 @@ struct CudnnConvolution::Plan {
 };
 
 CudnnConvolution::CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes,
-                                   std::optional<HalfFormat> half_format)
-    : handle_(handle), max_workspace_bytes_(max_workspace_bytes), half_format_(half_format) {}
+                                   std::optional<HalfFormat> half_format, bool deterministic)
+    : handle_(handle),
+      max_workspace_bytes_(max_workspace_bytes),
+      half_format_(half_format),
+      deterministic_(deterministic) {}
 
 CudnnConvolution::~CudnnConvolution() = default;
 
@@ -263,8 +278,9 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
   int max_count = 0;
   DL_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
   p.forward = choose<cudnnConvolutionFwdAlgoPerf_t>(
-      "forward", g, half_format_, measure, limit, reuse ? &reuse->forward : nullptr,
-      {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM}, max_count,
+      "forward", g, half_format_, deterministic_, measure, limit, reuse ? &reuse->forward : nullptr,
+      {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM},
+      max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* results) {
         p.use_math(default_math(half_format_));
         return kind == 0
@@ -286,8 +302,8 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
 
   DL_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
   p.data = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-      "backward-data", g, half_format_, measure, limit, reuse ? &reuse->data : nullptr,
-      {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0}, max_count,
+      "backward-data", g, half_format_, deterministic_, measure, limit,
+      reuse ? &reuse->data : nullptr, {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
         p.use_math(default_math(half_format_));
         return kind == 0 ? cudnnFindConvolutionBackwardDataAlgorithm(handle_, p.w_desc, p.y_desc,
@@ -309,8 +325,8 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
 
   DL_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
   p.filter = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      "backward-filter", g, half_format_, measure, limit, reuse ? &reuse->filter : nullptr,
-      {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0}, max_count,
+      "backward-filter", g, half_format_, deterministic_, measure, limit,
+      reuse ? &reuse->filter : nullptr, {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
         p.use_math(default_math(half_format_));
         return kind == 0 ? cudnnFindConvolutionBackwardFilterAlgorithm(handle_, p.x_desc, p.y_desc,

@@ -49,8 +49,12 @@ class CudnnConvolution {
  public:
   // `handle` is bound to the stream the calls below are given; it must outlive this object.
   // `half_format`: the 16-bit format of the tensor-core inputs, none for float32 throughout.
+  // `deterministic`: algorithms by a fixed rule (the first deterministic one of a fixed list
+  // whose workspace fits), so that every run, resume and worker with the same geometry, cuDNN
+  // and workspace runs the same algorithms and gets the same bits; false: the fastest
+  // deterministic one cudnnFind* measures, which may differ from run to run.
   CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes,
-                   std::optional<HalfFormat> half_format);
+                   std::optional<HalfFormat> half_format, bool deterministic = true);
   ~CudnnConvolution();
   CudnnConvolution(const CudnnConvolution&) = delete;
   CudnnConvolution& operator=(const CudnnConvolution&) = delete;
@@ -77,6 +81,7 @@ class CudnnConvolution {
   cudnnHandle_t handle_;
   std::size_t max_workspace_bytes_;
   std::optional<HalfFormat> half_format_;
+  bool deterministic_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
   // Per shape: batch -> the workspace floats conv2d_workspace_floats returned for it. A call with
   // batch b may rely only on the smallest of these over batches >= b.

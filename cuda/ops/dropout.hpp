@@ -1,6 +1,6 @@
-// Launchers for inverted dropout (dropout.cu). The keep decision is the CPU backend's formula
-// (backend/cpu/dropout.hpp), bit for bit: the caller derives `key` from (seed, counter) on the
-// host exactly as the CPU does, and passes kept_scale = 1.0f / retain computed there too.
+// Launchers for inverted dropout (dropout.cu). The keep decision is the op contract's
+// (backend/ops/dropout.hpp), so masks equal the CPU backend's bit for bit: the key and the kept
+// scale are computed on the host by the contract's functions, the rest in the kernel.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,7 +12,7 @@
 
 namespace dl::gpu {
 
-void launch_dropout_forward(std::size_t n, float retain, float kept_scale, std::uint64_t key,
+void launch_dropout_forward(std::size_t n, float retain, std::uint64_t seed, std::uint64_t counter,
                             const float* x, float* y, float* mask, const LaunchLimits& limits,
                             cudaStream_t stream);
 void launch_dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx,

@@ -3,7 +3,7 @@
 // size. The conversion is __fdiv_rn (IEEE division, round to nearest, whatever nvcc's
 // -prec-div says), the very division the host performs: the batch is bit-identical to
 // Dataset::gather's.
-#include "backend/cpu/gather.hpp"
+#include "backend/ops/gather.hpp"
 #include "cuda_check.hpp"
 #include "ops/gather.hpp"
 #include "ops/kernel_support.cuh"
@@ -23,7 +23,7 @@ __global__ void gather_samples_kernel(const std::uint8_t* pixels, const std::int
     const std::size_t pixel = i - row * sample_bytes;
     const std::size_t sample = static_cast<std::size_t>(indices[row]);
     images[i] =
-        __fdiv_rn(static_cast<float>(pixels[sample * sample_bytes + pixel]), cpu::kLargestPixel);
+        __fdiv_rn(static_cast<float>(pixels[sample * sample_bytes + pixel]), ops::kLargestPixel);
   }
   for (std::size_t i = first_index(); i < n; i += grid_stride()) {
     batch_labels[i] = labels[indices[i]];

@@ -54,7 +54,7 @@ __global__ void rmsprop_kernel(std::size_t n, float lr, float decay, float eps, 
 
 // ---- launcher ---------------------------------------------------------------------------------
 
-void launch_updater_step(const UpdaterScalars& h, std::size_t n, float* params, const float* grads,
+void launch_updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                          float* state, const LaunchLimits& limits, cudaStream_t stream) {
   if (n == 0) return;
   const int block = limits.block();
@@ -71,8 +71,9 @@ void launch_updater_step(const UpdaterScalars& h, std::size_t n, float* params, 
       return;
     case UpdaterType::kAdam:
     case UpdaterType::kAdamW:
-      adam_kernel<<<grid, block, 0, stream>>>(n, h.adam_step_size, h.beta1, h.beta2, h.epsilon,
-                                              params, grads, state, state + n);
+      adam_kernel<<<grid, block, 0, stream>>>(n, static_cast<float>(ops::adam_step_size(h)),
+                                              h.beta1, h.beta2, h.epsilon, params, grads, state,
+                                              state + n);
       DL_CUDA_LAUNCHED(adam_kernel);
       return;
     case UpdaterType::kRmsProp:

@@ -16,60 +16,12 @@
 #include <memory>
 #include <string>
 
+#include "backend/ops/batchnorm.hpp"
+#include "backend/ops/conv2d.hpp"
+#include "backend/ops/updater.hpp"
 #include "core/kinds.hpp"
 
 namespace dl {
-
-struct Conv2dGeometry {
-  int batch = 0;
-  int in_channels = 0, in_height = 0, in_width = 0;
-  int out_channels = 0, out_height = 0, out_width = 0;
-  int kernel_height = 0, kernel_width = 0;
-  int stride_height = 1, stride_width = 1;
-  // Zero padding before the first row/column. Padding after the last row/column is whatever the
-  // output size implies, so ConvolutionMode::Same's asymmetric padding needs no extra fields.
-  int pad_top = 0, pad_left = 0;
-};
-
-// Pooling uses the same geometry with in_channels == out_channels.
-using Pool2dGeometry = Conv2dGeometry;
-
-// Batch normalization over n samples of `channels` features, each repeated `spatial` times
-// (h*w for images, 1 for flat vectors).
-struct BatchNormShape {
-  int n = 0, channels = 0, spatial = 1;
-};
-
-struct UpdaterHyper {
-  UpdaterType type = UpdaterType::kSgd;
-  float learning_rate = 0.0f;
-  float momentum = 0.0f;                                // Nesterovs
-  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f;  // Adam (epsilon also RmsProp)
-  float rms_decay = 0.95f;                              // RmsProp
-  std::int64_t step = 1;  // 1-based count of updates applied so far + 1 (Adam bias correction)
-};
-
-// Adam's update rule (bias-corrected step size, m and v). AdamW's decoupled weight decay is not
-// part of the op: the Optimizer applies it to the trainable parameters before the step.
-inline bool uses_adam_rule(UpdaterType t) {
-  return t == UpdaterType::kAdam || t == UpdaterType::kAdamW;
-}
-
-// Floats of updater state per parameter: Nesterovs keeps v, Adam m and v, RmsProp the mean square.
-inline std::size_t updater_state_per_parameter(UpdaterType t) {
-  switch (t) {
-    case UpdaterType::kSgd:
-      return 0;
-    case UpdaterType::kNesterovs:
-      return 1;
-    case UpdaterType::kAdam:
-    case UpdaterType::kAdamW:
-      return 2;
-    case UpdaterType::kRmsProp:
-      return 1;
-  }
-  return 0;
-}
 
 class Backend {
  public:

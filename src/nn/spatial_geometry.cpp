@@ -7,18 +7,6 @@
 
 namespace dl {
 
-std::optional<WindowExtent> window_extent(int in, int kernel, int stride, int padding,
-                                          ConvolutionMode mode) {
-  if (mode == ConvolutionMode::kSame) {
-    const std::int64_t out = (std::int64_t{in} + stride - 1) / stride;
-    const std::int64_t total = std::max<std::int64_t>((out - 1) * stride + kernel - in, 0);
-    return WindowExtent{static_cast<int>(out), static_cast<int>(total / 2)};
-  }
-  const std::int64_t padded = std::int64_t{in} + 2 * std::int64_t{padding};
-  if (kernel > padded) return std::nullopt;
-  return WindowExtent{static_cast<int>((padded - kernel) / stride + 1), padding};
-}
-
 Conv2dGeometry conv2d_geometry(const PlannedLayer& plan, int batch) {
   const LayerConfig& c = plan.config;
   Conv2dGeometry g;

@@ -93,7 +93,13 @@ std::string ParallelTrainer::data_placement() const {
                                  data_resident_, workers());
 }
 
-ParallelTrainer::~ParallelTrainer() = default;
+// The collective goes before the replicas (members would go the other way): a GPU collective
+// destroyed while an exception unwinds aborts its NCCL communicator, so NCCL kernels still waiting
+// for a peer quit; a backend destroyed first would wait for its stream behind them for ever.
+ParallelTrainer::~ParallelTrainer() {
+  strategy_.reset();
+  collective_.reset();
+}
 
 Model& ParallelTrainer::model(int worker) {
   return *replicas_.at(worker)->model;

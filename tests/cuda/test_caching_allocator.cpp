@@ -69,6 +69,10 @@ TEST_CASE("size classes cover the request with bounded waste", "[caching_allocat
   CHECK(size_class(513) == 1024);
   CHECK(size_class(kMiB) == kMiB);
   CHECK(size_class(4 * kMiB) == 4 * kMiB);  // powers of two are classes themselves
+  // The classes test_cuda_ops.cpp's cache-reuse case relies on: 512-byte steps below 1 MiB.
+  CHECK(size_class(12345) == 12800);
+  CHECK(size_class(12000) == 12288);
+  CHECK(size_class(12799) == 12800);
   std::size_t previous = 0;
   for (std::size_t bytes = 1; bytes < 64 * kMiB; bytes = bytes * 3 / 2 + 7) {
     const std::size_t c = size_class(bytes);

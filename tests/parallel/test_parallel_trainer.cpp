@@ -245,6 +245,54 @@ TEST_CASE("a worker that throws stops every worker and is named; nothing hangs")
   }
 }
 
+namespace {
+// Records the order in which the trainer destroys the collective and the backends.
+class RecordedBackend : public dl::CpuBackend {
+ public:
+  explicit RecordedBackend(std::vector<std::string>& log) : log_(log) {}
+  ~RecordedBackend() override { log_.push_back("backend"); }
+
+ private:
+  std::vector<std::string>& log_;
+};
+class RecordedCollective : public dl::Collective {
+ public:
+  RecordedCollective(int workers, std::vector<std::string>& log) : inner_(workers), log_(log) {}
+  ~RecordedCollective() override { log_.push_back("collective"); }
+  int size() const override { return inner_.size(); }
+  std::string name() const override { return inner_.name(); }
+  void all_reduce_sum(int rank, float* data, std::size_t n) override {
+    inner_.all_reduce_sum(rank, data, n);
+  }
+  void broadcast(int rank, float* data, std::size_t n, int root) override {
+    inner_.broadcast(rank, data, n, root);
+  }
+  void barrier(int rank) override { inner_.barrier(rank); }
+  void abort() override { inner_.abort(); }
+
+ private:
+  dl::ThreadCollective inner_;
+  std::vector<std::string>& log_;
+};
+}  // namespace
+
+TEST_CASE("the trainer destroys the collective before the backends") {
+  // A GPU collective aborts NCCL when destroyed during unwinding; backends destroyed first would
+  // wait on their streams behind NCCL kernels that never end.
+  const dl::Dataset data = random_dataset(64 * 2, 49);
+  const Config c = make_config("{mode: synchronous, workers: 2}", 64, "sgd");
+  std::vector<std::string> log;
+  {
+    ParallelTrainer trainer(
+        c, data, [&](int) { return std::make_unique<RecordedBackend>(log); },
+        [&](const std::vector<dl::Backend*>& b) {
+          return std::make_unique<RecordedCollective>(static_cast<int>(b.size()), log);
+        },
+        single_process());
+  }
+  CHECK(log == std::vector<std::string>{"collective", "backend", "backend"});
+}
+
 TEST_CASE("the callback can stop an epoch at a sync point and the epoch resumes from there") {
   const dl::Dataset data = random_dataset(64 * 2 * 9, 47);
   const Config c = make_config("{mode: averaging, workers: 2, averagingFrequency: 3}", 64,

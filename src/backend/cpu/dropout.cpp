@@ -9,21 +9,13 @@ namespace dl::cpu {
 
 namespace {
 
-constexpr int kDiscardedBits = 40;                   // 64 - 24 bits kept
-constexpr float kTwoToMinus24 = 1.0f / 16777216.0f;  // 2^-24
-
-std::uint64_t dropout_key(std::uint64_t seed, std::uint64_t counter) {
-  return mix(seed, counter + kDropoutCounterTag);
-}
-
-float uniform_from_key(std::uint64_t key, std::uint64_t i) {
-  return static_cast<float>(splitmix64(key + i) >> kDiscardedBits) * kTwoToMinus24;
-}
+using ops::dropout_key;
+using ops::dropout_uniform_from_key;
 
 }  // namespace
 
 float dropout_uniform(std::uint64_t seed, std::uint64_t counter, std::uint64_t i) {
-  return uniform_from_key(dropout_key(seed, counter), i);
+  return dropout_uniform_from_key(dropout_key(seed, counter), i);
 }
 
 void dropout_forward(std::size_t n, float retain, std::uint64_t seed, std::uint64_t counter,
@@ -31,9 +23,9 @@ void dropout_forward(std::size_t n, float retain, std::uint64_t seed, std::uint6
   DL_CHECK(retain > 0.0f && retain <= 1.0f,
            "dropout retain probability must lie in (0, 1], got " + std::to_string(retain));
   const std::uint64_t key = dropout_key(seed, counter);
-  const float kept_scale = 1.0f / retain;
+  const float kept_scale = ops::dropout_kept_scale(retain);
   for (std::size_t i = 0; i < n; ++i) {
-    const float m = uniform_from_key(key, i) < retain ? kept_scale : 0.0f;
+    const float m = dropout_uniform_from_key(key, i) < retain ? kept_scale : 0.0f;
     mask[i] = m;
     y[i] = x[i] * m;
   }

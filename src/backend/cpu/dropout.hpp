@@ -20,9 +20,12 @@
 
 #include "backend/backend.hpp"
 
+#include "backend/ops/dropout.hpp"
+
 namespace dl::cpu {
 
-inline constexpr std::uint64_t kDropoutCounterTag = 0xD1B54A32D192ED03ull;
+// The keep decision is the op contract's (backend/ops/dropout.hpp).
+using ops::kDropoutCounterTag;
 
 // u(seed, counter, i) of the formula above, for element i; exposed so tests and other backends'
 // tests can check masks against it.

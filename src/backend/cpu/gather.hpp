@@ -5,11 +5,14 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backend/ops/gather.hpp"
+
 namespace dl::cpu {
 
-// The divisor of the pixel conversion, shared with the CUDA kernel: float(b) / kLargestPixel is
-// the one IEEE division Dataset::gather performs, so every backend's batch matches the host's.
-inline constexpr float kLargestPixel = 255.0f;
+// The divisor of the pixel conversion (the op contract's, backend/ops/gather.hpp): float(b) /
+// kLargestPixel is the one IEEE division Dataset::gather performs, so every backend's batch
+// matches the host's.
+using ops::kLargestPixel;
 
 void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
                     std::size_t sample_bytes, const std::int32_t* indices, int n, float* images,

@@ -49,16 +49,6 @@ void rmsprop_step(std::size_t n, float lr, float decay, float eps, float* p, con
 
 }  // namespace
 
-double adam_step_size(const UpdaterHyper& h) {
-  DL_CHECK(h.step >= 1, "Adam needs a 1-based step, got " + std::to_string(h.step));
-  const double t = static_cast<double>(h.step);
-  const double alpha_t = static_cast<double>(h.learning_rate) *
-                         std::sqrt(1.0 - std::pow(static_cast<double>(h.beta2), t)) /
-                         (1.0 - std::pow(static_cast<double>(h.beta1), t));
-  if (!std::isfinite(alpha_t) || alpha_t == 0.0) return h.epsilon;
-  return alpha_t;
-}
-
 // Every rule updates each parameter from its own gradient and state alone, so the pass is split
 // over threads (parallel_ranges) without changing any bit.
 void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,

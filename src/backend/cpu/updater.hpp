@@ -25,7 +25,8 @@ namespace dl::cpu {
 void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                   float* state);
 
-// Adam's bias-corrected step size alpha_t for h.step, as used by updater_step.
-double adam_step_size(const UpdaterHyper& h);
+// Adam's bias-corrected step size alpha_t for h.step, as used by updater_step (the op
+// contract's, backend/ops/updater.hpp).
+using ops::adam_step_size;
 
 }  // namespace dl::cpu

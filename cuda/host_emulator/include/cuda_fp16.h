@@ -1,0 +1,4 @@
+// The host grid's stand-in for CUDA's cuda_fp16.h: everything is in host_grid.hpp.
+#pragma once
+
+#include "host_grid.hpp"

@@ -1,0 +1,46 @@
+// The convolution's geometry (also pooling's), shared by src/nn and both backends (see
+// README.md in this folder). The output size of a geometry follows window.hpp.
+#pragma once
+
+#include <string>
+
+#include "core/error.hpp"
+
+namespace dl {
+
+struct Conv2dGeometry {
+  int batch = 0;
+  int in_channels = 0, in_height = 0, in_width = 0;
+  int out_channels = 0, out_height = 0, out_width = 0;
+  int kernel_height = 0, kernel_width = 0;
+  int stride_height = 1, stride_width = 1;
+  // Zero padding before the first row/column. Padding after the last row/column is whatever the
+  // output size implies, so ConvolutionMode::Same's asymmetric padding needs no extra fields.
+  int pad_top = 0, pad_left = 0;
+};
+
+// Pooling uses the same geometry with in_channels == out_channels.
+using Pool2dGeometry = Conv2dGeometry;
+
+}  // namespace dl
+
+namespace dl::ops {
+
+// Image planes (sample x channel) of a pooling geometry's input, and of its output.
+constexpr int pool_planes(const Pool2dGeometry& g) {
+  return g.batch * g.in_channels;
+}
+
+// Every size positive, strides positive, padding non-negative: what any backend may assume.
+inline void check_geometry(const Conv2dGeometry& g) {
+  DL_CHECK(g.batch >= 0 && g.in_channels > 0 && g.in_height > 0 && g.in_width > 0 &&
+               g.out_channels > 0 && g.out_height > 0 && g.out_width > 0 && g.kernel_height > 0 &&
+               g.kernel_width > 0 && g.stride_height > 0 && g.stride_width > 0 && g.pad_top >= 0 &&
+               g.pad_left >= 0,
+           "convolution geometry out of range: batch " + std::to_string(g.batch) + ", in " +
+               std::to_string(g.in_channels) + "x" + std::to_string(g.in_height) + "x" +
+               std::to_string(g.in_width) + ", out " + std::to_string(g.out_channels) + "x" +
+               std::to_string(g.out_height) + "x" + std::to_string(g.out_width));
+}
+
+}  // namespace dl::ops

@@ -1,0 +1,24 @@
+// The backends the op tests over backends (backend_op_tests.cpp) run on. Each test program that
+// compiles those tests defines backends_under_test(): the CPU backend (tests/backend), the CUDA
+// kernels on the host grid under several launch limits (tests/cuda, cuda_kernels_on_host), and
+// the CUDA backend when a device is visible (tests/cuda, test_cuda_backend; none otherwise, and
+// the program says why).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+
+namespace dl::testing {
+
+struct BackendUnderTest {
+  std::string name;
+  std::function<std::unique_ptr<Backend>()> make;
+};
+
+std::vector<BackendUnderTest> backends_under_test();
+
+}  // namespace dl::testing

@@ -1,0 +1,161 @@
+// HostGridBackend: each op as CudaBackend (cuda/cuda_backend.cpp) queues it, with the host grid
+// as the device and the stream a null name.
+#include "host_grid_backend.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "ops/activation.hpp"
+#include "ops/batchnorm.hpp"
+#include "ops/conv2d.hpp"
+#include "ops/dense.hpp"
+#include "ops/dropout.hpp"
+#include "ops/gather.hpp"
+#include "ops/gradient_clip.hpp"
+#include "ops/output_loss.hpp"
+#include "ops/pooling.hpp"
+#include "ops/updater.hpp"
+#include "ops/vector_ops.hpp"
+
+namespace dl::test {
+
+namespace {
+
+constexpr cudaStream_t kStream = nullptr;
+
+}  // namespace
+
+HostGridBackend::HostGridBackend(gpu::LaunchLimits limits)
+    : limits_(limits), partials_(static_cast<std::size_t>(std::max(limits.max_grid, 1))) {}
+
+std::string HostGridBackend::name() const {
+  return "cuda kernels on the host grid (grid " + std::to_string(limits_.max_grid) + ", block " +
+         std::to_string(limits_.max_block) + ")";
+}
+
+void HostGridBackend::fill(float* x, std::size_t n, float value) {
+  gpu::launch_fill(x, n, value, limits_, kStream);
+}
+void HostGridBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
+                                     std::size_t sample_bytes, const std::int32_t* indices, int n,
+                                     float* images, std::int32_t* batch_labels) {
+  gpu::launch_gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels,
+                             limits_, kStream);
+}
+void HostGridBackend::scale(std::size_t n, float alpha, float* x) {
+  gpu::launch_scale(n, alpha, x, limits_, kStream);
+}
+void HostGridBackend::axpy(std::size_t n, float alpha, const float* x, float* y) {
+  gpu::launch_axpy(n, alpha, x, y, limits_, kStream);
+}
+void HostGridBackend::sum_of_squares(std::size_t n, const float* x, float* result) {
+  gpu::launch_sum_of_squares(n, x, result, partials_.data(), limits_, kStream);
+}
+bool HostGridBackend::all_finite(std::size_t n, const float* x) {
+  int flag = 0;
+  gpu::launch_flag_non_finite(n, x, &flag, limits_, kStream);
+  return flag == 0;
+}
+void HostGridBackend::clip_values(std::size_t n, float limit, float* x) {
+  gpu::launch_clip_values(n, limit, x, limits_, kStream);
+}
+void HostGridBackend::scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold,
+                                    bool always, float* x) {
+  gpu::launch_scale_to_norm(n, sum_of_squares, threshold, always, x, limits_, kStream);
+}
+
+// CudaBackend broadcasts the bias into y and lets the GEMM accumulate onto it; here the product
+// (the CPU's, without bias) is added by the axpy kernel.
+void HostGridBackend::dense_forward(int n, int in, int out, const float* x, const float* w,
+                                    const float* b, float* y) {
+  const std::size_t size = static_cast<std::size_t>(n) * out;
+  std::vector<float> product(size), zero_bias(static_cast<std::size_t>(out), 0.0f);
+  CpuBackend::dense_forward(n, in, out, x, w, zero_bias.data(), product.data());
+  gpu::launch_broadcast_bias_rows(n, out, b, y, limits_, kStream);
+  gpu::launch_axpy(size, 1.0f, product.data(), y, limits_, kStream);
+}
+void HostGridBackend::dense_backward(int n, int in, int out, const float* x, const float* w,
+                                     const float* dy, float* dx, float* dw, float* db) {
+  CpuBackend::dense_backward(n, in, out, x, w, dy, dx, dw, db);
+  gpu::launch_column_sums(n, out, dy, db, limits_, kStream);
+}
+
+void HostGridBackend::conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w,
+                                     const float* b, float* y, float* workspace) {
+  std::vector<float> zero_bias(static_cast<std::size_t>(g.out_channels), 0.0f);
+  CpuBackend::conv2d_forward(g, x, w, zero_bias.data(), y, workspace);
+  gpu::launch_add_channel_bias(g.batch, g.out_channels, g.out_height * g.out_width, b, y, limits_,
+                               kStream);
+}
+void HostGridBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w,
+                                      const float* dy, float* dx, float* dw, float* db,
+                                      float* workspace) {
+  CpuBackend::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
+  gpu::launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, limits_,
+                           kStream);
+}
+
+void HostGridBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x,
+                                     float* y, std::int32_t* argmax) {
+  gpu::launch_pool2d_forward(g, type, x, y, argmax, limits_, kStream);
+}
+void HostGridBackend::pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float*,
+                                      const float*, const float* dy, float* dx,
+                                      const std::int32_t* argmax) {
+  gpu::launch_pool2d_backward(g, type, dy, dx, argmax, limits_, kStream);
+}
+
+void HostGridBackend::activation_forward(Activation a, std::size_t rows, std::size_t cols,
+                                         const float* x, float* y) {
+  gpu::launch_activation_forward(a, rows, cols, x, y, limits_, kStream);
+}
+void HostGridBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
+                                          const float* y, const float* dy, float* dx) {
+  gpu::launch_activation_backward(a, rows, cols, y, dy, dx, limits_, kStream);
+}
+void HostGridBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+                                  const std::int32_t* labels, float* out, float* dz,
+                                  float grad_scale, float* loss_sum) {
+  gpu::launch_output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum,
+                          partials_.data(), limits_, kStream);
+}
+
+void HostGridBackend::dropout_forward(std::size_t n, float retain, std::uint64_t seed,
+                                      std::uint64_t counter, const float* x, float* y,
+                                      float* mask) {
+  gpu::launch_dropout_forward(n, retain, seed, counter, x, y, mask, limits_, kStream);
+}
+void HostGridBackend::dropout_backward(std::size_t n, const float* mask, const float* dy,
+                                       float* dx) {
+  gpu::launch_dropout_backward(n, mask, dy, dx, limits_, kStream);
+}
+
+void HostGridBackend::batchnorm_forward_training(const BatchNormShape& s, float eps, float decay,
+                                                 const float* x, const float* gamma,
+                                                 const float* beta, float* y, float* running_mean,
+                                                 float* running_var, float* save_mean,
+                                                 float* save_inv_std) {
+  gpu::launch_batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean,
+                                         running_var, save_mean, save_inv_std, limits_, kStream);
+}
+void HostGridBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps,
+                                                  const float* x, const float* gamma,
+                                                  const float* beta, const float* running_mean,
+                                                  const float* running_var, float* y) {
+  gpu::launch_batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y,
+                                          limits_, kStream);
+}
+void HostGridBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
+                                         const float* gamma, const float* save_mean,
+                                         const float* save_inv_std, float* dx, float* dgamma,
+                                         float* dbeta) {
+  gpu::launch_batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta,
+                                 limits_, kStream);
+}
+
+void HostGridBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
+                                   const float* grads, float* state) {
+  gpu::launch_updater_step(h, n, params, grads, state, limits_, kStream);
+}
+
+}  // namespace dl::test
