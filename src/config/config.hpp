@@ -87,6 +87,10 @@ struct DataConfig {
   bool shuffle = true;
   int64_t trainLimit = 0;  // use only the first N training images; 0 = all (every format)
   int64_t testLimit = 0;   // 0 = all
+  // A validation set: this fraction of the training set held back (data/validation_split.hpp has
+  // the rule), or separate IDX files; unset and 0: no validation set.
+  double validationSplit = 0.0;
+  std::optional<std::string> validationImages, validationLabels;
   int numClasses = 10;
   DeviceResidency deviceResident = DeviceResidency::kAuto;
 };

@@ -203,6 +203,9 @@ const FieldTable<DataConfig>& data_fields() {
       bool_field("shuffle", &DataConfig::shuffle),
       integer_field("trainLimit", &DataConfig::trainLimit, 0),
       integer_field("testLimit", &DataConfig::testLimit, 0),
+      real_field("validationSplit", &DataConfig::validationSplit, RealRange::from_below(0.0, 1.0)),
+      optional_text_field("validationImages", &DataConfig::validationImages),
+      optional_text_field("validationLabels", &DataConfig::validationLabels),
       integer_field("numClasses", &DataConfig::numClasses, kMinClasses, kMaxLayerWidth),
       enum_field("deviceResident", &DataConfig::deviceResident),
   };

@@ -20,10 +20,32 @@ bool input_fits_cifar(const InputTypeConfig& in) {
   return in.channels == cifar::kChannels && in.height == cifar::kSide && in.width == cifar::kSide;
 }
 
+// Separate validation files come in pairs, are IDX files, and exclude validationSplit.
+void check_validation_source(const ReadContext& ctx, const DataConfig& data) {
+  const bool images = data.validationImages.has_value();
+  if (images != data.validationLabels.has_value())
+    fail_at(ctx.remembered(images ? "data.validationImages" : "data.validationLabels"),
+            fmt::format("data.{} is set but data.{} is not",
+                        images ? "validationImages" : "validationLabels",
+                        images ? "validationLabels" : "validationImages"),
+            "give both validation files (images and labels), or neither");
+  if (!images) return;
+  if (data.validationSplit > 0.0)
+    fail_at(ctx.remembered("data.validationSplit"),
+            "data.validationSplit and data.validationImages both name a validation set",
+            "keep one: validationSplit: 0, or remove validationImages and validationLabels");
+  if (data.format != DataFormat::kIdx)
+    fail_at(ctx.remembered("data.validationImages"),
+            fmt::format("data.validationImages is read for format idx only, not {}",
+                        enum_name(data.format)),
+            "hold back part of the training batches with data.validationSplit (e.g. 0.1)");
+}
+
 }  // namespace
 
 void check_data_source(const ReadContext& ctx, const Config& config) {
   const DataConfig& data = config.data;
+  check_validation_source(ctx, data);
   if (data.format == DataFormat::kIdx) return;
   const int classes = cifar_classes(data);
   const std::string what =

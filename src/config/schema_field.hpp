@@ -126,6 +126,24 @@ Field<T> text_field(std::string key, std::string T::*member) {
           [member](YAML::Emitter& out, const T& t) { out << YAML::DoubleQuoted << t.*member; }};
 }
 
+// No value (`key: ~` or an absent key) leaves the member unset.
+template <class T>
+Field<T> optional_text_field(std::string key, std::optional<std::string> T::*member) {
+  return {std::move(key),
+          [member](ReadContext& ctx, const std::string& path, const YAML::Node& node, T& t) {
+            if (node.IsNull())
+              t.*member = std::nullopt;
+            else
+              t.*member = read_text(ctx, path, node);
+          },
+          [member](YAML::Emitter& out, const T& t) {
+            if (t.*member)
+              out << YAML::DoubleQuoted << *(t.*member);
+            else
+              out << YAML::Null;
+          }};
+}
+
 template <class T, class E>
 Field<T> enum_field(std::string key, E T::*member) {
   return {std::move(key),

@@ -8,6 +8,7 @@
 #include "data/cifar_format.hpp"
 #include "data/cifar_reader.hpp"
 #include "data/idx_reader.hpp"
+#include "data/validation_split.hpp"
 
 namespace dl {
 namespace {
@@ -55,6 +56,23 @@ Dataset load_training_set(const DataConfig& data) {
 
 Dataset load_test_set(const DataConfig& data) {
   return load_split(data, CifarSplit::kTest);
+}
+
+TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
+  Dataset all = load_training_set(data);
+  if (data.validationImages) {
+    return {std::move(all),
+            Dataset::load_idx(*data.validationImages, *data.validationLabels, data.numClasses)};
+  }
+  if (data.validationSplit <= 0.0) return {std::move(all), std::nullopt};
+  TrainValidation parts =
+      split_for_validation(all, data.validationSplit, seed, training_source(data));
+  return {std::move(parts.train), std::move(parts.validation)};
+}
+
+std::string validation_source(const DataConfig& data) {
+  if (data.validationImages) return *data.validationImages;
+  return fmt::format("{} (validationSplit {})", training_source(data), data.validationSplit);
 }
 
 std::string training_source(const DataConfig& data) {

@@ -3,6 +3,8 @@
 // and `predict` load data only through here.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -11,6 +13,17 @@
 namespace dl {
 
 Dataset load_training_set(const DataConfig& data);
+
+// The training set for training: with data.validationSplit, the part of load_training_set not
+// held back (data/validation_split.hpp), and the part held back as the validation set; with
+// data.validationImages/validationLabels, the whole training set and those files; else no
+// validation set.
+struct TrainingData {
+  Dataset train;
+  std::optional<Dataset> validation;
+};
+TrainingData load_training_data(const DataConfig& data, std::uint64_t seed);
+std::string validation_source(const DataConfig& data);
 Dataset load_test_set(const DataConfig& data);
 
 // Where a split comes from, for messages: the images file, or "DIR/data_batch_*.bin".

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -106,6 +107,19 @@ Dataset::Dataset(int channels, int rows, int cols, std::vector<std::uint8_t> pix
 std::string Dataset::shape_text() const {
   return channels_ == 1 ? fmt::format("{}x{}", rows_, cols_)
                         : fmt::format("{}x{}x{}", channels_, rows_, cols_);
+}
+
+Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
+  std::vector<std::uint8_t> pixels(indices.size() * sample_bytes_);
+  std::vector<std::int32_t> labels(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    const auto index = static_cast<std::size_t>(indices[i]);
+    DL_CHECK(index < labels_.size(), "subset index within the data set");
+    std::copy_n(pixels_.begin() + static_cast<std::ptrdiff_t>(index * sample_bytes_), sample_bytes_,
+                pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
+    labels[i] = labels_[index];
+  }
+  return Dataset(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
 }
 
 void Dataset::gather(const std::int64_t* indices, std::size_t count, float* images,

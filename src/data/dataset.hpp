@@ -41,6 +41,9 @@ class Dataset {
   void gather(const std::int64_t* indices, std::size_t count, float* images,
               std::int32_t* labels) const;
 
+  // The samples at `indices` (each within [0, size())), in that order.
+  Dataset subset(const std::vector<std::int64_t>& indices) const;
+
   // The raw data, for copying a whole data set to a device once.
   const std::vector<std::uint8_t>& pixels() const { return pixels_; }
   const std::vector<std::int32_t>& labels() const { return labels_; }

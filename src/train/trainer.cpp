@@ -128,7 +128,8 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   }
   resume_or_initialize(config, std::move(found), *setup.trainer, state, setup.info);
 
-  FitLoop loop(config, options, processes, *setup.trainer, *setup.test, progress, listeners);
+  FitLoop loop(config, options, processes, *setup.trainer, *setup.test, setup.validation.get(),
+               progress, listeners);
   return loop.run(setup.info);
 }
 

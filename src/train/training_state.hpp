@@ -28,6 +28,10 @@ class RunProgress {
   std::int64_t samples_trained = 0;  // counted at sync points, so a resumed run's total matches
   double seconds_before = 0.0;       // wall time of the runs this one resumes
   double round_seconds = 0.0;        // this process's time in rounds: no evaluation, no saving
+  // The current epoch's training loss, correct predictions and samples so far (rank 0, added up
+  // at sync points; kept in checkpoints, so a resumed epoch reports the whole epoch).
+  double epoch_loss = 0.0, epoch_correct = 0.0;
+  std::int64_t epoch_samples = 0;
 
   void start() { start_ = Clock::now(); }                   // training starts in this process
   double process_seconds() const { return since(start_); }  // since start()
