@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "nn/layer_plan.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
+#include "nn/layer_plan.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/model.hpp"
 #include "onnx_subset.pb.h"
@@ -173,6 +173,11 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       onnx::NodeProto& n = g.node(max ? "MaxPool" : "AveragePool", {x}, name);
       add_window(n, p);
       if (!max) GraphBuilder::integer(n, "count_include_pad", 1);  // padding counts as zeros
+      return name;
+    }
+    case LayerType::kGlobalPooling: {
+      const bool max = c.poolingType == PoolingType::kMax;
+      g.node(max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, name);
       return name;
     }
     case LayerType::kDense:
