@@ -75,6 +75,25 @@ std::string validation_source(const DataConfig& data) {
   return fmt::format("{} (validationSplit {})", training_source(data), data.validationSplit);
 }
 
+InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const Dataset& train) {
+  InputPipeline p;
+  p.seed = seed;
+  p.crop_padding = data.randomCrop;
+  p.horizontal_flip = data.horizontalFlip;
+  if (!data.normalize) return p;
+  if (!data.channelMean.empty()) {
+    p.mean.assign(data.channelMean.begin(), data.channelMean.end());
+    p.std.assign(data.channelStd.begin(), data.channelStd.end());
+    return p;
+  }
+  const std::size_t plane =
+      static_cast<std::size_t>(train.rows()) * static_cast<std::size_t>(train.cols());
+  ChannelStats stats = channel_stats(train.pixels(), train.channels(), plane);
+  p.mean = std::move(stats.mean);
+  p.std = std::move(stats.std);
+  return p;
+}
+
 std::string training_source(const DataConfig& data) {
   return split_source(data, CifarSplit::kTrain);
 }

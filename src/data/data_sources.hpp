@@ -24,6 +24,14 @@ struct TrainingData {
 };
 TrainingData load_training_data(const DataConfig& data, std::uint64_t seed);
 std::string validation_source(const DataConfig& data);
+
+// The input pipeline data.normalize, channelMean/channelStd, randomCrop and horizontalFlip ask
+// for (data/input_pipeline.hpp), its draws keyed by `seed`; without given statistics the
+// normalization's are computed from `train`.
+InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const Dataset& train);
+
+// The metadata key of model and checkpoint files holding the normalization a run used.
+inline constexpr const char* kInputNormalizationKey = "input_normalization";
 Dataset load_test_set(const DataConfig& data);
 
 // Where a split comes from, for messages: the images file, or "DIR/data_batch_*.bin".

@@ -124,7 +124,19 @@ Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
 
 void Dataset::gather(const std::int64_t* indices, std::size_t count, float* images,
                      std::int32_t* labels) const {
+  gather_with(indices, count, nullptr, images, labels);
+}
+
+void Dataset::gather_training(const std::int64_t* indices, std::size_t count, int epoch,
+                              float* images, std::int32_t* labels) const {
+  gather_with(indices, count, &epoch, images, labels);
+}
+
+// `epoch` null: no augmentation (evaluation).
+void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const int* epoch,
+                          float* images, std::int32_t* labels) const {
   const auto& unit = byte_to_unit();
+  const bool augment = epoch != nullptr && pipeline_.augments();
   for (std::size_t i = 0; i < count; ++i) {
     const std::int64_t index = indices[i];
     if (index < 0 || index >= size()) {
@@ -135,7 +147,14 @@ void Dataset::gather(const std::int64_t* indices, std::size_t count, float* imag
     }
     const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
     float* dst = images + i * sample_bytes_;
-    for (std::size_t p = 0; p < sample_bytes_; ++p) dst[p] = unit[src[p]];
+    if (augment) {
+      const AugmentDraw draw = draw_augmentation(pipeline_, *epoch, index);
+      transform_sample(src, channels_, rows_, cols_, pipeline_, &draw, dst);
+    } else if (pipeline_.normalizes()) {
+      transform_sample(src, channels_, rows_, cols_, pipeline_, nullptr, dst);
+    } else {
+      for (std::size_t p = 0; p < sample_bytes_; ++p) dst[p] = unit[src[p]];
+    }
     labels[i] = labels_[static_cast<std::size_t>(index)];
   }
 }

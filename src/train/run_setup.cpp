@@ -117,7 +117,13 @@ void load_data(const Config& config, RunSetup& setup) {
                                 validation_source(d), setup.validation->shape_text(),
                                 train.shape_text()));
   }
+  // Before the trainer exists: the data path it picks depends on whether the pipeline transforms.
+  const InputPipeline pipeline = input_pipeline(d, config.seed, train);
+  setup.train->set_pipeline(pipeline);
+  setup.test->set_pipeline(pipeline);
+  if (setup.validation) setup.validation->set_pipeline(pipeline);
   RunInfo& info = setup.info;
+  if (pipeline.transforms()) info.input_pipeline = pipeline.describe();
   if (setup.validation) {
     info.validation_examples = setup.validation->size();
     info.validation_source = validation_source(d);

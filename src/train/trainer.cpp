@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
+#include "data/data_sources.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "train/fit_loop.hpp"
 #include "train/listeners/listeners.hpp"
@@ -120,6 +121,9 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   Listeners listeners;
   TrainingState state(config, *setup.trainer, progress, listeners, checkpoints);
   state.allow_changed_data_order(options.restart_epoch);
+  const InputPipeline& pipeline = setup.train->pipeline();
+  if (pipeline.normalizes())
+    state.add_run_metadata(kInputNormalizationKey, format_normalization(pipeline));
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
     const bool terminal =

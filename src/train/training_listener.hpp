@@ -44,6 +44,7 @@ struct RunInfo {
   std::int64_t train_examples = 0, test_examples = 0;
   std::int64_t validation_examples = 0;  // 0: no validation set
   std::string validation_source;         // where the validation set comes from
+  std::string input_pipeline;            // what the loader does to samples; empty: nothing
   std::string sample_shape;  // of one example, as the data set describes it (e.g. "28x28")
   std::int64_t rounds_per_epoch = 0;
   int max_epochs = 0;  // the epoch limit (earlyStopping.maxEpochs or epochs)

@@ -95,6 +95,7 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
       }
     }
   }
+  for (const auto& [key, value] : run_metadata_) state.metadata[key] = value;
   state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
   state.metadata[kSamplesKey] = std::to_string(progress_.samples_trained);
   state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", progress_.epoch_loss,

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,11 @@ class TrainingState {
   // --restart-epoch: a checkpoint saved under another batch size, data, seed, network or worker
   // count is resumed from its parameters at the start of its epoch instead of being refused.
   void allow_changed_data_order(bool allow) { allow_changed_data_order_ = allow; }
+  // Metadata every model and checkpoint file of the run carries (the input normalization, which
+  // eval, predict and export apply).
+  void add_run_metadata(const std::string& key, const std::string& value) {
+    run_metadata_[key] = value;
+  }
 
  private:
   void check_data_order(const CheckpointState& state, const std::string& path,
@@ -83,6 +89,7 @@ class TrainingState {
   const Listeners& listeners_;
   CheckpointDirectory& checkpoints_;
   bool allow_changed_data_order_ = false;
+  std::map<std::string, std::string> run_metadata_;
 };
 
 }  // namespace dl

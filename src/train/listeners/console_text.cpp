@@ -58,6 +58,7 @@ void print_setup(std::ostream& out, const RunInfo& info, const Config& config) {
   if (info.validation_examples > 0)
     out << fmt::format("validation: {} examples from {}; the test set is evaluated at the end\n",
                        info.validation_examples, info.validation_source);
+  if (!info.input_pipeline.empty()) out << "input: " << info.input_pipeline << "\n";
   out << info.blas << "\n" << info.threads << "\n";
   out << "backend: " << info.backend << "\n";
   if (!info.placement.empty()) out << "placement: " << info.placement << "\n";
