@@ -4,8 +4,8 @@
 
 #include <csignal>
 #include <cstdlib>
-#include <thread>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -204,9 +204,10 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
           ? static_cast<double>(progress_.samples_trained) / outcome.train_seconds
           : 0.0;
   if (stop_signal_ != 0) outcome.exit_code = exit_code_for_signal(stop_signal_);
-  // With a validation set the test set has not been seen yet: once, by the final model.
+  // With a validation set the test set has not been seen yet: once, by the final model (not a
+  // diverged one, whose parameters are not finite).
   std::optional<EvaluationResult> test;
-  if (validation_ != nullptr && processes_.is_root()) {
+  if (validation_ != nullptr && processes_.is_root() && outcome.exit_code != ExitCode::kDiverged) {
     test.emplace(evaluate(trainer_.model(0), test_));
     outcome.test_accuracy = test->evaluation.accuracy();
   }

@@ -153,8 +153,9 @@ class ConsoleLog final : public TrainingListener {
   // set's (or, without one, the test set's) accuracy, F1 and loss.
   std::string epoch_line(const EpochEnd& event, double /*score_mean*/) const {
     std::string text = fmt::format(
-        "epoch {} done in {:.2f}s ({:.0f} images/s); loss {:.4f} - accuracy {:.4f}", event.epoch,
-        event.epoch_seconds, event.images_per_second, event.train_loss, event.train_accuracy);
+        "epoch {} done in {:.2f}s ({:.0f} images/s); train loss {:.4f} - accuracy {:.4f}",
+        event.epoch, event.epoch_seconds, event.images_per_second, event.train_loss,
+        event.train_accuracy);
     if (event.validation != nullptr) {
       text += fmt::format(" - val_loss {:.4f} - val_accuracy {:.4f}", event.validation->mean_loss,
                           event.validation->evaluation.accuracy());

@@ -1,6 +1,6 @@
-// evaluation.txt: the test set's last Evaluation.stats(), with the confusion matrix; evaluation.json:
-// the same evaluation as JSON (per-class figures, the whole confusion matrix) for the report. After
-// each epoch, or with a validation set once, by the final model, at the end.
+// evaluation.txt: the test set's last Evaluation.stats(), with the confusion matrix;
+// evaluation.json: the same evaluation as JSON (per-class figures, the whole confusion matrix) for
+// the report. After each epoch, or with a validation set once, by the final model, at the end.
 #include "io/atomic_file.hpp"
 #include "train/listeners/listeners.hpp"
 
