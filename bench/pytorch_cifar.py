@@ -107,9 +107,13 @@ def parse_args():
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--threads", type=int, default=2, help="torch intra-op threads")
     parser.add_argument("--train-limit", type=int, default=0, help="first N training images")
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE,
+                        help="samples per step; N synchronous workers of 32 step as one of N*32 "
+                             "(the mean gradient over all of them, as an all-reduce gives)")
     args = parser.parse_args()
-    if args.threads < 1 or args.epochs < 1 or args.train_limit < 0:
-        parser.error("--threads and --epochs must be at least 1, --train-limit at least 0")
+    if args.threads < 1 or args.epochs < 1 or args.train_limit < 0 or args.batch_size < 1:
+        parser.error("--threads, --epochs and --batch-size must be at least 1, --train-limit at "
+                     "least 0")
     return args
 
 
@@ -128,8 +132,8 @@ def main():
     for epoch in range(args.epochs):
         start = time.perf_counter()
         order = torch.randperm(train_x.shape[0], generator=shuffle)
-        for first in range(0, train_x.shape[0], BATCH_SIZE):
-            index = order[first:first + BATCH_SIZE]
+        for first in range(0, train_x.shape[0], args.batch_size):
+            index = order[first:first + args.batch_size]
             optimizer.zero_grad(set_to_none=True)
             F.nll_loss(model(train_x[index]), train_y[index]).backward()
             optimizer.step()

@@ -452,6 +452,13 @@ void CudaBackend::output_loss(LossFunction loss, Activation act, int n, int k, c
                      stream_.get());
 }
 
+void CudaBackend::count_correct(int n, int k, const float* out, const std::int32_t* labels,
+                                float* count) {
+  DL_CHECK(n >= 0 && k > 0, "count_correct needs n >= 0 and k > 0");
+  activate();
+  launch_count_correct(n, k, out, labels, count, limits_, stream_.get());
+}
+
 // ---- dropout ----------------------------------------------------------------------------------
 
 void CudaBackend::dropout_forward(std::size_t n, float retain, std::uint64_t seed,

@@ -99,6 +99,23 @@ __global__ void mse_kernel(int n, int k, const float* a, const std::int32_t* lab
   if (threadIdx.x == 0) partials[blockIdx.x] = block_loss;
 }
 
+// One block: each thread takes rows threadIdx.x, +blockDim.x, ...; the block's sum of small whole
+// numbers is exact in float, so the count does not depend on the block size.
+__global__ void count_correct_kernel(int n, int k, const float* out, const std::int32_t* labels,
+                                     float* count) {
+  __shared__ float sum_shared[kWarpLanes];
+  float correct = 0.0f;
+  for (int r = threadIdx.x; r < n; r += blockDim.x) {
+    const float* row = out + static_cast<std::size_t>(r) * k;
+    int best = 0;
+    for (int j = 1; j < k; ++j)
+      if (row[j] > row[best]) best = j;
+    if (best == labels[r]) correct += 1.0f;
+  }
+  correct = block_sum(correct, sum_shared);
+  if (threadIdx.x == 0) count[0] = correct;
+}
+
 }  // namespace
 
 // ---- launcher ---------------------------------------------------------------------------------
@@ -128,6 +145,12 @@ void launch_output_loss(LossFunction loss, Activation act, int n, int k, const f
     launch_activation_backward(act, rows, cols, out, dz, dz, limits, stream);
   }
   launch_sum_partials(partials, grid, loss_sum, limits, stream);
+}
+
+void launch_count_correct(int n, int k, const float* out, const std::int32_t* labels, float* count,
+                          const LaunchLimits& limits, cudaStream_t stream) {
+  count_correct_kernel<<<1, limits.reduction_block(), 0, stream>>>(n, k, out, labels, count);
+  DL_CUDA_LAUNCHED(count_correct_kernel);
 }
 
 }  // namespace dl::gpu

@@ -19,4 +19,9 @@ void launch_output_loss(LossFunction loss, Activation act, int n, int k, const f
                         float* loss_sum, double* partials, const LaunchLimits& limits,
                         cudaStream_t stream);
 
+// count[0] = the rows whose first largest output is at their label (Backend::count_correct),
+// counted by one block and left on the device.
+void launch_count_correct(int n, int k, const float* out, const std::int32_t* labels, float* count,
+                          const LaunchLimits& limits, cudaStream_t stream);
+
 }  // namespace dl::gpu

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/ops/batchnorm.hpp"
 #include "backend/ops/conv2d.hpp"
@@ -115,6 +116,27 @@ class Backend {
   virtual void output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
                            const std::int32_t* labels, float* out, float* dz, float grad_scale,
                            float* loss_sum) = 0;
+
+  // count[0] = the rows i < n of out [n x k] whose first largest value is at labels[i] (the
+  // prediction Evaluation counts), as a float left in backend memory: a training round's
+  // accuracy. The default reads both back and counts on the host, which is free where backend
+  // memory is host memory; a device backend overrides it to keep the step off the host.
+  virtual void count_correct(int n, int k, const float* out, const std::int32_t* labels,
+                             float* count) {
+    std::vector<float> rows(static_cast<std::size_t>(n) * static_cast<std::size_t>(k));
+    std::vector<std::int32_t> truth(static_cast<std::size_t>(n));
+    download(rows.data(), out, rows.size() * sizeof(float));
+    download(truth.data(), labels, truth.size() * sizeof(std::int32_t));
+    float correct = 0.0f;
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      const float* row = rows.data() + i * static_cast<std::size_t>(k);
+      int best = 0;
+      for (int j = 1; j < k; ++j)
+        if (row[j] > row[best]) best = j;
+      if (best == truth[i]) correct += 1.0f;
+    }
+    upload(count, &correct, sizeof(float));
+  }
 
   // ---- dropout (inverted): keep with probability `retain`, scale kept values by 1/retain -----
   // Element i's keep decision is a pure function of (seed, counter, i), so CPU and GPU agree and

@@ -77,8 +77,8 @@ int run_model_command(const ModelCommands& commands) {
 int run_predict(const PredictOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const Config& config = saved.config;
-  const Dataset images =
-      load_images_file(options.input_path, input_format(options, config), config.data);
+  Dataset images = load_images_file(options.input_path, input_format(options, config), config.data);
+  images.set_pipeline(saved.input);
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   if (images.sample_floats() != model.input_size()) {
@@ -122,7 +122,8 @@ int run_predict(const PredictOptions& options) {
 
 int run_export(const ExportOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
-  const std::string bytes = onnx_model_bytes(saved.config, saved.state.parameters);
+  const std::string bytes =
+      onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std);
   write_file_atomically(options.output_path, bytes);
   std::cout << fmt::format("export: {} (ONNX, {} bytes) from {} ({} parameters)\n",
                            options.output_path, bytes.size(), options.model_path,

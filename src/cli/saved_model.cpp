@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <stdexcept>
 
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
+#include "data/data_sources.hpp"
 #include "nn/model.hpp"
 
 namespace dl {
@@ -46,6 +48,20 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
         "{}: saved from a different network ({}) than {} describes ({}); pass the config the "
         "model was trained with",
         model_path, saved.state.network_signature, saved.config_path, signature));
+  }
+  if (saved.config.data.normalize) {
+    const auto it = saved.state.metadata.find(kInputNormalizationKey);
+    if (it == saved.state.metadata.end())
+      throw CheckpointError(fmt::format(
+          "{}: {} sets data.normalize but the model file holds no input normalization; pass the "
+          "config the model was trained with",
+          model_path, saved.config_path));
+    try {
+      parse_normalization(it->second, saved.input);
+    } catch (const std::invalid_argument& e) {
+      throw CheckpointError(
+          fmt::format("{}: damaged {} metadata: {}", model_path, kInputNormalizationKey, e.what()));
+    }
   }
   return saved;
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "data/input_pipeline.hpp"
 #include "io/checkpoint.hpp"
 
 namespace dl {
@@ -15,6 +16,9 @@ struct SavedModel {
   std::string config_path;
   Config config;
   CheckpointState state;
+  // The normalization the model was trained with (from its metadata); nothing else of the
+  // training pipeline applies outside training.
+  InputPipeline input;
 };
 
 // Reads `model_path` (a model .dlm or a checkpoint) and its config: `config_path`, or when empty

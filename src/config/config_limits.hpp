@@ -9,6 +9,8 @@ namespace dl::config_limits {
 
 inline constexpr int kMaxWorkers = 1024;
 inline constexpr int kMaxPrefetchBuffer = 4096;
+// data.randomCrop: padding of at most this many pixels on each side.
+inline constexpr int kMaxRandomCrop = 1024;
 inline constexpr int kMaxBlasThreads = 1024;
 // Output units of a dense/output layer or channels of a convolution.
 inline constexpr int kMaxLayerWidth = 1 << 20;

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <string>
+#include <utility>
+
 #include "config/enum_names.hpp"
 #include "data/cifar_format.hpp"
 
@@ -20,10 +23,68 @@ bool input_fits_cifar(const InputTypeConfig& in) {
   return in.channels == cifar::kChannels && in.height == cifar::kSide && in.width == cifar::kSide;
 }
 
+// Separate validation files come in pairs, are IDX files, and exclude validationSplit.
+void check_validation_source(const ReadContext& ctx, const DataConfig& data) {
+  const bool images = data.validationImages.has_value();
+  if (images != data.validationLabels.has_value())
+    fail_at(ctx.remembered(images ? "data.validationImages" : "data.validationLabels"),
+            fmt::format("data.{} is set but data.{} is not",
+                        images ? "validationImages" : "validationLabels",
+                        images ? "validationLabels" : "validationImages"),
+            "give both validation files (images and labels), or neither");
+  if (!images) return;
+  if (data.validationSplit > 0.0)
+    fail_at(ctx.remembered("data.validationSplit"),
+            "data.validationSplit and data.validationImages both name a validation set",
+            "keep one: validationSplit: 0, or remove validationImages and validationLabels");
+  if (data.format != DataFormat::kIdx)
+    fail_at(ctx.remembered("data.validationImages"),
+            fmt::format("data.validationImages is read for format idx only, not {}",
+                        enum_name(data.format)),
+            "hold back part of the training batches with data.validationSplit (e.g. 0.1)");
+}
+
+// Normalization lists need normalize and one value per channel; crops and flips need images;
+// none of them runs on the device-resident path (data/input_pipeline.hpp).
+void check_input_pipeline(const ReadContext& ctx, const Config& config) {
+  const DataConfig& data = config.data;
+  const bool image = config.inputType.kind == InputTypeConfig::Kind::kConvolutionalFlat;
+  const int channels = image ? config.inputType.channels : 1;
+  for (const auto& [key, list] :
+       {std::pair{"channelMean", &data.channelMean}, std::pair{"channelStd", &data.channelStd}}) {
+    if (list->empty()) continue;
+    const std::string path = std::string("data.") + key;
+    if (!data.normalize)
+      fail_at(ctx.remembered(path), path + " is given but data.normalize is false",
+              "set data.normalize: true, or remove " + path);
+    if (static_cast<int>(list->size()) != channels)
+      fail_at(ctx.remembered(path),
+              fmt::format("{} has {} values but the input has {} channel(s)", path, list->size(),
+                          channels),
+              "give one value per channel");
+  }
+  if (data.channelMean.empty() != data.channelStd.empty())
+    fail_at(ctx.remembered(data.channelMean.empty() ? "data.channelStd" : "data.channelMean"),
+            "data.channelMean and data.channelStd come together",
+            "give both, or neither to compute them from the training set");
+  if (!image && (data.randomCrop > 0 || data.horizontalFlip))
+    fail_at(ctx.remembered(data.randomCrop > 0 ? "data.randomCrop" : "data.horizontalFlip"),
+            "random crops and flips need image input",
+            "use inputType: convolutionalFlat, or set randomCrop: 0 and horizontalFlip: false");
+  const bool transforms = data.normalize || data.randomCrop > 0 || data.horizontalFlip;
+  if (transforms && data.deviceResident == DeviceResidency::kAlways)
+    fail_at(ctx.remembered("data.deviceResident"),
+            "data.deviceResident: always gathers batches on the device, which does not normalize, "
+            "crop or flip",
+            "set data.deviceResident: auto or never (the host loader applies them)");
+}
+
 }  // namespace
 
 void check_data_source(const ReadContext& ctx, const Config& config) {
   const DataConfig& data = config.data;
+  check_validation_source(ctx, data);
+  check_input_pipeline(ctx, config);
   if (data.format == DataFormat::kIdx) return;
   const int classes = cifar_classes(data);
   const std::string what =

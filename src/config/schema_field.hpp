@@ -126,6 +126,44 @@ Field<T> text_field(std::string key, std::string T::*member) {
           [member](YAML::Emitter& out, const T& t) { out << YAML::DoubleQuoted << t.*member; }};
 }
 
+// A list of numbers in `range`; no value (`key: ~`) or an empty list leaves it empty.
+template <class T>
+Field<T> real_list_field(std::string key, std::vector<double> T::*member, RealRange range) {
+  return {std::move(key),
+          [member, range](ReadContext& ctx, const std::string& path, const YAML::Node& node, T& t) {
+            (t.*member).clear();
+            if (node.IsNull()) return;
+            if (!node.IsSequence())
+              ctx.fail(path, node, path + " must be a list of numbers, got " + describe_node(node),
+                       "write a list such as [0.49, 0.48, 0.45], one number per channel");
+            for (std::size_t i = 0; i < node.size(); ++i)
+              (t.*member).push_back(read_real(ctx, path + "." + std::to_string(i), node[i], range));
+          },
+          [member](YAML::Emitter& out, const T& t) {
+            out << YAML::Flow << YAML::BeginSeq;
+            for (double v : t.*member) write_real(out, v);
+            out << YAML::EndSeq;
+          }};
+}
+
+// No value (`key: ~` or an absent key) leaves the member unset.
+template <class T>
+Field<T> optional_text_field(std::string key, std::optional<std::string> T::*member) {
+  return {std::move(key),
+          [member](ReadContext& ctx, const std::string& path, const YAML::Node& node, T& t) {
+            if (node.IsNull())
+              t.*member = std::nullopt;
+            else
+              t.*member = read_text(ctx, path, node);
+          },
+          [member](YAML::Emitter& out, const T& t) {
+            if (t.*member)
+              out << YAML::DoubleQuoted << *(t.*member);
+            else
+              out << YAML::Null;
+          }};
+}
+
 template <class T, class E>
 Field<T> enum_field(std::string key, E T::*member) {
   return {std::move(key),

@@ -14,7 +14,15 @@ enum class LossFunction { kNegativeLogLikelihood, kMcxent, kMse };
 enum class WeightInit { kXavier, kXavierUniform, kRelu, kReluUniform, kNormal, kUniform, kZero };
 // kAdamW: Adam's update rule plus decoupled weight decay (applied by src/optim's Optimizer).
 enum class UpdaterType { kSgd, kNesterovs, kAdam, kRmsProp, kAdamW };
-enum class LayerType { kConvolution, kSubsampling, kDense, kOutput, kDropout, kBatchNormalization };
+enum class LayerType {
+  kConvolution,
+  kSubsampling,
+  kDense,
+  kOutput,
+  kDropout,
+  kBatchNormalization,
+  kGlobalPooling
+};
 enum class ParallelMode { kAveraging, kSynchronous };
 
 // LeakyReLU's negative slope when the config gives none (DL4J's default).

@@ -55,7 +55,8 @@ void BatchLoader::fill(std::int64_t round, HostBatch& batch) const {
   // Within the capacity reserved at construction: no allocation.
   batch.images.resize(slice.count * data_.sample_floats());
   batch.labels.resize(slice.count);
-  data_.gather(slice.indices, slice.count, batch.images.data(), batch.labels.data());
+  data_.gather_training(slice.indices, slice.count, plan_->epoch(), batch.images.data(),
+                        batch.labels.data());
 }
 
 void BatchLoader::produce() {

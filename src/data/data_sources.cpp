@@ -8,6 +8,7 @@
 #include "data/cifar_format.hpp"
 #include "data/cifar_reader.hpp"
 #include "data/idx_reader.hpp"
+#include "data/validation_split.hpp"
 
 namespace dl {
 namespace {
@@ -55,6 +56,42 @@ Dataset load_training_set(const DataConfig& data) {
 
 Dataset load_test_set(const DataConfig& data) {
   return load_split(data, CifarSplit::kTest);
+}
+
+TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
+  Dataset all = load_training_set(data);
+  if (data.validationImages) {
+    return {std::move(all),
+            Dataset::load_idx(*data.validationImages, *data.validationLabels, data.numClasses)};
+  }
+  if (data.validationSplit <= 0.0) return {std::move(all), std::nullopt};
+  TrainValidation parts =
+      split_for_validation(all, data.validationSplit, seed, training_source(data));
+  return {std::move(parts.train), std::move(parts.validation)};
+}
+
+std::string validation_source(const DataConfig& data) {
+  if (data.validationImages) return *data.validationImages;
+  return fmt::format("{} (validationSplit {})", training_source(data), data.validationSplit);
+}
+
+InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const Dataset& train) {
+  InputPipeline p;
+  p.seed = seed;
+  p.crop_padding = data.randomCrop;
+  p.horizontal_flip = data.horizontalFlip;
+  if (!data.normalize) return p;
+  if (!data.channelMean.empty()) {
+    p.mean.assign(data.channelMean.begin(), data.channelMean.end());
+    p.std.assign(data.channelStd.begin(), data.channelStd.end());
+    return p;
+  }
+  const std::size_t plane =
+      static_cast<std::size_t>(train.rows()) * static_cast<std::size_t>(train.cols());
+  ChannelStats stats = channel_stats(train.pixels(), train.channels(), plane);
+  p.mean = std::move(stats.mean);
+  p.std = std::move(stats.std);
+  return p;
 }
 
 std::string training_source(const DataConfig& data) {

@@ -3,6 +3,8 @@
 // and `predict` load data only through here.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "config/config.hpp"
@@ -11,6 +13,25 @@
 namespace dl {
 
 Dataset load_training_set(const DataConfig& data);
+
+// The training set for training: with data.validationSplit, the part of load_training_set not
+// held back (data/validation_split.hpp), and the part held back as the validation set; with
+// data.validationImages/validationLabels, the whole training set and those files; else no
+// validation set.
+struct TrainingData {
+  Dataset train;
+  std::optional<Dataset> validation;
+};
+TrainingData load_training_data(const DataConfig& data, std::uint64_t seed);
+std::string validation_source(const DataConfig& data);
+
+// The input pipeline data.normalize, channelMean/channelStd, randomCrop and horizontalFlip ask
+// for (data/input_pipeline.hpp), its draws keyed by `seed`; without given statistics the
+// normalization's are computed from `train`.
+InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const Dataset& train);
+
+// The metadata key of model and checkpoint files holding the normalization a run used.
+inline constexpr const char* kInputNormalizationKey = "input_normalization";
 Dataset load_test_set(const DataConfig& data);
 
 // Where a split comes from, for messages: the images file, or "DIR/data_batch_*.bin".

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -108,9 +109,34 @@ std::string Dataset::shape_text() const {
                         : fmt::format("{}x{}x{}", channels_, rows_, cols_);
 }
 
+Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
+  std::vector<std::uint8_t> pixels(indices.size() * sample_bytes_);
+  std::vector<std::int32_t> labels(indices.size());
+  for (std::size_t i = 0; i < indices.size(); ++i) {
+    const auto index = static_cast<std::size_t>(indices[i]);
+    DL_CHECK(index < labels_.size(), "subset index within the data set");
+    std::copy_n(pixels_.begin() + static_cast<std::ptrdiff_t>(index * sample_bytes_), sample_bytes_,
+                pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
+    labels[i] = labels_[index];
+  }
+  return Dataset(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
+}
+
 void Dataset::gather(const std::int64_t* indices, std::size_t count, float* images,
                      std::int32_t* labels) const {
+  gather_with(indices, count, nullptr, images, labels);
+}
+
+void Dataset::gather_training(const std::int64_t* indices, std::size_t count, int epoch,
+                              float* images, std::int32_t* labels) const {
+  gather_with(indices, count, &epoch, images, labels);
+}
+
+// `epoch` null: no augmentation (evaluation).
+void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const int* epoch,
+                          float* images, std::int32_t* labels) const {
   const auto& unit = byte_to_unit();
+  const bool augment = epoch != nullptr && pipeline_.augments();
   for (std::size_t i = 0; i < count; ++i) {
     const std::int64_t index = indices[i];
     if (index < 0 || index >= size()) {
@@ -121,7 +147,14 @@ void Dataset::gather(const std::int64_t* indices, std::size_t count, float* imag
     }
     const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
     float* dst = images + i * sample_bytes_;
-    for (std::size_t p = 0; p < sample_bytes_; ++p) dst[p] = unit[src[p]];
+    if (augment) {
+      const AugmentDraw draw = draw_augmentation(pipeline_, *epoch, index);
+      transform_sample(src, channels_, rows_, cols_, pipeline_, &draw, dst);
+    } else if (pipeline_.normalizes()) {
+      transform_sample(src, channels_, rows_, cols_, pipeline_, nullptr, dst);
+    } else {
+      for (std::size_t p = 0; p < sample_bytes_; ++p) dst[p] = unit[src[p]];
+    }
     labels[i] = labels_[static_cast<std::size_t>(index)];
   }
 }

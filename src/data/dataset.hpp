@@ -6,7 +6,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "data/input_pipeline.hpp"
 
 namespace dl {
 
@@ -40,6 +43,18 @@ class Dataset {
   // [0, size()). Safe to call from several threads at once.
   void gather(const std::int64_t* indices, std::size_t count, float* images,
               std::int32_t* labels) const;
+  // gather() for training in `epoch`: the pipeline's random crop and flip of each sample (drawn
+  // from its index and the epoch), then its normalization.
+  void gather_training(const std::int64_t* indices, std::size_t count, int epoch, float* images,
+                       std::int32_t* labels) const;
+
+  // The input pipeline (input_pipeline.hpp): none until set. gather() normalizes with it,
+  // gather_training() also augments.
+  void set_pipeline(InputPipeline pipeline) { pipeline_ = std::move(pipeline); }
+  const InputPipeline& pipeline() const { return pipeline_; }
+
+  // The samples at `indices` (each within [0, size())), in that order.
+  Dataset subset(const std::vector<std::int64_t>& indices) const;
 
   // The raw data, for copying a whole data set to a device once.
   const std::vector<std::uint8_t>& pixels() const { return pixels_; }
@@ -50,6 +65,10 @@ class Dataset {
   std::size_t sample_bytes_ = 0;
   std::vector<std::uint8_t> pixels_;
   std::vector<std::int32_t> labels_;
+  InputPipeline pipeline_;
+
+  void gather_with(const std::int64_t* indices, std::size_t count, const int* epoch, float* images,
+                   std::int32_t* labels) const;
 };
 
 }  // namespace dl

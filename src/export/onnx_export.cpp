@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <utility>
 
-#include "nn/layer_plan.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
+#include "nn/layer_plan.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/model.hpp"
 #include "onnx_subset.pb.h"
@@ -175,6 +175,11 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       if (!max) GraphBuilder::integer(n, "count_include_pad", 1);  // padding counts as zeros
       return name;
     }
+    case LayerType::kGlobalPooling: {
+      const bool max = c.poolingType == PoolingType::kMax;
+      g.node(max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, name);
+      return name;
+    }
     case LayerType::kDense:
     case LayerType::kOutput: {
       std::string flat = x;
@@ -207,13 +212,29 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
   return x;
 }
 
-}  // namespace
-
 bool onnx_export_available() {
   return true;
 }
 
-std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters) {
+// x -> (x - mean) / std per channel, as the loader normalizes (data/input_pipeline.hpp).
+std::string add_normalization(GraphBuilder& g, const SampleShape& input,
+                              const std::vector<float>& mean, const std::vector<float>& stddev,
+                              const std::string& x) {
+  const auto channels = static_cast<std::int64_t>(mean.size());
+  const std::vector<std::int64_t> dims = input.spatial
+                                             ? std::vector<std::int64_t>{1, channels, 1, 1}
+                                             : std::vector<std::int64_t>{1, channels};
+  const std::string m = g.tensor("input.mean", dims, mean.data(), mean.size());
+  const std::string s = g.tensor("input.std", dims, stddev.data(), stddev.size());
+  g.node("Sub", {x, m}, "input.centered");
+  g.node("Div", {"input.centered", s}, "input.normalized");
+  return "input.normalized";
+}
+
+}  // namespace
+
+std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters,
+                             const std::vector<float>& mean, const std::vector<float>& stddev) {
   const std::vector<PlannedLayer> plan = plan_layers(config);
   const auto layers = build_layers(plan);
   onnx::ModelProto model;
@@ -234,6 +255,7 @@ std::string onnx_model_bytes(const Config& config, const std::vector<float>& par
   GraphBuilder g(graph);
   g.input(kInputName, shape_dims(plan.front().input));
   std::string x = kInputName;
+  if (!mean.empty()) x = add_normalization(g, plan.front().input, mean, stddev, x);
   std::size_t offset = 0;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const std::size_t count = layers[i]->parameter_count();

@@ -21,8 +21,12 @@ namespace dl {
 // The serialized ModelProto of the network `config` describes with `parameters` (its flat
 // parameter buffer, as a model file holds it). Throws ConfigError for a network ONNX cannot
 // express exactly (a softmax over an image-shaped layer, a max-pooling window that can lie wholly
-// in the padding), naming the layer and the fix.
-std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters);
+// in the padding), naming the layer and the fix. A non-empty `mean` (and `stddev`, one value per
+// channel) puts the input normalization the model was trained with in front: the graph then
+// takes pixels as byte / 255, as without.
+std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters,
+                             const std::vector<float>& mean = {},
+                             const std::vector<float>& stddev = {});
 
 // True when this binary was built with protobuf (the `onnx` build option); otherwise
 // onnx_model_bytes throws ConfigError saying how to build it in.

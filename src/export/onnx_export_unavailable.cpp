@@ -9,7 +9,9 @@ bool onnx_export_available() {
   return false;
 }
 
-std::string onnx_model_bytes(const Config& /*config*/, const std::vector<float>& /*parameters*/) {
+std::string onnx_model_bytes(const Config& /*config*/, const std::vector<float>& /*parameters*/,
+                             const std::vector<float>& /*mean*/,
+                             const std::vector<float>& /*stddev*/) {
   throw ConfigError(
       "export --format onnx: this dl-train was built without protobuf; install libprotobuf-dev "
       "and protobuf-compiler (scripts/install_packages.sh) and rebuild (meson setup --reconfigure "

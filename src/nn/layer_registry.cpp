@@ -17,9 +17,10 @@ LayerKind registered(LayerKind kind) {
 
 const std::vector<LayerKind>& layer_kinds() {
   static const std::vector<LayerKind> kinds{
-      registered(convolution_layer_kind()), registered(subsampling_layer_kind()),
-      registered(dense_layer_kind()),       registered(output_layer_kind()),
-      registered(dropout_layer_kind()),     registered(batch_normalization_layer_kind()),
+      registered(convolution_layer_kind()),    registered(subsampling_layer_kind()),
+      registered(dense_layer_kind()),          registered(output_layer_kind()),
+      registered(dropout_layer_kind()),        registered(batch_normalization_layer_kind()),
+      registered(global_pooling_layer_kind()),
   };
   return kinds;
 }

@@ -66,5 +66,6 @@ LayerKind dense_layer_kind();
 LayerKind output_layer_kind();
 LayerKind dropout_layer_kind();
 LayerKind batch_normalization_layer_kind();
+LayerKind global_pooling_layer_kind();
 
 }  // namespace dl

@@ -117,7 +117,9 @@ bool resolve_data_residency(const Config& config, const Dataset& data, BackendKi
       }
       return true;
     case DeviceResidency::kAuto:
-      return backend == BackendKind::kCuda && indices_fit_int32(data) &&
+      // The device gathers plain b / 255 batches: the host loader normalizes, crops and flips.
+      return backend == BackendKind::kCuda && !data.pipeline().transforms() &&
+             indices_fit_int32(data) &&
              resident_bytes(data) <= config.memory.maximumDeviceCacheableLength;
   }
   return false;
@@ -136,6 +138,9 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
   std::string why;
   if (config.data.deviceResident == DeviceResidency::kAuto) {
     why = backend != BackendKind::kCuda ? "; auto keeps it on the host for a CPU backend"
+          : data.pipeline().transforms()
+              ? "; the host loader normalizes, crops or flips the samples (data.normalize, "
+                "randomCrop, horizontalFlip), which the device path does not"
           : !indices_fit_int32(data)
               ? fmt::format("; its {} samples are more than int32 indices reach", data.size())
               : fmt::format(

@@ -72,6 +72,9 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
   strategy_ = make_step_strategy(config, *collective_, global_workers());
   round_loss_.assign(static_cast<std::size_t>(global_workers()), 0.0);
   round_samples_.assign(static_cast<std::size_t>(global_workers()), 0);
+  window_loss_.assign(static_cast<std::size_t>(global_workers()), 0.0);
+  window_correct_.assign(static_cast<std::size_t>(global_workers()), 0.0);
+  window_samples_.assign(static_cast<std::size_t>(global_workers()), 0);
   const std::int64_t rounds = rounds_per_epoch();
   const std::size_t loss_window =
       static_cast<std::size_t>(strategy_->rounds_between_sync_points(rounds));
@@ -81,8 +84,10 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
       static_cast<std::size_t>(rounds) * static_cast<std::size_t>(config.batchSize);
   for (auto& r : replicas_) {
     r->round_losses = FloatBuffer(*r->backend, loss_window);
+    r->round_correct = FloatBuffer(*r->backend, loss_window);
     r->loss_probe = FloatBuffer(*r->backend, 1);
     r->host_losses.resize(loss_window);
+    r->host_correct.resize(loss_window);
     if (data_resident_)
       r->resident = std::make_unique<ResidentTrainingSet>(*r->backend, train, epoch_capacity);
   }
@@ -193,6 +198,7 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
     const std::size_t slot = static_cast<std::size_t>(w.round - window_first_round);
     DL_CHECK(slot < r.round_losses.size(), "more rounds between sync points than planned");
     w.loss = r.round_losses.data() + slot;
+    float* correct = r.round_correct.data() + slot;
     w.samples = batches->next(w.round);
     w.lr_multiplier = lr_multiplier(w.iteration);
     if (w.samples > 0) {
@@ -201,15 +207,16 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
       ctx.seed = config_.seed;
       ctx.iteration = static_cast<std::uint64_t>(w.iteration);
       ctx.worker = worker;
-      r.compute_gradient(w.samples, strategy_->gradient_divisor(w), ctx, w.loss);
+      r.compute_gradient(w.samples, strategy_->gradient_divisor(w), ctx, w.loss, correct);
     } else {
       r.backend->fill(w.loss, 1, 0.0f);
+      r.backend->fill(correct, 1, 0.0f);
       strategy_->on_empty_batch(r);
     }
     round_samples_[static_cast<std::size_t>(w.global_worker)] = w.samples;
     strategy_->update(r, w);
     if (!strategy_->is_sync_point(w.round, plan->rounds())) continue;
-    collect_round_losses(worker, window_first_round, w.round);
+    collect_round_losses(worker, *plan, window_first_round, w.round);
     strategy_->before_meeting(r, w, window_first_round);
     SyncPoint point = sync_point(w, window_first_round);
     window_first_round = w.round + 1;
@@ -217,12 +224,23 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
   }
 }
 
-void ParallelTrainer::collect_round_losses(int worker, std::int64_t window_first_round,
-                                           std::int64_t round) {
+void ParallelTrainer::collect_round_losses(int worker, const EpochPlan& plan,
+                                           std::int64_t window_first_round, std::int64_t round) {
   Replica& r = replica(worker);
   const std::size_t count = static_cast<std::size_t>(round - window_first_round + 1);
   r.backend->download(r.host_losses.data(), r.round_losses.data(), count * sizeof(float));
-  round_loss_[static_cast<std::size_t>(global(worker))] = r.host_losses[count - 1];
+  r.backend->download(r.host_correct.data(), r.round_correct.data(), count * sizeof(float));
+  const auto g = static_cast<std::size_t>(global(worker));
+  round_loss_[g] = r.host_losses[count - 1];
+  window_loss_[g] = 0.0;
+  window_correct_[g] = 0.0;
+  window_samples_[g] = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    window_loss_[g] += r.host_losses[i];
+    window_correct_[g] += r.host_correct[i];
+    window_samples_[g] += static_cast<std::int64_t>(
+        plan.batch(window_first_round + static_cast<std::int64_t>(i), global(worker)).count);
+  }
 }
 
 SyncPoint ParallelTrainer::sync_point(const WorkerRound& w, std::int64_t window_first_round) const {
@@ -242,24 +260,12 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
                                                const SyncPointCallback& callback) {
   collective_->barrier(worker);  // every local worker has written its entry of this round
   if (worker == 0) {
-    const std::size_t g = round_loss_.size();
-    if (processes_.size() > 1) {
-      // Each process contributes its own workers' entries (zeros elsewhere); the sum over
-      // processes is then the whole group's table.
-      std::vector<double> table(2 * g, 0.0);
-      for (int w = 0; w < workers(); ++w) {
-        const std::size_t i = static_cast<std::size_t>(global(w));
-        table[i] = round_loss_[i];
-        table[g + i] = static_cast<double>(round_samples_[i]);
-      }
-      processes_.all_reduce_sum(table.data(), table.size());
-      for (std::size_t i = 0; i < g; ++i) {
-        round_loss_[i] = table[i];
-        round_samples_[i] = static_cast<std::int64_t>(table[g + i]);
-      }
-    }
+    if (processes_.size() > 1) sum_tables_over_processes();
     point.loss_sum = round_loss_;
     point.samples = round_samples_;
+    point.window_loss_sum = window_loss_;
+    point.window_correct = window_correct_;
+    point.window_samples = window_samples_;
     int action = static_cast<int>(SyncAction::kContinue);
     if (processes_.is_root()) action = static_cast<int>(callback(point));
     processes_.broadcast(&action, sizeof(action), 0);
@@ -268,6 +274,30 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
   }
   collective_->barrier(worker);  // every local worker sees the decision
   return shared_action_;
+}
+
+// Each process contributes its own workers' entries (zeros elsewhere); the sum over processes is
+// then the whole group's table.
+void ParallelTrainer::sum_tables_over_processes() {
+  const std::size_t g = round_loss_.size();
+  constexpr std::size_t kTables = 5;
+  std::vector<double> table(kTables * g, 0.0);
+  for (int w = 0; w < workers(); ++w) {
+    const auto i = static_cast<std::size_t>(global(w));
+    table[i] = round_loss_[i];
+    table[g + i] = static_cast<double>(round_samples_[i]);
+    table[2 * g + i] = window_loss_[i];
+    table[3 * g + i] = window_correct_[i];
+    table[4 * g + i] = static_cast<double>(window_samples_[i]);
+  }
+  processes_.all_reduce_sum(table.data(), table.size());
+  for (std::size_t i = 0; i < g; ++i) {
+    round_loss_[i] = table[i];
+    round_samples_[i] = static_cast<std::int64_t>(table[g + i]);
+    window_loss_[i] = table[2 * g + i];
+    window_correct_[i] = table[3 * g + i];
+    window_samples_[i] = static_cast<std::int64_t>(table[4 * g + i]);
+  }
 }
 
 }  // namespace dl

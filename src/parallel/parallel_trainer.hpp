@@ -51,6 +51,11 @@ struct SyncPoint {
   std::vector<std::int64_t> samples;
   // All workers' samples in the rounds since the previous sync point, this round included.
   std::int64_t samples_since_previous = 0;
+  // Per worker of the whole group, over the rounds since the previous sync point (this one
+  // included): the summed loss, the correct predictions and the samples (the epoch's training
+  // loss and accuracy add these up).
+  std::vector<double> window_loss_sum, window_correct;
+  std::vector<std::int64_t> window_samples;
   double learning_rate = 0.0;
 };
 
@@ -107,11 +112,14 @@ class ParallelTrainer {
                    const SyncPointCallback& on_sync_point);
   double lr_multiplier(std::int64_t iteration) const;
   int global(int local_worker) const { return first_global_worker_ + local_worker; }
-  // The losses of rounds window_first_round..round, read back into the replica's host_losses;
-  // the last one is the worker's entry of this round's loss table.
-  void collect_round_losses(int worker, std::int64_t window_first_round, std::int64_t round);
+  // The losses and correct counts of rounds window_first_round..round, read back into the
+  // replica's host_losses and host_correct; the last loss is the worker's entry of this round's
+  // loss table, their sums its entries of the window tables.
+  void collect_round_losses(int worker, const EpochPlan& plan, std::int64_t window_first_round,
+                            std::int64_t round);
   SyncPoint sync_point(const WorkerRound& w, std::int64_t window_first_round) const;
   SyncAction meet_at_sync_point(int worker, SyncPoint& point, const SyncPointCallback& callback);
+  void sum_tables_over_processes();
 
   const Config& config_;
   const Dataset& train_;
@@ -124,6 +132,8 @@ class ParallelTrainer {
   // them at sync points (the barrier orders the accesses) after summing them over processes.
   std::vector<double> round_loss_;
   std::vector<std::int64_t> round_samples_;
+  std::vector<double> window_loss_, window_correct_;
+  std::vector<std::int64_t> window_samples_;
   SyncAction shared_action_ = SyncAction::kContinue;
   std::int64_t stopped_round_ = -1;  // the next round to run when the callback stopped the epoch
   bool data_resident_ = false;

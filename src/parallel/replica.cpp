@@ -6,8 +6,10 @@
 
 namespace dl {
 
-void Replica::compute_gradient(int samples, double divisor, const StepContext& ctx, float* loss) {
+void Replica::compute_gradient(int samples, double divisor, const StepContext& ctx, float* loss,
+                               float* correct) {
   model->forward(samples, ctx);
+  backend->count_correct(samples, model->num_classes(), model->output(), model->labels(), correct);
   const float mean_scale = static_cast<float>(1.0 / divisor);
   model->backward(
       samples, scaler->enabled() ? mean_scale * static_cast<float>(scaler->scale()) : mean_scale);

@@ -23,17 +23,20 @@ struct Replica {
   std::unique_ptr<Model> model;
   std::unique_ptr<Optimizer> optimizer;
   std::unique_ptr<LossScaler> scaler;
-  FloatBuffer round_losses;        // the summed loss of each round since the last sync point
-  FloatBuffer loss_probe;          // synchronous overflow: the workers' losses, summed
-  std::vector<float> host_losses;  // round_losses read back at a sync point
+  FloatBuffer round_losses;         // the summed loss of each round since the last sync point
+  FloatBuffer round_correct;        // the correct predictions of each of those rounds
+  FloatBuffer loss_probe;           // synchronous overflow: the workers' losses, summed
+  std::vector<float> host_losses;   // round_losses read back at a sync point
+  std::vector<float> host_correct;  // round_correct read back at a sync point
   std::unique_ptr<ResidentTrainingSet> resident;  // resident data path only
 
   std::size_t parameter_count() const { return model->parameter_count(); }
 
   // Forward and backward of the batch of `samples` in the model's input (samples > 0): the
   // gradient of the summed loss divided by `divisor` (times the loss scale) is left in
-  // model->gradients(), the summed loss in `loss`.
-  void compute_gradient(int samples, double divisor, const StepContext& ctx, float* loss);
+  // model->gradients(), the summed loss in `loss` and the correct predictions in `correct`.
+  void compute_gradient(int samples, double divisor, const StepContext& ctx, float* loss,
+                        float* correct);
   // An accepted step: the gradients, unscaled, go to the updater.
   void apply_step(std::int64_t iteration, double lr_multiplier);
   // A step skipped for overflow shrinks the loss scale; throws DivergenceError (naming the epoch

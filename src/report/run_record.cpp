@@ -86,7 +86,8 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
   std::string line;
   while (std::getline(in, line)) {
     Json record;
-    if (!parse_json(line, record) || !record.is_object()) continue;
+    // The last record of a run with a validation set ("final", no "epoch") is the test set's.
+    if (!parse_json(line, record) || !record.is_object() || !record.contains("epoch")) continue;
     EpochRecord e;
     e.epoch = record.value("epoch", 0);
     e.iteration = record.value("iteration", std::int64_t{0});
@@ -95,9 +96,11 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
       const auto it = record.find(key);
       return it != record.end() && it->is_number() ? it->get<double>() : std::nan("");
     };
-    e.test_accuracy = number("test_accuracy");
-    e.test_f1 = number("test_f1");
-    e.test_loss = number("test_loss");
+    // The evaluation of each epoch: the test set's, or with a validation set the validation set's.
+    const char* evaluated = record.contains("val_accuracy") ? "val_" : "test_";
+    e.test_accuracy = number((std::string(evaluated) + "accuracy").c_str());
+    e.test_f1 = number((std::string(evaluated) + "f1").c_str());
+    e.test_loss = number((std::string(evaluated) + "loss").c_str());
     e.seconds = number("epoch_seconds");
     e.images_per_second = number("train_images_per_second");
     const auto loss = epoch_loss.find(e.epoch);

@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -25,13 +26,14 @@ std::int64_t peak_rss_bytes() {
 }  // namespace
 
 FitLoop::FitLoop(const Config& config, const TrainOptions& options, ProcessGroup& processes,
-                 ParallelTrainer& trainer, const Dataset& test, RunProgress& progress,
-                 Listeners& listeners)
+                 ParallelTrainer& trainer, const Dataset& test, const Dataset* validation,
+                 RunProgress& progress, Listeners& listeners)
     : config_(config),
       options_(options),
       processes_(processes),
       trainer_(trainer),
       test_(test),
+      validation_(validation),
       progress_(progress),
       listeners_(listeners) {
   if (const char* pause = std::getenv("DL_TRAIN_TEST_SYNC_PAUSE_MS"))
@@ -93,6 +95,7 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
   samples_since_report_ += point.samples_since_previous;
   progress_.samples_trained += point.samples_since_previous;
   if (test_sync_pause_.count() > 0) std::this_thread::sleep_for(test_sync_pause_);
+  add_training_window(point);
   SyncEvent event{point};
   event.samples_trained = progress_.samples_trained;
   event.run_seconds = progress_.run_seconds();
@@ -149,18 +152,40 @@ double FitLoop::aggregated_score(const SyncPoint& point) {
          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
 }
 
+void FitLoop::add_training_window(const SyncPoint& point) {
+  for (std::size_t w = 0; w < point.window_samples.size(); ++w) {
+    progress_.epoch_loss += point.window_loss_sum[w];
+    progress_.epoch_correct += point.window_correct[w];
+    progress_.epoch_samples += point.window_samples[w];
+  }
+}
+
 bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
   int stop = 0;
   if (processes_.is_root()) {
-    const EvaluationResult test = evaluate(trainer_.model(0), test_);
-    last_accuracy_ = test.evaluation.accuracy();
+    std::optional<EvaluationResult> test, validation;
+    if (validation_ != nullptr) {
+      validation.emplace(evaluate(trainer_.model(0), *validation_));
+    } else {
+      test.emplace(evaluate(trainer_.model(0), test_));
+      last_accuracy_ = test->evaluation.accuracy();
+    }
     EpochEnd event;
     event.epoch = epoch;
     event.iteration = progress_.iteration;
     event.epoch_seconds = seconds;
     event.epoch_samples = samples;
     event.images_per_second = seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
-    event.test = &test;
+    if (progress_.epoch_samples > 0) {
+      const auto trained = static_cast<double>(progress_.epoch_samples);
+      event.train_loss = progress_.epoch_loss / trained;
+      event.train_accuracy = progress_.epoch_correct / trained;
+    }
+    // Reset before the listeners save the epoch-end checkpoint, which starts the next epoch.
+    progress_.epoch_loss = progress_.epoch_correct = 0.0;
+    progress_.epoch_samples = 0;
+    event.test = test ? &*test : nullptr;
+    event.validation = validation ? &*validation : nullptr;
     notify(&TrainingListener::on_epoch_end, event);
     stop = event.stop ? 1 : 0;
   }
@@ -179,8 +204,16 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
           ? static_cast<double>(progress_.samples_trained) / outcome.train_seconds
           : 0.0;
   if (stop_signal_ != 0) outcome.exit_code = exit_code_for_signal(stop_signal_);
+  // With a validation set the test set has not been seen yet: once, by the final model (not a
+  // diverged one, whose parameters are not finite).
+  std::optional<EvaluationResult> test;
+  if (validation_ != nullptr && processes_.is_root() && outcome.exit_code != ExitCode::kDiverged) {
+    test.emplace(evaluate(trainer_.model(0), test_));
+    outcome.test_accuracy = test->evaluation.accuracy();
+  }
   if (listeners_.empty()) return outcome;
   RunEnd end;
+  end.test = test ? &*test : nullptr;
   end.outcome = outcome;
   end.stopped_by = stopped_by;
   end.diverged = outcome.exit_code == ExitCode::kDiverged;

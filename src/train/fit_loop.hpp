@@ -19,10 +19,11 @@ namespace dl {
 
 class FitLoop {
  public:
-  // `listeners` is empty on every rank but 0. All references are kept.
+  // `listeners` is empty on every rank but 0. All references are kept; `validation` may be null
+  // (no validation set: each epoch evaluates the test set).
   FitLoop(const Config& config, const TrainOptions& options, ProcessGroup& processes,
-          ParallelTrainer& trainer, const Dataset& test, RunProgress& progress,
-          Listeners& listeners);
+          ParallelTrainer& trainer, const Dataset& test, const Dataset* validation,
+          RunProgress& progress, Listeners& listeners);
 
   // Trains from info.start until the epoch limit, early stopping or a stop signal.
   TrainOutcome run(const RunInfo& info);
@@ -36,6 +37,7 @@ class FitLoop {
   double aggregated_score(const SyncPoint& point);
   // Evaluates the epoch (rank 0); returns whether a listener stopped the run (on every rank).
   bool end_epoch(int epoch, double seconds, std::int64_t samples);
+  void add_training_window(const SyncPoint& point);
   TrainOutcome finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by);
   std::optional<RunEnd::LossScaling> loss_scaling_summary();
 
@@ -44,6 +46,7 @@ class FitLoop {
   ProcessGroup& processes_;
   ParallelTrainer& trainer_;
   const Dataset& test_;
+  const Dataset* validation_;
   RunProgress& progress_;
   Listeners& listeners_;
 

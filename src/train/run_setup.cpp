@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <fstream>
 #include <iostream>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -86,7 +87,10 @@ void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
 
 void load_data(const Config& config, RunSetup& setup) {
   const DataConfig& d = config.data;
-  setup.train = std::make_unique<Dataset>(load_training_set(d));
+  TrainingData training = load_training_data(d, config.seed);
+  setup.train = std::make_unique<Dataset>(std::move(training.train));
+  if (training.validation)
+    setup.validation = std::make_unique<Dataset>(std::move(*training.validation));
   setup.test = std::make_unique<Dataset>(load_test_set(d));
   const Dataset& train = *setup.train;
   const Dataset& test = *setup.test;
@@ -107,7 +111,23 @@ void load_data(const Config& config, RunSetup& setup) {
   }
   check_labels_fit_output(config, train, training_source(d));
   check_labels_fit_output(config, test, test_source(d));
+  if (setup.validation) check_labels_fit_output(config, *setup.validation, validation_source(d));
+  if (setup.validation && setup.validation->sample_floats() != train.sample_floats()) {
+    throw DataError(fmt::format("{}: validation images are {} but training images are {}",
+                                validation_source(d), setup.validation->shape_text(),
+                                train.shape_text()));
+  }
+  // Before the trainer exists: the data path it picks depends on whether the pipeline transforms.
+  const InputPipeline pipeline = input_pipeline(d, config.seed, train);
+  setup.train->set_pipeline(pipeline);
+  setup.test->set_pipeline(pipeline);
+  if (setup.validation) setup.validation->set_pipeline(pipeline);
   RunInfo& info = setup.info;
+  if (pipeline.transforms()) info.input_pipeline = pipeline.describe();
+  if (setup.validation) {
+    info.validation_examples = setup.validation->size();
+    info.validation_source = validation_source(d);
+  }
   info.train_examples = static_cast<std::int64_t>(train.size());
   info.test_examples = static_cast<std::int64_t>(test.size());
   info.sample_shape = train.shape_text();

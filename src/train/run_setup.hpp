@@ -14,6 +14,7 @@ namespace dl {
 
 struct RunSetup {
   std::unique_ptr<Dataset> train, test;
+  std::unique_ptr<Dataset> validation;  // null without a validation set
   std::unique_ptr<ParallelTrainer> trainer;
   RunInfo info;  // all but where the run starts (resume)
 };

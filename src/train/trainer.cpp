@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
+#include "data/data_sources.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "train/fit_loop.hpp"
 #include "train/listeners/listeners.hpp"
@@ -120,6 +121,9 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   Listeners listeners;
   TrainingState state(config, *setup.trainer, progress, listeners, checkpoints);
   state.allow_changed_data_order(options.restart_epoch);
+  const InputPipeline& pipeline = setup.train->pipeline();
+  if (pipeline.normalizes())
+    state.add_run_metadata(kInputNormalizationKey, format_normalization(pipeline));
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
     const bool terminal =
@@ -128,7 +132,8 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   }
   resume_or_initialize(config, std::move(found), *setup.trainer, state, setup.info);
 
-  FitLoop loop(config, options, processes, *setup.trainer, *setup.test, progress, listeners);
+  FitLoop loop(config, options, processes, *setup.trainer, *setup.test, setup.validation.get(),
+               progress, listeners);
   return loop.run(setup.info);
 }
 

@@ -42,6 +42,9 @@ struct RunInfo {
   std::string process_group;  // their kind, e.g. "mpi"
   int global_workers = 1;     // workers of the whole job
   std::int64_t train_examples = 0, test_examples = 0;
+  std::int64_t validation_examples = 0;  // 0: no validation set
+  std::string validation_source;         // where the validation set comes from
+  std::string input_pipeline;            // what the loader does to samples; empty: nothing
   std::string sample_shape;  // of one example, as the data set describes it (e.g. "28x28")
   std::int64_t rounds_per_epoch = 0;
   int max_epochs = 0;  // the epoch limit (earlyStopping.maxEpochs or epochs)
@@ -114,8 +117,13 @@ struct EpochEnd {
   double epoch_seconds = 0.0;  // its rounds only
   std::int64_t epoch_samples = 0;
   double images_per_second = 0.0;
-  const EvaluationResult* test = nullptr;        // the test set, evaluated after every epoch
-  const EvaluationResult* validation = nullptr;  // a validation set's, when the run has one
+  // The epoch's training loss (the output layer's loss per sample, no L2 term) and accuracy, over
+  // its rounds as they were trained (Keras's `loss` and `accuracy`).
+  double train_loss = 0.0, train_accuracy = 0.0;
+  // Each epoch evaluates the validation set when the run has one, else the test set (the other
+  // pointer is null); with a validation set the test set is evaluated once, at the end (RunEnd).
+  const EvaluationResult* test = nullptr;
+  const EvaluationResult* validation = nullptr;
   // What early stopping and the best model judge: the validation set when there is one.
   const EvaluationResult& monitored() const { return validation != nullptr ? *validation : *test; }
 
@@ -144,6 +152,8 @@ struct RunEnd {
     std::int64_t skipped_steps = 0;    // for overflow (replica-steps in averaging mode)
   };
   std::optional<LossScaling> loss_scaling;  // when loss scaling is on
+  // The test set, evaluated once at the end when a validation set was evaluated each epoch.
+  const EvaluationResult* test = nullptr;
 
   // Set by listeners.
   std::optional<EarlyStoppingResult> early_stopping;

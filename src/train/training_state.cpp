@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -16,6 +17,8 @@ namespace {
 
 constexpr const char* kTrainSecondsKey = "train_seconds";
 constexpr const char* kSamplesKey = "samples_trained";
+// "LOSS CORRECT SAMPLES" of the epoch in progress.
+constexpr const char* kEpochSumsKey = "epoch_train_sums";
 // Followed by the local worker's index: "loss_scaler.0", "loss_scaler.1", ...
 constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 
@@ -92,8 +95,11 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
       }
     }
   }
+  for (const auto& [key, value] : run_metadata_) state.metadata[key] = value;
   state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
   state.metadata[kSamplesKey] = std::to_string(progress_.samples_trained);
+  state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", progress_.epoch_loss,
+                                              progress_.epoch_correct, progress_.epoch_samples);
   return state;
 }
 
@@ -127,6 +133,11 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
     progress_.seconds_before = seconds_value(path, kTrainSecondsKey, *s);
   if (const std::string* s = metadata(state, kSamplesKey))
     progress_.samples_trained = count_value(path, kSamplesKey, *s);
+  if (const std::string* s = metadata(state, kEpochSumsKey)) {
+    std::istringstream sums(*s);
+    sums >> progress_.epoch_loss >> progress_.epoch_correct >> progress_.epoch_samples;
+    if (!sums) throw CheckpointError(path + ": damaged metadata " + kEpochSumsKey + ": " + *s);
+  }
   for (const auto& listener : listeners_) listener->on_checkpoint_restore(state, path);
   restore_loss_scalers(state, path);
   log.push_back(fmt::format("resume: {} (epoch {}, round {}, iteration {})", path, position.epoch,

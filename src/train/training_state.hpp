@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,10 @@ class RunProgress {
   std::int64_t samples_trained = 0;  // counted at sync points, so a resumed run's total matches
   double seconds_before = 0.0;       // wall time of the runs this one resumes
   double round_seconds = 0.0;        // this process's time in rounds: no evaluation, no saving
+  // The current epoch's training loss, correct predictions and samples so far (rank 0, added up
+  // at sync points; kept in checkpoints, so a resumed epoch reports the whole epoch).
+  double epoch_loss = 0.0, epoch_correct = 0.0;
+  std::int64_t epoch_samples = 0;
 
   void start() { start_ = Clock::now(); }                   // training starts in this process
   double process_seconds() const { return since(start_); }  // since start()
@@ -66,6 +71,11 @@ class TrainingState {
   // --restart-epoch: a checkpoint saved under another batch size, data, seed, network or worker
   // count is resumed from its parameters at the start of its epoch instead of being refused.
   void allow_changed_data_order(bool allow) { allow_changed_data_order_ = allow; }
+  // Metadata every model and checkpoint file of the run carries (the input normalization, which
+  // eval, predict and export apply).
+  void add_run_metadata(const std::string& key, const std::string& value) {
+    run_metadata_[key] = value;
+  }
 
  private:
   void check_data_order(const CheckpointState& state, const std::string& path,
@@ -79,6 +89,7 @@ class TrainingState {
   const Listeners& listeners_;
   CheckpointDirectory& checkpoints_;
   bool allow_changed_data_order_ = false;
+  std::map<std::string, std::string> run_metadata_;
 };
 
 }  // namespace dl

@@ -69,6 +69,23 @@ TEST_CASE("op output loss (softmax + MCXENT, sigmoid + NLL, MSE): reference, gra
   }
 }
 
+TEST_CASE("op count_correct: rows whose first largest output is the label, on every backend") {
+  const int n = 6, k = 4;
+  const std::vector<float> out = {0.1f, 0.7f, 0.1f,  0.1f,   // predicts 1
+                                  0.4f, 0.4f, 0.1f,  0.1f,   // a tie: predicts 0
+                                  0.0f, 0.0f, 0.0f,  1.0f,   // predicts 3
+                                  0.3f, 0.2f, 0.25f, 0.25f,  // predicts 0
+                                  0.1f, 0.2f, 0.6f,  0.1f,   // predicts 2
+                                  0.5f, 0.1f, 0.2f,  0.2f};  // predicts 0
+  const std::vector<std::int32_t> labels = {1, 1, 3, 2, 2, 0};
+  for_each_backend([&](Backend& b) {
+    Io io(b);
+    float* count = io.out(1);
+    b.count_correct(n, k, io.put(out), io.put(labels), count);
+    CHECK(io.get(count, 1)[0] == 4.0f);
+  });
+}
+
 // ---- dropout ------------------------------------------------------------------------------
 
 TEST_CASE("op dropout: masks are 0 or 1/retain, keep about retain, equal the CPU's bits") {

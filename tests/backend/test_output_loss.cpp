@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/output_loss.hpp"
 #include "core/random.hpp"
 #include "gradient_check.hpp"
@@ -221,4 +222,18 @@ TEST_CASE("output_loss allows out to alias z", "[output_loss]") {
     CHECK(dz == separate.dz);
     CHECK(loss_sum == separate.loss_sum);
   }
+}
+
+TEST_CASE("count_correct: rows whose first largest output is the label", "[output_loss]") {
+  dl::CpuBackend backend;
+  const std::vector<float> out{0.1f, 0.7f, 0.2f,   // predicts 1
+                               0.5f, 0.5f, 0.0f,   // a tie: predicts 0 (the first maximum)
+                               0.0f, 0.1f, 0.9f,   // predicts 2
+                               0.3f, 0.3f, 0.4f};  // predicts 2
+  const std::vector<std::int32_t> labels{1, 1, 2, 0};
+  float count = -1.0f;
+  backend.count_correct(4, 3, out.data(), labels.data(), &count);
+  CHECK(count == 2.0f);
+  backend.count_correct(0, 3, out.data(), labels.data(), &count);
+  CHECK(count == 0.0f);
 }

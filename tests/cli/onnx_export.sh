@@ -45,7 +45,7 @@ check lenet "$DL_SOURCE_DIR/configs/mnist.yaml" "$WORK/digits/t10k-images-idx3-u
   "data.testImages=$WORK/digits/t10k-images-idx3-ubyte.gz" \
   "data.testLabels=$WORK/digits/t10k-labels-idx1-ubyte.gz" batchSize=32
 
-# Every op type and layout the exporter writes: a strided Same convolution (asymmetric padding),
+# Every op type and layout the exporter writes (global pooling: below): a strided Same convolution (asymmetric padding),
 # leaky ReLU, batch normalization over channels and over features, average pooling over zero
 # padding, dropout (no node), tanh, sigmoid.
 cat >"$WORK/zoo.yaml" <<YAML
@@ -70,6 +70,13 @@ data:
   testLabels: $WORK/digits/t10k-labels-idx1-ubyte.gz
 YAML
 check zoo "$WORK/zoo.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
+# Global pooling, average then (the same network) max, straight into the classifier.
+for pooling in avg max; do
+  sed -e "s/  - subsampling: {poolingType: max, kernelSize: 2, stride: 1, convolutionMode: Same}/  - globalPooling: {poolingType: $pooling}/" \
+    "$WORK/zoo.yaml" >"$WORK/global-$pooling.yaml"
+  grep -q globalPooling "$WORK/global-$pooling.yaml" || fail "no globalPooling in the zoo config"
+  check "global-$pooling" "$WORK/global-$pooling.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
+done
 
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24

@@ -71,6 +71,14 @@ def run_node(op, attrs, ins):
     if op == "AveragePool":
         assert attrs.get("count_include_pad", 0) == 1, "only count_include_pad=1 is written"
         return windows(x, attrs, 0.0).mean(axis=(-2, -1))
+    if op == "Sub":
+        return x - ins[1]
+    if op == "Div":
+        return x / ins[1]
+    if op == "GlobalMaxPool":
+        return x.max(axis=(2, 3), keepdims=True)
+    if op == "GlobalAveragePool":
+        return x.mean(axis=(2, 3), keepdims=True)
     if op == "Flatten":
         return x.reshape(x.shape[0], -1)
     if op == "Gemm":

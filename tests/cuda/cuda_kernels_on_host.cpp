@@ -5,6 +5,7 @@
 // order (sums of squares, losses, batch-norm statistics, softmax) get a tolerance. The kernels
 // of the convolution that have no CPU op of their own (padding, cropping, 16-bit variants) are
 // checked against a naive loop. host_grid_main.cpp then checks that every kernel ran.
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -132,6 +133,26 @@ TEST_CASE("host grid: output layer losses and their gradients") {
       check_near("dz", dz, want_dz, kReorderedSum);
       check_near("loss sum", loss, want_loss, kReorderedSum);
     }
+  }
+}
+
+TEST_CASE("host grid: count_correct counts the rows the host counts") {
+  const int n = 75, k = 10;
+  auto z = random_floats(static_cast<std::size_t>(n) * k, 8);
+  z[3 * k + 2] = z[3 * k + 7] = 9.0f;  // a tie: the first maximum (class 2) is the prediction
+  std::vector<std::int32_t> labels(n);
+  for (int i = 0; i < n; ++i) labels[i] = (i * 3 + 1) % k;
+  labels[3] = 7;
+  float want = 0.0f;  // Backend::count_correct's rule: the first largest output
+  for (int i = 0; i < n; ++i) {
+    const float* row = z.data() + static_cast<std::size_t>(i) * k;
+    want += static_cast<float>(std::max_element(row, row + k) - row == labels[i]);
+  }
+  for (const auto& lim : host_grid_limits()) {
+    INFO(describe(lim));
+    float count = -1.0f;
+    gpu::launch_count_correct(n, k, z.data(), labels.data(), &count, lim, kStream);
+    CHECK(count == want);
   }
 }
 

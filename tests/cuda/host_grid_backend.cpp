@@ -119,6 +119,10 @@ void HostGridBackend::output_loss(LossFunction loss, Activation act, int n, int 
   gpu::launch_output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum,
                           partials_.data(), limits_, kStream);
 }
+void HostGridBackend::count_correct(int n, int k, const float* out, const std::int32_t* labels,
+                                    float* count) {
+  gpu::launch_count_correct(n, k, out, labels, count, limits_, kStream);
+}
 
 void HostGridBackend::dropout_forward(std::size_t n, float retain, std::uint64_t seed,
                                       std::uint64_t counter, const float* x, float* y,

@@ -48,6 +48,8 @@ class HostGridBackend : public CpuBackend {
   void output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
                    const std::int32_t* labels, float* out, float* dz, float grad_scale,
                    float* loss_sum) override;
+  void count_correct(int n, int k, const float* out, const std::int32_t* labels,
+                     float* count) override;
   void dropout_forward(std::size_t n, float retain, std::uint64_t seed, std::uint64_t counter,
                        const float* x, float* y, float* mask) override;
   void dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx) override;

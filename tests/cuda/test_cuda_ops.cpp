@@ -338,6 +338,25 @@ TEST_CASE("cuda: fused output activation and loss match the CPU", "[gpu]") {
   }
 }
 
+TEST_CASE("cuda: count_correct counts the CPU's correct rows, ties to the first maximum", "[gpu]") {
+  SKIP_WITHOUT_GPU();
+  constexpr int kN = 75, kK = 10;
+  auto z = random_floats(kN * kK, 53);
+  z[3 * kK + 2] = z[3 * kK + 7] = 9.0f;  // a tie: the first maximum (class 2) is the prediction
+  std::vector<std::int32_t> labels(kN);
+  for (int i = 0; i < kN; ++i) labels[i] = (i * 3 + 1) % kK;
+  labels[3] = 7;
+  auto cpu_count = unwritten_host(1);
+  cpu().count_correct(kN, kK, z.data(), labels.data(), cpu_count.data());
+  for (auto& gpu : gpu_backends()) {
+    auto gz = to_device(*gpu, z);
+    auto glabels = to_device(*gpu, labels);
+    auto gcount = unwritten(*gpu, 1);
+    gpu->count_correct(kN, kK, gz.data(), glabels.data(), gcount.data());
+    CHECK(to_host(*gpu, gcount)[0] == cpu_count[0]);
+  }
+}
+
 TEST_CASE("cuda: a label outside [0, k) makes the loss NaN instead of reading out of bounds",
           "[gpu]") {
   SKIP_WITHOUT_GPU();

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -40,6 +41,28 @@ layers:
   - subsampling: {poolingType: avg, kernelSize: [2, 2], stride: [2, 2]}
   - dense: {nOut: 6, activation: leakyrelu}
   - dropout: {dropOut: 0.7}
+  - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
+)";
+
+// Global pooling between the convolutions and the classifier (Keras's GlobalAveragePooling2D).
+const char* kNetWithGlobalAveragePooling = R"(
+seed: 11
+weightInit: XAVIER
+inputType: {convolutionalFlat: {height: 5, width: 4, channels: 2}}
+layers:
+  - convolution: {kernelSize: [2, 2], stride: [1, 1], nOut: 3, activation: tanh}
+  - globalPooling: {poolingType: avg}
+  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}
+)";
+
+const char* kNetWithGlobalMaxPooling = R"(
+seed: 12
+weightInit: XAVIER
+inputType: {convolutionalFlat: {height: 4, width: 4, channels: 1}}
+layers:
+  - convolution: {kernelSize: [2, 2], stride: [1, 1], nOut: 2, activation: identity}
+  - globalPooling: {poolingType: max}
+  - dense: {nOut: 4, activation: tanh}
   - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
 )";
 
@@ -112,6 +135,38 @@ TEST_CASE("whole-model gradient matches finite differences (conv, max pool, dens
 TEST_CASE(
     "whole-model gradient matches finite differences (batch norm, avg pool, dropout, mcxent)") {
   check_whole_model_gradient(kNetWithDropoutAndBatchNorm);
+}
+
+TEST_CASE("whole-model gradient matches finite differences (global average and max pooling)") {
+  check_whole_model_gradient(kNetWithGlobalAveragePooling);
+  check_whole_model_gradient(kNetWithGlobalMaxPooling);
+}
+
+TEST_CASE("global pooling gives each channel's mean or maximum over its whole plane") {
+  for (const char* type : {"avg", "max"}) {
+    const std::string yaml = std::string(R"(
+inputType: {convolutionalFlat: {height: 2, width: 3, channels: 2}}
+layers:
+  - globalPooling: {poolingType: )") +
+                             type + R"(}
+  - output: {nOut: 2, activation: identity, lossFunction: mse}
+)";
+    const Config config = dl::load_config_string(yaml, "global.yaml");
+    CpuBackend backend;
+    Model model(config, backend, 1);
+    // The output layer passes the pooled values through: W = identity, b = 0.
+    const std::vector<float> identity{1, 0, 0, 1, 0, 0};
+    REQUIRE(model.parameter_count() == identity.size());
+    model.upload_parameters(identity.data());
+    const std::vector<float> image{1, 2, 3, 4, 5, 9, -1, -2, -3, -4, -5, -6};
+    backend.upload(model.input(), image.data(), image.size() * sizeof(float));
+    dl::StepContext inference;
+    model.forward(1, inference);
+    const float* pooled = model.output();
+    const bool avg = std::string(type) == "avg";
+    CHECK(pooled[0] == Approx(avg ? 4.0 : 9.0));
+    CHECK(pooled[1] == Approx(avg ? -3.5 : -1.0));
+  }
 }
 
 TEST_CASE("LeNet has DL4J's parameter count and a flat layout of weights then biases") {

@@ -65,7 +65,7 @@ class ConsoleLog final : public TrainingListener {
   }
 
   void on_epoch_end(EpochEnd& event) override {
-    last_stats_ = event.test->evaluation.stats();
+    last_stats_ = event.monitored().evaluation.stats();
     const double train_loss = epoch_loss_.mean();
     epoch_loss_ = {};
     if (mode_ == ConsoleMode::kJsonl) {
@@ -85,6 +85,7 @@ class ConsoleLog final : public TrainingListener {
     if (mode_ == ConsoleMode::kQuiet) return;
     if (mode_ == ConsoleMode::kJsonl) return record(finish_record(end));
     close_bar();
+    if (end.test != nullptr) last_stats_ = end.test->evaluation.stats();
     if (config_.output.printEvaluation && !last_stats_.empty()) out_ << last_stats_ << "\n";
     print_finish(out_, end);
     out_.flush();
@@ -148,16 +149,20 @@ class ConsoleLog final : public TrainingListener {
     bar_open_ = false;
   }
 
-  std::string epoch_line(const EpochEnd& event, double train_loss) const {
-    const Evaluation& test = event.test->evaluation;
+  // Keras's four numbers: the training loss and accuracy over the epoch, then the validation
+  // set's (or, without one, the test set's) accuracy, F1 and loss.
+  std::string epoch_line(const EpochEnd& event, double /*score_mean*/) const {
     std::string text = fmt::format(
-        "epoch {} done in {:.2f}s ({:.0f} images/s); train loss {:.4f}; test accuracy {:.4f}, "
-        "F1 {:.4f}, loss {:.4f}",
-        event.epoch, event.epoch_seconds, event.images_per_second, train_loss, test.accuracy(),
-        test.f1(), event.test->mean_loss);
+        "epoch {} done in {:.2f}s ({:.0f} images/s); train loss {:.4f} - accuracy {:.4f}",
+        event.epoch, event.epoch_seconds, event.images_per_second, event.train_loss,
+        event.train_accuracy);
     if (event.validation != nullptr) {
-      text += fmt::format("; validation accuracy {:.4f}, loss {:.4f}",
-                          event.validation->evaluation.accuracy(), event.validation->mean_loss);
+      text += fmt::format(" - val_loss {:.4f} - val_accuracy {:.4f}", event.validation->mean_loss,
+                          event.validation->evaluation.accuracy());
+    } else {
+      const Evaluation& test = event.test->evaluation;
+      text += fmt::format("; test accuracy {:.4f}, F1 {:.4f}, loss {:.4f}", test.accuracy(),
+                          test.f1(), event.test->mean_loss);
     }
     return mode_ == ConsoleMode::kBar ? text : clock_time() + " " + text;
   }

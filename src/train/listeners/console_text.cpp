@@ -55,6 +55,10 @@ void print_setup(std::ostream& out, const RunInfo& info, const Config& config) {
   out << fmt::format("data: {} training and {} test examples ({}), {} classes\n",
                      info.train_examples, info.test_examples, info.sample_shape,
                      config.data.numClasses);
+  if (info.validation_examples > 0)
+    out << fmt::format("validation: {} examples from {}; the test set is evaluated at the end\n",
+                       info.validation_examples, info.validation_source);
+  if (!info.input_pipeline.empty()) out << "input: " << info.input_pipeline << "\n";
   out << info.blas << "\n" << info.threads << "\n";
   out << "backend: " << info.backend << "\n";
   if (!info.placement.empty()) out << "placement: " << info.placement << "\n";
@@ -73,6 +77,9 @@ void print_finish(std::ostream& out, const RunEnd& end) {
   }
   if (end.early_stopping) out << end.early_stopping->summary() << "\n";
   if (end.loss_scaling) print_loss_scaling(out, *end.loss_scaling);
+  if (end.test != nullptr)
+    out << fmt::format("test set (final model): accuracy {:.4f}, loss {:.4f}\n",
+                       end.test->evaluation.accuracy(), end.test->mean_loss);
   const TrainOutcome& o = end.outcome;
   out << fmt::format("{}: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s; run directory {}\n",
                      end.diverged ? "diverged" : "done", o.epochs_completed, o.iterations,
@@ -107,19 +114,22 @@ Json score_record(const SyncEvent& event) {
   return record;
 }
 
-Json epoch_record(const EpochEnd& event, double train_loss) {
-  const Evaluation& test = event.test->evaluation;
+Json epoch_record(const EpochEnd& event, double /*score_mean*/) {
   Json record = event_record("epoch");
   record["epoch"] = event.epoch;
   record["iteration"] = event.iteration;
   record["seconds"] = event.epoch_seconds;
   record["images_per_second"] = event.images_per_second;
-  record["train_loss"] = train_loss;
-  record["test_accuracy"] = test.accuracy();
-  record["test_f1"] = test.f1();
-  record["test_loss"] = event.test->mean_loss;
+  record["train_loss"] = event.train_loss;
+  record["train_accuracy"] = event.train_accuracy;
+  if (event.test != nullptr) {
+    record["test_accuracy"] = event.test->evaluation.accuracy();
+    record["test_f1"] = event.test->evaluation.f1();
+    record["test_loss"] = event.test->mean_loss;
+  }
   if (event.validation != nullptr) {
     record["validation_accuracy"] = event.validation->evaluation.accuracy();
+    record["validation_f1"] = event.validation->evaluation.f1();
     record["validation_loss"] = event.validation->mean_loss;
   }
   return record;

@@ -1,5 +1,6 @@
-// evaluation.txt: the last epoch's Evaluation.stats(), with the confusion matrix; evaluation.json:
-// the same evaluation as JSON (per-class figures, the whole confusion matrix) for the report.
+// evaluation.txt: the test set's last Evaluation.stats(), with the confusion matrix;
+// evaluation.json: the same evaluation as JSON (per-class figures, the whole confusion matrix) for
+// the report. After each epoch, or with a validation set once, by the final model, at the end.
 #include "io/atomic_file.hpp"
 #include "train/listeners/listeners.hpp"
 
@@ -14,11 +15,19 @@ class EvaluationTxt final : public TrainingListener {
         json_path_(context.run.file("evaluation.json")) {}
 
   void on_epoch_end(EpochEnd& event) override {
-    write_file_atomically(path_, event.test->evaluation.stats() + "\n");
-    write_file_atomically(json_path_, event.test->evaluation.to_json() + "\n");
+    if (event.test != nullptr) write(*event.test);
+  }
+
+  void on_finish(RunEnd& end) override {
+    if (end.test != nullptr) write(*end.test);
   }
 
  private:
+  void write(const EvaluationResult& test) {
+    write_file_atomically(path_, test.evaluation.stats() + "\n");
+    write_file_atomically(json_path_, test.evaluation.to_json() + "\n");
+  }
+
   std::string path_, json_path_;
 };
 

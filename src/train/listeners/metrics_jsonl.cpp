@@ -1,5 +1,7 @@
-// metrics.jsonl: one JSON record per evaluated epoch (test accuracy, precision, recall, F1 and
-// loss, the epoch's seconds and images per second), through the one JSON writer.
+// metrics.jsonl: one JSON record per epoch through the one JSON writer: the training loss and
+// accuracy over the epoch, the validation set's (val_*) or, without one, the test set's (test_*)
+// accuracy, precision, recall, F1 and loss, the epoch's seconds and images per second. With a
+// validation set a last record (no "epoch", "final": true) holds the test set's numbers.
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +14,15 @@
 namespace dl {
 
 namespace {
+
+void add_evaluation(Json& record, const std::string& prefix, const EvaluationResult& result) {
+  const Evaluation& ev = result.evaluation;
+  record[prefix + "accuracy"] = ev.accuracy();
+  record[prefix + "precision"] = ev.precision();
+  record[prefix + "recall"] = ev.recall();
+  record[prefix + "f1"] = ev.f1();
+  record[prefix + "loss"] = result.mean_loss;
+}
 
 class MetricsJsonl final : public TrainingListener {
  public:
@@ -37,17 +48,24 @@ class MetricsJsonl final : public TrainingListener {
   }
 
   void on_epoch_end(EpochEnd& event) override {
-    const Evaluation& ev = event.test->evaluation;
     Json record = versioned_json_object();
     record["epoch"] = event.epoch;
     record["iteration"] = event.iteration;
-    record["test_accuracy"] = ev.accuracy();
-    record["test_precision"] = ev.precision();
-    record["test_recall"] = ev.recall();
-    record["test_f1"] = ev.f1();
-    record["test_loss"] = event.test->mean_loss;
+    record["train_loss"] = event.train_loss;
+    record["train_accuracy"] = event.train_accuracy;
+    if (event.validation != nullptr) add_evaluation(record, "val_", *event.validation);
+    if (event.test != nullptr) add_evaluation(record, "test_", *event.test);
     record["epoch_seconds"] = event.epoch_seconds;
     record["train_images_per_second"] = event.images_per_second;
+    AppendFile(path_).append_line(json_line(record));
+  }
+
+  void on_finish(RunEnd& end) override {
+    if (end.test == nullptr) return;
+    Json record = versioned_json_object();
+    record["final"] = true;
+    record["iteration"] = end.outcome.iterations;
+    add_evaluation(record, "test_", *end.test);
     AppendFile(path_).append_line(json_line(record));
   }
 

@@ -30,10 +30,14 @@ class TensorBoardEvents final : public TrainingListener {
 
   void on_epoch_end(EpochEnd& event) override {
     std::vector<Scalar> values{{"epoch/epoch", static_cast<double>(event.epoch)},
-                               {"epoch/test_accuracy", event.test->evaluation.accuracy()},
-                               {"epoch/test_f1", event.test->evaluation.f1()},
-                               {"epoch/test_loss", event.test->mean_loss},
+                               {"epoch/train_loss", event.train_loss},
+                               {"epoch/train_accuracy", event.train_accuracy},
                                {"epoch/images_per_second", event.images_per_second}};
+    if (event.test != nullptr) {
+      values.push_back({"epoch/test_accuracy", event.test->evaluation.accuracy()});
+      values.push_back({"epoch/test_f1", event.test->evaluation.f1()});
+      values.push_back({"epoch/test_loss", event.test->mean_loss});
+    }
     if (event.validation != nullptr) {
       values.push_back({"epoch/validation_accuracy", event.validation->evaluation.accuracy()});
       values.push_back({"epoch/validation_loss", event.validation->mean_loss});

@@ -1,0 +1,65 @@
+// What the loader does to a sample between the file and the model: the pixel bytes b become
+// b / 255 as always, then, when configured (data.normalize, data.randomCrop, data.horizontalFlip):
+//
+//  - training batches only: a random crop of the original size from the image zero-padded by
+//    `crop_padding` pixels on each side, then a random horizontal flip (the usual CIFAR recipe);
+//  - every batch (training, validation, test, eval, predict): per-channel normalization
+//    (x - mean[c]) / std[c], padded pixels included (they are 0 before normalization).
+//
+// The draws of sample `index` in epoch `epoch` are counters index*3 .. index*3+2 of
+// RandomStream(seed, kAugmentationStreamBase + epoch): flip = below(2), then the crop's row and
+// column offsets below(2*padding+1). They depend on the sample's index in the training set, not on
+// its position in the epoch or on the worker that loads it, so the same config gives the same
+// batches for any number of workers and processes, and a resumed run draws what the
+// uninterrupted one drew.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dl {
+
+// Stream ids of the augmentation draws, one per epoch: apart from the epoch orders and the
+// validation split.
+inline constexpr std::uint64_t kAugmentationStreamBase = 0x4155474d00000000ull;
+
+struct InputPipeline {
+  std::vector<float> mean, std;  // per channel; empty: no normalization
+  int crop_padding = 0;          // 0: no crop
+  bool horizontal_flip = false;
+  std::uint64_t seed = 0;
+
+  bool augments() const { return crop_padding > 0 || horizontal_flip; }
+  bool normalizes() const { return !mean.empty(); }
+  bool transforms() const { return augments() || normalizes(); }
+  // "normalize mean [..] std [..]; random crop (padding 4); horizontal flip", or "none".
+  std::string describe() const;
+};
+
+struct AugmentDraw {
+  bool flip = false;
+  int dy = 0, dx = 0;  // the crop's top-left corner in the padded image
+};
+
+AugmentDraw draw_augmentation(const InputPipeline& p, int epoch, std::int64_t index);
+
+// One sample of channels x rows x cols bytes to floats: cropped and flipped by `draw` (none when
+// null), then normalized when p.normalizes().
+void transform_sample(const std::uint8_t* src, int channels, int rows, int cols,
+                      const InputPipeline& p, const AugmentDraw* draw, float* dst);
+
+// Per-channel mean and (population) standard deviation of b / 255 over `pixels` (samples of
+// channels planes of `plane` bytes each), from exact byte counts: independent of the order.
+struct ChannelStats {
+  std::vector<float> mean, std;
+};
+ChannelStats channel_stats(const std::vector<std::uint8_t>& pixels, int channels,
+                           std::size_t plane);
+
+// "m0 m1 m2;s0 s1 s2" for model metadata, and back (throws std::invalid_argument when damaged).
+std::string format_normalization(const InputPipeline& p);
+void parse_normalization(const std::string& text, InputPipeline& p);
+
+}  // namespace dl
