@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
 #include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 
 // One process-wide pool of helper threads, started on first use and grown to the widest call
 // seen. A call publishes its slices under a new generation number and wakes the helpers; every
@@ -20,8 +23,11 @@ namespace dl::cpu {
 
 namespace {
 
-// parallel_ranges' ranges start on multiples of this many floats (64 bytes: one cache line).
-constexpr std::size_t kRangeAlignFloats = 16;
+// thread_scratch's alignment: one cache line.
+constexpr std::size_t kScratchAlignment = 64;
+
+// The threads set_cpu_threads asked for.
+std::atomic<int> g_threads{1};
 
 // Polls of the generation number before a helper sleeps (a few microseconds: the gap between two
 // ops of one step).
@@ -117,7 +123,25 @@ void run_in_order(int count, const std::function<void(int)>& slice) {
 }  // namespace
 
 int parallel_width() {
-  return std::max(blas_threads(), 1);
+  return std::max(g_threads.load(std::memory_order_relaxed), 1);
+}
+
+float* thread_scratch(std::size_t floats) {
+  struct Scratch {
+    float* data = nullptr;
+    std::size_t floats = 0;
+    ~Scratch() { std::free(data); }
+  };
+  thread_local Scratch scratch;
+  if (scratch.floats < floats) {
+    std::free(scratch.data);
+    const std::size_t bytes =
+        (floats * sizeof(float) + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+    scratch.data = static_cast<float*>(std::aligned_alloc(kScratchAlignment, bytes));
+    if (scratch.data == nullptr) throw std::bad_alloc();
+    scratch.floats = floats;
+  }
+  return scratch.data;
 }
 
 void parallel_slices(int count, const std::function<void(int)>& slice) {
@@ -134,11 +158,24 @@ void parallel_slices(int count, const std::function<void(int)>& slice) {
 void parallel_ranges(std::size_t n,
                      const std::function<void(std::size_t begin, std::size_t end)>& part) {
   if (n < kMinSlicedElements) return part(0, n);
-  const auto start = [&](int i) {
-    return std::min(n, n * i / kWorkSlices / kRangeAlignFloats * kRangeAlignFloats);
-  };
-  parallel_slices(kWorkSlices,
-                  [&](int i) { part(start(i), i + 1 == kWorkSlices ? n : start(i + 1)); });
+  const int ranges = static_cast<int>((n + kRangeFloats - 1) / kRangeFloats);
+  parallel_slices(ranges, [&](int i) {
+    const std::size_t begin = static_cast<std::size_t>(i) * kRangeFloats;
+    part(begin, std::min(n, begin + kRangeFloats));
+  });
 }
 
 }  // namespace dl::cpu
+
+namespace dl {
+
+void set_cpu_threads(int threads) {
+  cpu::g_threads.store(std::max(threads, 1), std::memory_order_relaxed);
+  set_blas_threads(threads);
+}
+
+int cpu_threads() {
+  return cpu::parallel_width();
+}
+
+}  // namespace dl
