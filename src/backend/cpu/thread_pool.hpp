@@ -34,10 +34,8 @@ int parallel_width();
 float* thread_scratch(std::size_t floats);
 
 // Calls slice(0), ..., slice(count - 1), each exactly once, spread over parallel_width()
-// threads (the caller is one of them), and returns when all have returned. While slices run on
-// several threads, OpenBLAS is set to one thread, so a GEMM inside a slice stays on its core;
-// the previous setting is restored afterwards. A call made while the pool is busy (another
-// worker's op) runs its slices in order on the calling thread.
+// threads (the caller is one of them), and returns when all have returned. Every calling thread
+// (each worker) has its own helpers; a call made from inside a slice runs its slices in order.
 void parallel_slices(int count, const std::function<void(int)>& slice);
 
 // For elementwise passes over n floats: calls part(begin, end) on consecutive ranges of
