@@ -103,7 +103,7 @@ for ((run = 1; run <= runs; run++)); do
   [[ -f "$out/summary.json" ]] || die "$dltrain wrote no $out/summary.json"
   cp "$out/summary.json" "$work/dltrain-$run.json"
 
-  [[ $run -gt 1 ]] || grep -E '^(CPU kernels|BLAS):' "$work/dltrain-$run.log" |
+  [[ $run -gt 1 ]] || grep -E '^(CPU kernels|BLAS):' "$work/dltrain-$run.log" | sed 's/; BLAS/\nBLAS/' |
     sed 's/^/dl-train: /' >>"$work/header"
 
   for peer in "${peers[@]}"; do

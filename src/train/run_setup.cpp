@@ -136,7 +136,8 @@ void load_data(const Config& config, RunSetup& setup) {
 
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {
   RunInfo& info = setup.info;
-  info.blas = select_cpu_kernels(config.cpu.kernels) + "\n" + configure_blas_for_this_cpu();
+  // One line, so the summary's provenance names both libraries.
+  info.blas = select_cpu_kernels(config.cpu.kernels) + "; " + configure_blas_for_this_cpu();
   const ThreadBudget budget = plan_threads(config.parallel, processes);
   set_cpu_threads(budget.threads_per_worker);
   info.threads = budget.describe();
