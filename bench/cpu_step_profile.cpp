@@ -1,6 +1,7 @@
 // Times one training step of LeNet (configs/fashion-mnist.yaml's network) at batch 128 through
 // the CpuBackend ops, op by op, with 1 and 2 BLAS threads: where the CPU step's time goes.
-//   cpu_step_profile [REPETITIONS=40]
+//   cpu_step_profile [REPETITIONS=40] [KERNELS=auto]
+// KERNELS is cpu.kernels' value: auto, onednn or cblas (gemm.hpp).
 // Each op is run REPETITIONS times in a row (after one warm-up call); the table gives the
 // minimum and the median in microseconds. The last row of each table times the whole step (all
 // ops in order, as the model calls them), which includes the cache effects of one op on the
@@ -16,6 +17,7 @@
 
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/gemm.hpp"
 
 namespace {
 
@@ -103,7 +105,12 @@ Timing time_of(const std::function<void()>& f, int repetitions) {
 
 int main(int argc, char** argv) {
   const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
-  const std::string blas = dl::configure_blas_for_this_cpu();
+  const std::string kernel_name = argc > 2 ? argv[2] : "auto";
+  dl::CpuKernels kernels = dl::CpuKernels::kAuto;
+  if (kernel_name == "onednn") kernels = dl::CpuKernels::kOnednn;
+  if (kernel_name == "cblas") kernels = dl::CpuKernels::kCblas;
+  const std::string blas =
+      dl::select_cpu_kernels(kernels) + "; " + dl::configure_blas_for_this_cpu();
   dl::CpuBackend be;
   std::mt19937 rng(1);
 
@@ -222,7 +229,7 @@ int main(int argc, char** argv) {
   std::printf("| --- | ---: | ---: | ---: | ---: |\n");
   std::vector<std::vector<Timing>> table(std::size(kThreadCounts));
   for (std::size_t t = 0; t < std::size(kThreadCounts); ++t) {
-    dl::set_blas_threads(kThreadCounts[t]);
+    dl::set_cpu_threads(kThreadCounts[t]);
     for (const Op& op : ops) table[t].push_back(time_of(op.run, repetitions));
     table[t].push_back(time_of(whole_step, repetitions));
   }

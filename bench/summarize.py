@@ -4,8 +4,9 @@
 For run i (1..runs) the folder holds:
   dltrain-i.json  dl-train's summary.json
   dltrain-i.rss   /usr/bin/time -f %M of that run (peak RSS in KiB, last line)
-  pytorch-i.json  the JSON line printed by bench/pytorch_lenet.py
-  pytorch-i.rss   /usr/bin/time -f %M of that run
+  PEER-i.json     the JSON line printed by bench/pytorch_lenet.py, for each peer of --peers
+                  (pytorch: as the environment is; pytorch-clean: with OPENBLAS_* unset)
+  PEER-i.rss      /usr/bin/time -f %M of that run
 Peak memory is compared as /usr/bin/time measured it, so both sides are measured alike;
 dl-train's own peak_rss_bytes is shown beside it as a cross-check.
 """
@@ -18,7 +19,8 @@ import statistics
 import subprocess
 import sys
 
-FRAMEWORKS = (("dltrain", "dl-train"), ("pytorch", "PyTorch"))
+OURS = ("dltrain", "dl-train")
+PEER_LABELS = {"pytorch": "PyTorch", "pytorch-clean": "PyTorch, OPENBLAS_* unset"}
 BYTES_PER_KIB = 1024
 BYTES_PER_MIB = 1024 * 1024
 
@@ -98,16 +100,20 @@ def print_header(args):
     print(f"cores:   {os.cpu_count()} online, {len(os.sched_getaffinity(0))} usable")
     print(f"torch:   {args.torch_version} ({args.pytorch_threads} threads)")
     print(f"command: {args.command}")
+    if args.header:
+        with open(args.header, encoding="utf-8") as file:
+            for line in file:
+                print(line.rstrip())
     print()
 
 
-def print_runs(runs):
+def print_runs(runs, frameworks):
     print("| run | framework | images/s | train s | accuracy | peak RSS MiB (time) | "
           "peak RSS MiB (self) |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
     # Rows in the order the runs were made: dl-train, PyTorch, dl-train, ...
-    for pair in zip(*(runs[key] for key, _ in FRAMEWORKS)):
-        for (_, label), row in zip(FRAMEWORKS, pair):
+    for pair in zip(*(runs[key] for key, _ in frameworks)):
+        for (_, label), row in zip(frameworks, pair):
             self_rss = "-" if row["self_rss_mib"] is None else f"{row['self_rss_mib']:.1f}"
             print(f"| {row['run']} | {label} | {row['images_per_second']:.1f} | "
                   f"{row['train_seconds']:.2f} | {row['accuracy']:.4f} | "
@@ -128,21 +134,22 @@ def summary(rows):
     }
 
 
-def print_summary(runs):
-    sums = {key: summary(runs[key]) for key, _ in FRAMEWORKS}
+def print_summary(runs, frameworks):
+    sums = {key: summary(runs[key]) for key, _ in frameworks}
     print("| framework | best images/s | median images/s | accuracy (median, min-max) | "
           "peak RSS MiB (median) |")
     print("| --- | ---: | ---: | ---: | ---: |")
-    for key, label in FRAMEWORKS:
+    for key, label in frameworks:
         s = sums[key]
         print(f"| {label} | {s['best']:.1f} | {s['median']:.1f} | {s['accuracy_median']:.4f} "
               f"({s['accuracy_min']:.4f}-{s['accuracy_max']:.4f}) | {s['rss_median']:.1f} |")
-    ours, theirs = sums["dltrain"], sums["pytorch"]
+    ours = sums[OURS[0]]
     print()
-    print(f"dl-train / PyTorch images/s: best vs best {ours['best'] / theirs['best']:.2f}x, "
-          f"median vs median {ours['median'] / theirs['median']:.2f}x")
-    print(f"dl-train / PyTorch peak RSS (median): "
-          f"{ours['rss_median'] / theirs['rss_median']:.2f}x")
+    for key, label in frameworks[1:]:
+        theirs = sums[key]
+        print(f"dl-train / {label} images/s: best vs best {ours['best'] / theirs['best']:.2f}x, "
+              f"median vs median {ours['median'] / theirs['median']:.2f}x; peak RSS (median) "
+              f"{ours['rss_median'] / theirs['rss_median']:.2f}x")
 
 
 def parse_args():
@@ -152,6 +159,9 @@ def parse_args():
     parser.add_argument("--torch-version", default="unknown")
     parser.add_argument("--pytorch-threads", default="?")
     parser.add_argument("--command", default="bench/compare_cpu.sh")
+    parser.add_argument("--peers", nargs="+", default=["pytorch"], choices=sorted(PEER_LABELS),
+                        help="the PyTorch setups that ran")
+    parser.add_argument("--header", help="a file of lines to print in the header")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error("runs must be at least 1")
@@ -160,11 +170,12 @@ def parse_args():
 
 def main():
     args = parse_args()
+    frameworks = [OURS] + [(peer, PEER_LABELS[peer]) for peer in args.peers]
     runs = {key: [load_run(args.folder, key, run) for run in range(1, args.runs + 1)]
-            for key, _ in FRAMEWORKS}
+            for key, _ in frameworks}
     print_header(args)
-    print_runs(runs)
-    print_summary(runs)
+    print_runs(runs, frameworks)
+    print_summary(runs, frameworks)
 
 
 if __name__ == "__main__":

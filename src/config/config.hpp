@@ -152,6 +152,11 @@ struct CudaConfig {
   int maximumBlockSize = 256;
 };
 
+// The CPU backend's settings.
+struct CpuConfig {
+  CpuKernels kernels = CpuKernels::kAuto;  // auto: oneDNN when built, else the CBLAS
+};
+
 enum class ScoreCalculator { kTestLoss, kAccuracy, kF1 };
 enum class NonFiniteAction { kStop, kSkip };
 
@@ -216,6 +221,7 @@ struct Config {
   ParallelConfig parallel;
   MemoryConfig memory;
   CudaConfig cuda;
+  CpuConfig cpu;
   EarlyStoppingConfig earlyStopping;
   LossScalingConfig lossScaling;
 };

@@ -301,6 +301,13 @@ const FieldTable<CudaConfig>& cuda_fields() {
   return table;
 }
 
+const FieldTable<CpuConfig>& cpu_fields() {
+  static const FieldTable<CpuConfig> table{
+      enum_field("kernels", &CpuConfig::kernels),
+  };
+  return table;
+}
+
 const FieldTable<EarlyStoppingConfig>& early_stopping_fields() {
   static const FieldTable<EarlyStoppingConfig> table{
       bool_field("enabled", &EarlyStoppingConfig::enabled),
@@ -359,6 +366,7 @@ const FieldTable<Config>& config_fields() {
       section_field("parallel", &Config::parallel, parallel_fields),
       section_field("memory", &Config::memory, memory_fields),
       section_field("cuda", &Config::cuda, cuda_fields),
+      section_field("cpu", &Config::cpu, cpu_fields),
       section_field("earlyStopping", &Config::earlyStopping, early_stopping_fields),
       section_field("lossScaling", &Config::lossScaling, loss_scaling_fields),
   };

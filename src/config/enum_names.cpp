@@ -59,6 +59,8 @@ DL_ENUM_SPELLINGS(ConsoleMode, "console mode", {ConsoleMode::kAuto, "auto"},
                   {ConsoleMode::kBar, "bar"}, {ConsoleMode::kLines, "lines"},
                   {ConsoleMode::kEpochs, "epochs"}, {ConsoleMode::kJsonl, "jsonl"},
                   {ConsoleMode::kQuiet, "quiet"})
+DL_ENUM_SPELLINGS(CpuKernels, "CPU kernels", {CpuKernels::kAuto, "auto"},
+                  {CpuKernels::kOnednn, "onednn"}, {CpuKernels::kCblas, "cblas"})
 DL_ENUM_SPELLINGS(NcclUsage, "NCCL usage", {NcclUsage::kAuto, "auto"},
                   {NcclUsage::kAlways, "always"})
 

@@ -24,6 +24,8 @@ enum class LayerType {
   kGlobalPooling
 };
 enum class ParallelMode { kAveraging, kSynchronous };
+// The library behind the CPU backend's matrix products (config key cpu.kernels).
+enum class CpuKernels { kAuto, kOnednn, kCblas };
 
 // LeakyReLU's negative slope when the config gives none (DL4J's default).
 inline constexpr float kDefaultLeakyReluAlpha = 0.01f;

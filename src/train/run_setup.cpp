@@ -12,6 +12,7 @@
 
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/gemm.hpp"
 #include "core/error.hpp"
 #include "data/data_sources.hpp"
 #include "nn/layer_plan.hpp"
@@ -135,9 +136,10 @@ void load_data(const Config& config, RunSetup& setup) {
 
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {
   RunInfo& info = setup.info;
-  info.blas = configure_blas_for_this_cpu();
+  // One line, so the summary's provenance names both libraries.
+  info.blas = select_cpu_kernels(config.cpu.kernels) + "; " + configure_blas_for_this_cpu();
   const ThreadBudget budget = plan_threads(config.parallel, processes);
-  set_blas_threads(budget.threads_per_worker);
+  set_cpu_threads(budget.threads_per_worker);
   info.threads = budget.describe();
   const BackendChoice backend = choose_backend(config);
   if (processes.is_root() && !backend.why_not_gpu.empty()) {

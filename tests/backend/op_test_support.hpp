@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 
 namespace dl::testing {
 
@@ -56,12 +57,12 @@ class Guarded {
   T guard_;
 };
 
-// Sets the BLAS thread count for a scope and restores the previous one: ops choose their
-// slicing by it, so tests run their comparisons under several counts.
+// Sets the CPU ops' thread count (and OpenBLAS's) for a scope and restores the previous one, so
+// tests run their comparisons under several counts.
 class BlasThreads {
  public:
-  explicit BlasThreads(int threads) : saved_(dl::blas_threads()) { dl::set_blas_threads(threads); }
-  ~BlasThreads() { dl::set_blas_threads(saved_); }
+  explicit BlasThreads(int threads) : saved_(dl::cpu_threads()) { dl::set_cpu_threads(threads); }
+  ~BlasThreads() { dl::set_cpu_threads(saved_); }
   BlasThreads(const BlasThreads&) = delete;
   BlasThreads& operator=(const BlasThreads&) = delete;
 

@@ -326,7 +326,7 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
   }
 }
 
-TEST_CASE("conv2d gives the same bits on one BLAS thread and on two", "[conv2d]") {
+TEST_CASE("conv2d gives the same bits on 1, 2, 3 and 4 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
   const Conv2dGeometry g = truncate_geometry({19, 20, 12, 12, 50, 5, 5});
   const Problem p = random_problem(g, rng);
@@ -343,9 +343,15 @@ TEST_CASE("conv2d gives the same bits on one BLAS thread and on two", "[conv2d]"
                              r.db.data(), ws.data());
     return r;
   };
-  const Result one = run(1), two = run(2);
-  CHECK(one.y == two.y);
-  CHECK(one.dx == two.dx);
-  CHECK(one.dw == two.dw);
-  CHECK(one.db == two.db);
+  const Result one = run(1), again = run(1);
+  CHECK(one.y == again.y);
+  CHECK(one.dw == again.dw);
+  for (int threads = 2; threads <= 4; ++threads) {
+    INFO("threads " << threads);
+    const Result other = run(threads);
+    CHECK(one.y == other.y);
+    CHECK(one.dx == other.dx);
+    CHECK(one.dw == other.dw);
+    CHECK(one.db == other.db);
+  }
 }

@@ -31,10 +31,10 @@ TEST_CASE("parallel_slices runs every slice once, call after call", "[thread_poo
     dl::cpu::parallel_slices(count, [&](int i) { runs[i].fetch_add(1); });
     for (int i = 0; i < count; ++i) REQUIRE(runs[i].load() == 1);
   }
-  CHECK(dl::blas_threads() == threads);
+  CHECK(dl::cpu_threads() == threads);
 }
 
-TEST_CASE("parallel_slices uses a second thread when BLAS has two", "[thread_pool]") {
+TEST_CASE("parallel_slices uses a second thread when given two", "[thread_pool]") {
   const BlasThreads blas(2);
   std::atomic<int> arrived{0};
   std::set<std::thread::id> ids;
@@ -47,7 +47,7 @@ TEST_CASE("parallel_slices uses a second thread when BLAS has two", "[thread_poo
   });
   ids.insert(seen.begin(), seen.end());
   CHECK(ids.size() == 2);
-  CHECK(dl::blas_threads() == 2);
+  CHECK(dl::cpu_threads() == 2);
 }
 
 TEST_CASE("parallel_slices from two threads at once runs both calls completely", "[thread_pool]") {
@@ -82,5 +82,5 @@ TEST_CASE("parallel_ranges covers every element once, in aligned ranges", "[thre
   });
   CHECK(misaligned.load() == 0);
   for (std::size_t i = 0; i < n; ++i) REQUIRE(visits[i].load() == 1);
-  CHECK(dl::blas_threads() == threads);
+  CHECK(dl::cpu_threads() == threads);
 }

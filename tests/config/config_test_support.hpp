@@ -152,6 +152,7 @@ inline void check_same_config(const Config& a, const Config& b) {
   CHECK(a.cuda.allowMultiGPU == b.cuda.allowMultiGPU);
   CHECK(a.cuda.maximumGridSize == b.cuda.maximumGridSize);
   CHECK(a.cuda.maximumBlockSize == b.cuda.maximumBlockSize);
+  CHECK(a.cpu.kernels == b.cpu.kernels);
 
   const EarlyStoppingConfig& e = a.earlyStopping;
   const EarlyStoppingConfig& f = b.earlyStopping;

@@ -46,6 +46,7 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
       "         maximumHostCacheableLength: 0, maximumHostCache: 3}\n"
       "cuda: {devices: [2, 0], allowMultiGPU: false, nccl: always, maximumGridSize: 99,\n"
       "       maximumBlockSize: 64}\n"
+      "cpu: {kernels: cblas}\n"
       "earlyStopping: {enabled: true, maxEpochs: 20, patience: 3, minImprovement: 0.001,\n"
       "                bestScoreTarget: 0.98, maxTimeSeconds: 3600.5, maxScore: 1e6,\n"
       "                stopOnInvalidScore: false, scoreCalculator: f1, evaluateEveryNEpochs: 2,\n"
@@ -58,6 +59,7 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
   CHECK(original.data.deviceResident == dl::DeviceResidency::kNever);
   CHECK(original.cuda.nccl == dl::NcclUsage::kAlways);
   CHECK(original.cuda.devices == std::vector<int>{2, 0});
+  CHECK(original.cpu.kernels == dl::CpuKernels::kCblas);
   CHECK(original.earlyStopping.bestScoreTarget == 0.98);
   CHECK(original.schedule.type == dl::LearningRateSchedule::kStep);
   const dl::Config again = dl::load_config_string(dl::dump_config_yaml(original), "dump.yaml");

@@ -1,9 +1,8 @@
 #include "backend/cpu/conv2d.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 
+#include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
 // The minibatch is processed in chunks of samples. For each chunk, im2col writes the columns
@@ -18,18 +17,19 @@
 // that sample's NCHW output, so GEMMs write y and read dy in place; larger chunks go through a
 // [Cout x S] buffer, scattered to (or gathered from) NCHW.
 //
-// The batch is cut into kWorkSlices slices of consecutive samples, run by parallel_slices: with one
-// worker and two BLAS threads each core takes one slice with single-threaded GEMMs, which measured
-// faster than splitting every (small) GEMM across threads, and puts im2col and col2im on both
-// cores. Each slice accumulates its own dW and db; the slices' sums are added in slice order
-// afterwards, so the result does not depend on the thread count.
+// The batch is cut into tasks of kSamplesPerTask consecutive samples, run by parallel_slices, each
+// with single-threaded GEMMs: that measured faster than splitting every (small) GEMM across
+// threads, and puts im2col and col2im on every core. Each task accumulates its own dW and db; the
+// tasks' sums are added in task order afterwards, so the result does not depend on the thread
+// count.
 //
 // Chunk sizes within a slice were chosen by timing LeNet's layers at batch 128 with
 // single-threaded BLAS: backward takes one sample at a time; forward takes enough samples for
 // kForwardColumns GEMM columns (LeNet conv2: 8 samples, 10% faster than one; conv1: one).
 //
-// Workspace, per slice: the chunk's columns (reused for dcol in backward), the [Cout x S]
-// buffer, then the slice's partial dW and db.
+// The chunk's columns (reused for dcol in backward) and the [Cout x S] buffer are the running
+// thread's scratch (thread_scratch); the workspace holds the partial dW and db of every task but
+// the first, which sums straight into dW and db.
 
 namespace dl::cpu {
 
@@ -37,6 +37,9 @@ namespace {
 
 // Every workspace part starts on a 64-byte boundary (16 floats) so SIMD stores never split a line.
 constexpr std::size_t kAlignFloats = 16;
+// Samples per task: 8 tasks for a batch of 128, enough to keep 8 cores busy, while adding up
+// the tasks' partial weight gradients stays small next to the products.
+constexpr int kSamplesPerTask = 16;
 // Forward GEMM columns per chunk.
 constexpr std::size_t kForwardColumns = 512;
 // im2col's unit-stride copy moves whole pieces of up to kWidePiece floats (one AVX-512 register)
@@ -85,11 +88,20 @@ std::size_t out_buffer_floats(const Conv2dGeometry& g, const Sizes& s) {
              ? round_up(static_cast<std::size_t>(g.out_channels) * s.ohw * s.forward_chunk)
              : 0;
 }
-std::size_t slice_floats(const Conv2dGeometry& g, const Sizes& s) {
-  return col_floats(s) + out_buffer_floats(g, s) + round_up(s.weights + g.out_channels);
+std::size_t scratch_floats(const Conv2dGeometry& g, const Sizes& s) {
+  return col_floats(s) + out_buffer_floats(g, s);
+}
+std::size_t partial_floats(const Conv2dGeometry& g, const Sizes& s) {
+  return round_up(s.weights + g.out_channels);
 }
 
-// Samples [begin, end) of slice i.
+int tasks_of(const Conv2dGeometry& g) {
+  return task_count(g.batch, kSamplesPerTask);
+}
+SliceRange task_samples(const Conv2dGeometry& g, int task) {
+  return {task * kSamplesPerTask, std::min(g.batch, (task + 1) * kSamplesPerTask)};
+}
+
 // The output columns [lo, hi) whose input column ow*stride + offset lies inside [0, width).
 // Outside that range the input is padding.
 struct ValidRange {
@@ -325,7 +337,7 @@ void add_bias_in_place(float bias, std::size_t count, float* __restrict v) {
   for (std::size_t s = 0; s < count; ++s) v[s] += bias;
 }
 
-// Forward over samples [r.begin, r.end) with one slice's workspace.
+// Forward over samples [r.begin, r.end) with the running thread's scratch.
 void forward_samples(const Conv2dGeometry& g, const Sizes& s, SliceRange r, const float* x,
                      const float* w, const float* b, float* y, float* workspace) {
   const int chunk = s.forward_chunk;
@@ -339,8 +351,8 @@ void forward_samples(const Conv2dGeometry& g, const Sizes& s, SliceRange r, cons
     im2col_any(g, x + n0 * s.x_sample, x_end, samples, col, cols);
     float* y0 = y + n0 * s.y_sample;
     float* product = samples == 1 ? y0 : out;  // one sample's product is already NCHW
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, cout, static_cast<int>(cols), k, 1.0f, w,
-                k, col, static_cast<int>(cols), 0.0f, product, static_cast<int>(cols));
+    sgemm(false, false, cout, static_cast<int>(cols), k, 1.0f, w, k, col, static_cast<int>(cols),
+          0.0f, product, static_cast<int>(cols));
     if (samples == 1) {
       for (int c = 0; c < cout; ++c) add_bias_in_place(b[c], s.ohw, y0 + c * s.ohw);
       continue;
@@ -370,12 +382,10 @@ void backward_samples(const Conv2dGeometry& g, const Sizes& s, SliceRange r, con
     for (int c = 0; c < cout; ++c) db[c] += row_sum(dyn + c * s.ohw, s.ohw);
     im2col_any(g, x + n * s.x_sample, x_end, 1, col, s.ohw);
     const float beta = n == r.begin ? 0.0f : 1.0f;  // dW accumulates over samples
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, cout, k, ld, 1.0f, dyn, ld, col, ld, beta,
-                dw, k);
+    sgemm(false, true, cout, k, ld, 1.0f, dyn, ld, col, ld, beta, dw, k);
     if (dx == nullptr) continue;
     // The columns are spent: dcol takes their place.
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, ld, cout, 1.0f, w, k, dyn, ld, 0.0f,
-                col, ld);
+    sgemm(true, false, k, ld, cout, 1.0f, w, k, dyn, ld, 0.0f, col, ld);
     col2im_any(g, col, 1, s.ohw, dx + n * s.x_sample);
   }
 }
@@ -384,34 +394,31 @@ void backward_samples(const Conv2dGeometry& g, const Sizes& s, SliceRange r, con
 
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const Sizes s = sizes_of(g);
-  return slice_floats(g, s) * kWorkSlices;
+  return partial_floats(g, s) * (tasks_of(g) - 1);
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, float* workspace) {
+                    float* y, float* /*workspace*/) {
   const Sizes s = sizes_of(g);
-  const std::size_t per_slice = slice_floats(g, s);
-  parallel_slices(kWorkSlices, [&](int i) {
-    forward_samples(g, s, slice_range(g.batch, kWorkSlices, i), x, w, b, y,
-                    workspace + i * per_slice);
+  parallel_slices(tasks_of(g), [&](int i) {
+    forward_samples(g, s, task_samples(g, i), x, w, b, y, thread_scratch(scratch_floats(g, s)));
   });
 }
 
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                      float* dx, float* dw, float* db, float* workspace) {
   const Sizes s = sizes_of(g);
-  const std::size_t per_slice = slice_floats(g, s);
-  const std::size_t partial_offset = col_floats(s) + out_buffer_floats(g, s);
-  // Slice 0 sums straight into dw and db, the others into their workspace.
+  const int tasks = tasks_of(g);
+  // Task 0 sums straight into dw and db, the others into their part of the workspace.
   const auto partial_dw = [&](int i) {
-    return i == 0 ? dw : workspace + i * per_slice + partial_offset;
+    return i == 0 ? dw : workspace + (i - 1) * partial_floats(g, s);
   };
   const auto partial_db = [&](int i) { return i == 0 ? db : partial_dw(i) + s.weights; };
-  parallel_slices(kWorkSlices, [&](int i) {
-    backward_samples(g, s, slice_range(g.batch, kWorkSlices, i), x, w, dy, dx, partial_dw(i),
-                     partial_db(i), workspace + i * per_slice);
+  parallel_slices(tasks, [&](int i) {
+    backward_samples(g, s, task_samples(g, i), x, w, dy, dx, partial_dw(i), partial_db(i),
+                     thread_scratch(scratch_floats(g, s)));
   });
-  for (int i = 1; i < kWorkSlices; ++i) {
+  for (int i = 1; i < tasks; ++i) {
     const float* __restrict pw = partial_dw(i);
     const float* __restrict pb = partial_db(i);
     for (std::size_t e = 0; e < s.weights; ++e) dw[e] += pw[e];

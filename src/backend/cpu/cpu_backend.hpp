@@ -11,6 +11,11 @@
 
 namespace dl {
 
+// Threads for each of the CPU backend's ops (and for OpenBLAS outside them), process-wide, set by
+// the trainer before workers start: the thread plan's threads per worker.
+void set_cpu_threads(int threads);
+int cpu_threads();
+
 class CpuBackend : public Backend {
  public:
   std::string name() const override { return "cpu"; }

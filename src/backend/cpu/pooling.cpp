@@ -486,13 +486,17 @@ void backward_samples(const Pool2dGeometry& g, PoolingType type, const float* dy
   }
 }
 
-// Runs op(sub-geometry, first sample) for each of the kWorkSlices slices of the batch: planes are
-// independent, so each slice is the same op on its samples and the result does not depend on the
+// Samples per pooling task (8 tasks for a batch of 128).
+constexpr int kPoolSamplesPerTask = 16;
+
+// Runs op(sub-geometry, first sample) for each task of kPoolSamplesPerTask samples: planes are
+// independent, so each task is the same op on its samples and the result does not depend on the
 // thread count.
 template <typename Op>
 void over_slices(const Pool2dGeometry& g, Op op) {
-  parallel_slices(kWorkSlices, [&](int i) {
-    const SliceRange samples = slice_range(g.batch, kWorkSlices, i);
+  parallel_slices(task_count(g.batch, kPoolSamplesPerTask), [&](int i) {
+    const SliceRange samples = {i * kPoolSamplesPerTask,
+                                std::min(g.batch, (i + 1) * kPoolSamplesPerTask)};
     if (samples.size() == 0) return;
     Pool2dGeometry part = g;
     part.batch = samples.size();

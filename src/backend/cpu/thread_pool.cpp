@@ -3,29 +3,40 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <vector>
 
 #include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 
-// One process-wide pool of helper threads, started on first use and grown to the widest call
-// seen. A call publishes its slices under a new generation number and wakes the helpers; every
-// participant (the caller included) takes slice indices from one atomic counter until none are
-// left. The caller returns only when every slice has finished and every helper has checked in
-// for this generation, so no helper still touches a call's state when the next call resets it.
-// Helpers spin briefly before sleeping, since a training step issues calls back to back.
+// Each thread that calls parallel_slices (each worker) has its own pool of helper threads, started
+// on first use and grown to the widest call seen, so several workers' ops run side by side, each
+// on its own threads. A call publishes its slices under a new generation number and wakes the
+// helpers; every participant (the caller included) takes slice indices from one atomic counter
+// until none are left. The caller returns only when every slice has finished and every helper has
+// checked in for this generation, so no helper still touches a call's state when the next call
+// resets it. Helpers spin briefly before sleeping, since a training step issues calls back to back.
 
 namespace dl::cpu {
 
 namespace {
 
-// parallel_ranges' ranges start on multiples of this many floats (64 bytes: one cache line).
-constexpr std::size_t kRangeAlignFloats = 16;
+// thread_scratch's alignment: one cache line.
+constexpr std::size_t kScratchAlignment = 64;
+
+// The threads set_cpu_threads asked for.
+std::atomic<int> g_threads{1};
 
 // Polls of the generation number before a helper sleeps (a few microseconds: the gap between two
 // ops of one step).
 constexpr int kSpinPolls = 20000;
+
+// True on a pool's helpers, and on a caller while its pool runs: a parallel_slices call from
+// inside a task runs in order instead of starting a pool of its own.
+thread_local bool t_in_pool = false;
 
 class Pool {
  public:
@@ -38,9 +49,6 @@ class Pool {
     for (std::thread& t : helpers_) t.join();
   }
 
-  std::mutex& busy() { return busy_; }
-
-  // Runs with busy() held by the caller.
   void run(int width, int count, const std::function<void(int)>& slice) {
     while (static_cast<int>(helpers_.size()) < width - 1) {
       // The helper's first generation to wait past is the current one, read here: read in the
@@ -77,6 +85,7 @@ class Pool {
   }
 
   void help(unsigned seen) {
+    t_in_pool = true;
     for (;;) {
       int polls = 0;
       while (generation_.load(std::memory_order_acquire) == seen && polls < kSpinPolls) ++polls;
@@ -92,7 +101,6 @@ class Pool {
     }
   }
 
-  std::mutex busy_;  // held for a whole call: one call at a time
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
@@ -106,7 +114,7 @@ class Pool {
 };
 
 Pool& pool() {
-  static Pool p;
+  thread_local Pool p;
   return p;
 }
 
@@ -117,28 +125,59 @@ void run_in_order(int count, const std::function<void(int)>& slice) {
 }  // namespace
 
 int parallel_width() {
-  return std::max(blas_threads(), 1);
+  return std::max(g_threads.load(std::memory_order_relaxed), 1);
+}
+
+float* thread_scratch(std::size_t floats) {
+  struct Scratch {
+    float* data = nullptr;
+    std::size_t floats = 0;
+    ~Scratch() { std::free(data); }
+  };
+  thread_local Scratch scratch;
+  if (scratch.floats < floats) {
+    std::free(scratch.data);
+    const std::size_t bytes =
+        (floats * sizeof(float) + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+    scratch.data = static_cast<float*>(std::aligned_alloc(kScratchAlignment, bytes));
+    if (scratch.data == nullptr) throw std::bad_alloc();
+    scratch.floats = floats;
+  }
+  return scratch.data;
 }
 
 void parallel_slices(int count, const std::function<void(int)>& slice) {
   const int width = std::min(parallel_width(), count);
-  if (width <= 1) return run_in_order(count, slice);
-  std::unique_lock<std::mutex> held(pool().busy(), std::try_to_lock);
-  if (!held.owns_lock()) return run_in_order(count, slice);
-  const int blas = blas_threads();
-  set_blas_threads(1);
+  if (width <= 1 || t_in_pool) return run_in_order(count, slice);
+  t_in_pool = true;
   pool().run(width, count, slice);
-  set_blas_threads(blas);
+  t_in_pool = false;
 }
 
 void parallel_ranges(std::size_t n,
                      const std::function<void(std::size_t begin, std::size_t end)>& part) {
   if (n < kMinSlicedElements) return part(0, n);
-  const auto start = [&](int i) {
-    return std::min(n, n * i / kWorkSlices / kRangeAlignFloats * kRangeAlignFloats);
-  };
-  parallel_slices(kWorkSlices,
-                  [&](int i) { part(start(i), i + 1 == kWorkSlices ? n : start(i + 1)); });
+  const int ranges = static_cast<int>((n + kRangeFloats - 1) / kRangeFloats);
+  parallel_slices(ranges, [&](int i) {
+    const std::size_t begin = static_cast<std::size_t>(i) * kRangeFloats;
+    part(begin, std::min(n, begin + kRangeFloats));
+  });
 }
 
 }  // namespace dl::cpu
+
+namespace dl {
+
+// OpenBLAS stays on one thread: its threaded products split some shapes differently with the
+// thread count (a small product on 4 threads gave other bits than on 1), and the ops' own tasks
+// already use every thread.
+void set_cpu_threads(int threads) {
+  cpu::g_threads.store(std::max(threads, 1), std::memory_order_relaxed);
+  set_blas_threads(1);
+}
+
+int cpu_threads() {
+  return cpu::parallel_width();
+}
+
+}  // namespace dl

@@ -1,8 +1,10 @@
-// Spreads the CPU backend's own loops over the cores the trainer gave one worker. With one worker
-// and N BLAS threads, the ops that are not one large GEMM (im2col, col2im, pooling, the small
-// GEMMs of a convolution) would otherwise run on one core while the others idle. Each op cuts
-// its work into a fixed number of slices, independent of the thread count, and slices write
-// disjoint memory, so results are identical for any thread count.
+// Spreads the CPU backend's own loops over the threads the trainer gave one worker. Each op cuts
+// its work into tasks whose boundaries depend on the problem's size alone (so many samples, so
+// many columns, so many floats), never on the thread count; tasks write disjoint memory, and where
+// tasks make partial sums (a convolution's weight gradient) they are added in task order. Results
+// are therefore bit-identical on any number of threads, and a machine with more cores gets more
+// tasks running at once, up to the task count. Products inside a task run on its thread alone
+// (gemm.hpp), so the library's threads and ours never multiply.
 #pragma once
 
 #include <cstddef>
@@ -10,10 +12,10 @@
 
 namespace dl::cpu {
 
-// Into how many slices the CPU ops cut their work: the cores of this project's 2-core machine.
-// Fixed, whatever the thread count, so every sum is taken in the same order on any number of
-// threads and results never depend on it.
-inline constexpr int kWorkSlices = 2;
+// Tasks of at most `per_task` items that cover `count` items (at least one task).
+inline int task_count(int count, int per_task) {
+  return count <= per_task ? 1 : (count + per_task - 1) / per_task;
+}
 
 // Items [begin, end) of slice i when `count` items are cut into `slices` nearly equal parts.
 struct SliceRange {
@@ -24,22 +26,24 @@ inline SliceRange slice_range(int count, int slices, int i) {
   return {count * i / slices, count * (i + 1) / slices};
 }
 
-// Threads parallel_slices would use now: the BLAS thread count the trainer set (1 for the
-// reference BLAS), or 1 while another call holds the pool.
+// Threads parallel_slices uses: what set_cpu_threads (cpu_backend.hpp) last set, at least 1.
 int parallel_width();
 
+// A buffer of at least `floats` floats, 64-byte aligned, owned by the calling thread and reused
+// by its next call (a task's scratch: im2col columns). Its contents are not kept between tasks.
+float* thread_scratch(std::size_t floats);
+
 // Calls slice(0), ..., slice(count - 1), each exactly once, spread over parallel_width()
-// threads (the caller is one of them), and returns when all have returned. While slices run on
-// several threads, OpenBLAS is set to one thread, so a GEMM inside a slice stays on its core;
-// the previous setting is restored afterwards. A call made while the pool is busy (another
-// worker's op) runs its slices in order on the calling thread.
+// threads (the caller is one of them), and returns when all have returned. Every calling thread
+// (each worker) has its own helpers; a call made from inside a slice runs its slices in order.
 void parallel_slices(int count, const std::function<void(int)>& slice);
 
-// For elementwise passes over n floats: calls part(begin, end) on consecutive ranges that cover
-// [0, n) once, through parallel_slices. Below kMinSlicedElements (a bias, a small layer's
-// weights) it makes one call part(0, n) on the calling thread, since waking the pool would cost
-// more than the pass. The ranges depend on n alone and start on 64-byte boundaries.
+// For elementwise passes over n floats: calls part(begin, end) on consecutive ranges of
+// kRangeFloats (the last one shorter) that cover [0, n) once, through parallel_slices. Below
+// kMinSlicedElements (a bias, a small layer's weights) it makes one call part(0, n) on the
+// calling thread, since waking the pool would cost more than the pass.
 constexpr std::size_t kMinSlicedElements = std::size_t{1} << 15;
+constexpr std::size_t kRangeFloats = std::size_t{1} << 15;
 void parallel_ranges(std::size_t n,
                      const std::function<void(std::size_t begin, std::size_t end)>& part);
 

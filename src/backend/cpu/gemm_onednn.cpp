@@ -1,0 +1,80 @@
+// gemm.hpp's oneDNN half, built when meson finds oneDNN (option onednn).
+#include <dnnl.h>
+#include <omp.h>
+
+#include <string>
+
+#include "backend/cpu/gemm.hpp"
+#include "core/error.hpp"
+
+namespace dl {
+
+bool onednn_built() {
+  return true;
+}
+
+}  // namespace dl
+
+namespace dl::cpu {
+
+namespace {
+
+// Debian's oneDNN runs its sgemm on OpenMP threads, as many as the calling thread's OpenMP
+// setting allows (every core by default). The ops call it from their own tasks, one per thread,
+// so each calling thread is set to one OpenMP thread the first time it calls: the thread count
+// then never multiplies, and a product's sums are the same on any number of threads.
+void keep_this_thread_single() {
+  thread_local const bool done = [] {
+    omp_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+const char* isa_name(dnnl_cpu_isa_t isa) {
+  switch (isa) {
+    case dnnl_cpu_isa_sse41:
+      return "sse41";
+    case dnnl_cpu_isa_avx:
+      return "avx";
+    case dnnl_cpu_isa_avx2:
+      return "avx2";
+    case dnnl_cpu_isa_avx2_vnni:
+      return "avx2_vnni";
+    case dnnl_cpu_isa_avx512_mic:
+      return "avx512_mic";
+    case dnnl_cpu_isa_avx512_mic_4ops:
+      return "avx512_mic_4ops";
+    case dnnl_cpu_isa_avx512_core:
+      return "avx512_core";
+    case dnnl_cpu_isa_avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl_cpu_isa_avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl_cpu_isa_avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "no JIT (reference code)";
+  }
+}
+
+}  // namespace
+
+void onednn_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                  int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  keep_this_thread_single();
+  const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha,
+                                          a, lda, b, ldb, beta, c, ldc);
+  if (status != dnnl_success) {
+    throw InternalError("oneDNN sgemm failed (status " + std::to_string(status) + ")");
+  }
+}
+
+std::string onednn_description() {
+  const dnnl_version_t* v = dnnl_version();
+  return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+         std::to_string(v->patch) + " sgemm, " + isa_name(dnnl_get_effective_cpu_isa()) +
+         " JIT for this CPU";
+}
+
+}  // namespace dl::cpu
