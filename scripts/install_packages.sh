@@ -7,14 +7,17 @@
 #   --mpi    also OpenMPI for the MPI collective and its tests
 set -euo pipefail
 
-# nlohmann-json3-dev: the one JSON writer (src/io/json_writer.hpp).
+# nlohmann-json3-dev: the one JSON writer (src/io/json_writer.hpp). libdnnl-dev: oneDNN's JIT
+# sgemm for the CPU backend (cpu.kernels; without it the build uses BLAS). help2man: the man page.
+# chromium: the report's test in a real browser (tests/cli/report_browser.sh).
 # python3-yaml, python3-jsonschema and shellcheck: the checks of the cluster recipes
 # (tests/cluster: the MPIJob schema, the Dockerfile's RUN steps). libprotobuf-dev,
 # protobuf-compiler: `export --format onnx`; python3-onnx: its test (the ONNX checker and the
 # NumPy reference run of an exported model).
 packages=(build-essential meson ninja-build pkg-config libyaml-cpp-dev libcli11-dev
   libfmt-dev nlohmann-json3-dev catch2 libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 time
-  python3-yaml python3-jsonschema shellcheck libprotobuf-dev protobuf-compiler python3-onnx)
+  python3-yaml python3-jsonschema shellcheck libprotobuf-dev protobuf-compiler python3-onnx
+  libdnnl-dev help2man chromium)
 bench_packages=(python3-torch python3-numpy)
 mpi_packages=(libopenmpi-dev openmpi-bin)
 
