@@ -167,8 +167,11 @@ else
   echo "build_kit.sh: no libcudart_static.a under $cuda_root: the CUDA runtime stays shared" >&2
 fi
 
+# Without oneDNN (-Donednn=disabled): the GPU kits check the CUDA backend against the CPU's
+# BLAS path, and oneDNN's 40 MB library travels only in the CPU scaling kit
+# (scripts/device/build_cpu_kit.sh).
 setup_options=(
-  -Dbuildtype=release -Dnative_cpu=false -Dblas=reference -Dcuda=enabled
+  -Dbuildtype=release -Dnative_cpu=false -Dblas=reference -Dcuda=enabled -Donednn=disabled
   -Dgpu_architectures="$kGpuArchitectures"
   "-Dcpp_args=-ffunction-sections -fdata-sections" "-Dcpp_link_args=$link_args"
 )

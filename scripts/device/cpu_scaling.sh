@@ -53,4 +53,6 @@ for t in "${threads[@]}"; do
   echo "| $t | $ours_ips | $ours_acc | $peer_ips | $peer_acc | $ratio |" | tee -a "$table"
 done
 echo
+grep -h -m1 "CPU kernels" "$out"/dl-train-t*.log | head -n 1
+"$python" -c 'import torch; print("PyTorch", torch.__version__, "ATen CPU capability:", torch.backends.cpu.get_cpu_capability())' 2>/dev/null
 cat "$table"
