@@ -6,19 +6,25 @@
 #include <string>
 #include <vector>
 
+#include "backend/ops/window.hpp"
 #include "core/error.hpp"
 #include "cuda_check.hpp"
 #include "library_check.hpp"
 #include "ops/conv2d.hpp"
+#include "ops/cudnn_algorithm_choice.hpp"
 
 namespace dl::gpu {
 
 namespace {
 
+using conv_algorithms::Choice;
+using conv_algorithms::choose;
+using conv_algorithms::default_math;
+using conv_algorithms::kUnusable;
+
 // Every part of the workspace starts at a 256-byte boundary, the alignment cudaMalloc gives and
 // cuDNN's (tensor-core) kernels prefer.
 constexpr std::size_t kAlignBytes = 256;
-constexpr std::size_t kUnusable = std::numeric_limits<std::size_t>::max();
 
 std::size_t round_up(std::size_t n, std::size_t step) {
   return (n + step - 1) / step * step;
@@ -35,10 +41,11 @@ std::string describe(const Conv2dGeometry& g) {
          std::to_string(g.kernel_width);
 }
 
-// cuDNN's output size along one axis with symmetric padding `pad`.
+// cuDNN's output size along one axis with symmetric padding `pad`: the Truncate rule of the op
+// contract (0 when the kernel is larger than the padded input).
 int cudnn_output_size(int in, int pad, int kernel, int stride) {
-  const int span = in + 2 * pad - kernel;
-  return span < 0 ? 0 : span / stride + 1;
+  const auto extent = ops::window_extent(in, kernel, stride, pad, ConvolutionMode::kTruncate);
+  return extent ? extent->out : 0;
 }
 
 bool symmetric_padding_fits(const Conv2dGeometry& g) {
@@ -58,100 +65,6 @@ std::size_t output_count(const Conv2dGeometry& g) {
 cudnnDataType_t tensor_type(std::optional<HalfFormat> f) {
   if (!f) return CUDNN_DATA_FLOAT;
   return *f == HalfFormat::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
-}
-
-// The math a direction runs with when no search result names one: float32 never uses tensor
-// cores (TF32 would change its results); 16-bit may.
-cudnnMathType_t default_math(std::optional<HalfFormat> f) {
-  return f ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH;
-}
-
-// Algorithms that compute in a transformed domain (FFT, Winograd).
-bool transforms(cudnnConvolutionFwdAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_FWD_ALGO_FFT || a == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
-}
-bool transforms(cudnnConvolutionBwdDataAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
-}
-bool transforms(cudnnConvolutionBwdFilterAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
-}
-
-// A measured or suggested algorithm may run here: it succeeded, it is deterministic (same
-// gradients every run), it does not down-convert to another format, and it is GEMM-based or
-// direct (see the header). float32 also takes no tensor-core math (TF32 would change its results).
-// Transform-domain algorithms are refused in float32 too: on an H200, cuDNN's measurement sometimes
-// picked one for LeNet's 5x5 backward-data pass, whose dx then differed from the CPU's by 2%
-// (0.2122 against 0.2171), far outside float32's rounding.
-template <typename Perf>
-bool acceptable(const Perf& p, std::optional<HalfFormat> f) {
-  if (p.status != CUDNN_STATUS_SUCCESS || p.determinism != CUDNN_DETERMINISTIC) return false;
-  if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION || transforms(p.algo)) return false;
-  return f.has_value() || p.mathType != CUDNN_TENSOR_OP_MATH;
-}
-
-template <typename Algo>
-struct Choice {
-  Algo algo;
-  cudnnMathType_t math;
-  std::size_t bytes;
-};
-
-// Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; with
-// `fixed_rule`, the first of `fixed` that fits; the fastest measured (measure) or best suggested
-// acceptable one that fits; the first of `fixed` that fits. `fixed` lists only deterministic
-// GEMM-based algorithms (cuDNN documents BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0 and _3 as
-// non-deterministic), so with `fixed_rule` the choice depends on the geometry and the workspace
-// alone, never on timing; cuDNN's suggestions (deterministic ones only) remain for a geometry
-// where no listed algorithm runs.
-// `search(kind, count, &returned, results)` runs cudnnFind* (kind 0) or cudnnGet*_v7 (kind 1);
-// `size_of(algo, math)` is its workspace for this geometry with that math, kUnusable when cuDNN
-// cannot run it here. float32 runs everything with CUDNN_FMA_MATH, whatever a result says.
-template <typename Perf, typename Algo, typename Search, typename SizeOf>
-Choice<Algo> choose(const char* direction, const Conv2dGeometry& g,
-                    std::optional<HalfFormat> format, bool fixed_rule, bool measure,
-                    std::size_t limit, const Choice<Algo>* reuse, std::initializer_list<Algo> fixed,
-                    int max_count, Search search, SizeOf size_of) {
-  if (reuse != nullptr) {
-    const std::size_t bytes = size_of(reuse->algo, reuse->math);
-    if (bytes <= limit) return {reuse->algo, reuse->math, bytes};
-  }
-  auto first_fixed_that_fits = [&]() -> std::optional<Choice<Algo>> {
-    for (const Algo algo : fixed) {
-      const std::size_t bytes = size_of(algo, default_math(format));
-      if (bytes <= limit) return Choice<Algo>{algo, default_math(format), bytes};
-    }
-    return std::nullopt;
-  };
-  if (fixed_rule) {
-    if (const auto choice = first_fixed_that_fits()) return *choice;
-  }
-  std::vector<Perf> results(static_cast<std::size_t>(std::max(max_count, 1)));
-  constexpr int kFind = 0, kHeuristic = 1;
-  for (const int kind : {kFind, kHeuristic}) {
-    if (kind == kFind && (fixed_rule || !measure)) continue;
-    int returned = 0;
-    if (search(kind, static_cast<int>(results.size()), &returned, results.data()) !=
-        CUDNN_STATUS_SUCCESS)
-      continue;  // e.g. cudnnFind* could not allocate its scratch: fall through to the next way
-    for (int i = 0; i < returned; ++i) {
-      if (!acceptable(results[i], format)) continue;
-      const cudnnMathType_t math = format ? results[i].mathType : CUDNN_FMA_MATH;
-      const std::size_t bytes = size_of(results[i].algo, math);
-      if (bytes <= limit) return {results[i].algo, math, bytes};
-    }
-  }
-  if (const auto choice = first_fixed_that_fits()) return *choice;
-  throw InternalError(describe(g) + ": no cuDNN " + direction + " algorithm fits a workspace of " +
-                      std::to_string(limit) + " bytes");
 }
 
 }  // namespace
@@ -278,7 +191,8 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
   int max_count = 0;
   DL_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle_, &max_count));
   p.forward = choose<cudnnConvolutionFwdAlgoPerf_t>(
-      "forward", g, half_format_, deterministic_, measure, limit, reuse ? &reuse->forward : nullptr,
+      "forward", describe(g), half_format_, deterministic_, measure, limit,
+      reuse ? &reuse->forward : nullptr,
       {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM},
       max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* results) {
@@ -302,7 +216,7 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
 
   DL_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
   p.data = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-      "backward-data", g, half_format_, deterministic_, measure, limit,
+      "backward-data", describe(g), half_format_, deterministic_, measure, limit,
       reuse ? &reuse->data : nullptr, {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
         p.use_math(default_math(half_format_));
@@ -325,7 +239,7 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
 
   DL_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
   p.filter = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      "backward-filter", g, half_format_, deterministic_, measure, limit,
+      "backward-filter", describe(g), half_format_, deterministic_, measure, limit,
       reuse ? &reuse->filter : nullptr, {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1}, max_count,
       [&](int kind, int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
         p.use_math(default_math(half_format_));
