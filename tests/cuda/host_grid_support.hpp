@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/backend_op_test_support.hpp"
 #include "launch_limits.hpp"
 
 namespace dl::testing {
@@ -31,13 +32,10 @@ inline std::string describe(const gpu::LaunchLimits& l) {
          std::to_string(l.max_block);
 }
 
+// The op tests' uniform draws (backend_op_test_support.hpp), over a wider default range.
 inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -2.0f,
                                         float hi = 2.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(gen);
-  return v;
+  return uniform(n, seed, lo, hi);
 }
 
 // Bit-for-bit equality (NaN equal to the same NaN), naming the first difference.

@@ -114,6 +114,14 @@ Json score_record(const SyncEvent& event) {
   return record;
 }
 
+// PREFIX_accuracy, PREFIX_f1 and PREFIX_loss of an evaluation, when there is one.
+void add_evaluation(Json& record, const std::string& prefix, const EvaluationResult* result) {
+  if (result == nullptr) return;
+  record[prefix + "_accuracy"] = result->evaluation.accuracy();
+  record[prefix + "_f1"] = result->evaluation.f1();
+  record[prefix + "_loss"] = result->mean_loss;
+}
+
 Json epoch_record(const EpochEnd& event, double /*score_mean*/) {
   Json record = event_record("epoch");
   record["epoch"] = event.epoch;
@@ -122,16 +130,8 @@ Json epoch_record(const EpochEnd& event, double /*score_mean*/) {
   record["images_per_second"] = event.images_per_second;
   record["train_loss"] = event.train_loss;
   record["train_accuracy"] = event.train_accuracy;
-  if (event.test != nullptr) {
-    record["test_accuracy"] = event.test->evaluation.accuracy();
-    record["test_f1"] = event.test->evaluation.f1();
-    record["test_loss"] = event.test->mean_loss;
-  }
-  if (event.validation != nullptr) {
-    record["validation_accuracy"] = event.validation->evaluation.accuracy();
-    record["validation_f1"] = event.validation->evaluation.f1();
-    record["validation_loss"] = event.validation->mean_loss;
-  }
+  add_evaluation(record, "test", event.test);
+  add_evaluation(record, "validation", event.validation);
   return record;
 }
 
