@@ -70,4 +70,26 @@ class BlasThreads {
   int saved_;
 };
 
+// The outputs of one forward and backward pass of a layer op (conv2d, dense).
+struct LayerPass {
+  std::vector<float> y, dx, dw, db;
+};
+
+// `pass(threads)` runs the op on that many threads. Every output must have the same bits on 1
+// thread (twice), 2, 3 and 4: the work is cut by problem size, never by thread count.
+template <typename Pass>
+void check_same_bits_on_1_to_4_threads(Pass pass) {
+  const LayerPass one = pass(1), again = pass(1);
+  CHECK(one.y == again.y);
+  CHECK(one.dw == again.dw);
+  for (int threads = 2; threads <= 4; ++threads) {
+    INFO("threads " << threads);
+    const LayerPass other = pass(threads);
+    CHECK(one.y == other.y);
+    CHECK(one.dx == other.dx);
+    CHECK(one.dw == other.dw);
+    CHECK(one.db == other.db);
+  }
+}
+
 }  // namespace dl::testing

@@ -330,28 +330,15 @@ TEST_CASE("conv2d gives the same bits on 1, 2, 3 and 4 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
   const Conv2dGeometry g = truncate_geometry({19, 20, 12, 12, 50, 5, 5});
   const Problem p = random_problem(g, rng);
-  struct Result {
-    std::vector<float> y, dx, dw, db;
-  };
   const auto run = [&](int threads) {
     const BlasThreads blas(threads);
     std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g));
-    Result r{std::vector<float>(y_size(g)), std::vector<float>(x_size(g)),
-             std::vector<float>(w_size(g)), std::vector<float>(g.out_channels)};
+    dl::testing::LayerPass r{std::vector<float>(y_size(g)), std::vector<float>(x_size(g)),
+                             std::vector<float>(w_size(g)), std::vector<float>(g.out_channels)};
     dl::cpu::conv2d_forward(g, p.x.data(), p.w.data(), p.b.data(), r.y.data(), ws.data());
     dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), p.dy.data(), r.dx.data(), r.dw.data(),
                              r.db.data(), ws.data());
     return r;
   };
-  const Result one = run(1), again = run(1);
-  CHECK(one.y == again.y);
-  CHECK(one.dw == again.dw);
-  for (int threads = 2; threads <= 4; ++threads) {
-    INFO("threads " << threads);
-    const Result other = run(threads);
-    CHECK(one.y == other.y);
-    CHECK(one.dx == other.dx);
-    CHECK(one.dw == other.dw);
-    CHECK(one.db == other.db);
-  }
+  dl::testing::check_same_bits_on_1_to_4_threads(run);
 }

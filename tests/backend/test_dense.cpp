@@ -156,27 +156,14 @@ TEST_CASE("dense gives the same bits on 1, 2, 3 and 4 threads", "[dense]") {
   const Dims d = GENERATE(Dims{128, 800, 500}, Dims{37, 801, 503});
   INFO(describe(d));
   const Problem p = random_problem(d, rng);
-  struct Result {
-    std::vector<float> y, dx, dw, db;
-  };
   const auto run = [&](int threads) {
     const BlasThreads blas(threads);
-    Result r{std::vector<float>(p.dy.size()), std::vector<float>(p.x.size()),
-             std::vector<float>(p.w.size()), std::vector<float>(d.out)};
+    dl::testing::LayerPass r{std::vector<float>(p.dy.size()), std::vector<float>(p.x.size()),
+                             std::vector<float>(p.w.size()), std::vector<float>(d.out)};
     dl::cpu::dense_forward(d.n, d.in, d.out, p.x.data(), p.w.data(), p.b.data(), r.y.data());
     dl::cpu::dense_backward(d.n, d.in, d.out, p.x.data(), p.w.data(), p.dy.data(), r.dx.data(),
                             r.dw.data(), r.db.data());
     return r;
   };
-  const Result one = run(1), again = run(1);
-  CHECK(one.y == again.y);
-  CHECK(one.dw == again.dw);
-  for (int threads = 2; threads <= 4; ++threads) {
-    INFO("threads " << threads);
-    const Result other = run(threads);
-    CHECK(one.y == other.y);
-    CHECK(one.dx == other.dx);
-    CHECK(one.dw == other.dw);
-    CHECK(one.db == other.db);
-  }
+  dl::testing::check_same_bits_on_1_to_4_threads(run);
 }
