@@ -128,6 +128,10 @@ class CudaBackend final : public Backend {
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                     float* state) override;
 
+  // A CUDA graph captured from this backend's stream (cuda_graph_recording.cpp).
+  bool begin_recording() override;
+  std::unique_ptr<RecordedWork> end_recording() override;
+
   // For the NCCL collective and the trainer: the GPU and the stream this backend's ops run on.
   int device() const { return device_; }
   cudaStream_t stream() const { return stream_.get(); }

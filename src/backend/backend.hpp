@@ -24,6 +24,14 @@
 
 namespace dl {
 
+// Work a backend recorded once and can run again as one launch (a CUDA graph on a GPU).
+class RecordedWork {
+ public:
+  virtual ~RecordedWork() = default;
+  // Queues the recorded ops again, with the pointers and scalar arguments they were recorded with.
+  virtual void replay() = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -160,6 +168,15 @@ class Backend {
                                   const float* gamma, const float* save_mean,
                                   const float* save_inv_std, float* dx, float* dgamma,
                                   float* dbeta) = 0;
+
+  // ---- recorded work ------------------------------------------------------------------------
+  // A device backend can record the ops issued between begin_recording() and end_recording()
+  // instead of running them, and replay them later for the cost of one launch. begin_recording()
+  // returns false where recording saves nothing (the CPU: its ops are plain calls). end_recording()
+  // must follow a true begin_recording() on the same thread, also when an op in between threw; it
+  // returns null when the recording failed (nothing recorded ran, so the caller runs the ops).
+  virtual bool begin_recording() { return false; }
+  virtual std::unique_ptr<RecordedWork> end_recording() { return nullptr; }
 
   // ---- updaters over the flat buffers ----------------------------------------------------
   // state holds updater_state_per_parameter(h.type) * n floats, laid out as consecutive blocks

@@ -150,6 +150,9 @@ struct CudaConfig {
   NcclUsage nccl = NcclUsage::kAuto;
   int maximumGridSize = 4096;
   int maximumBlockSize = 256;
+  // Record the fixed-shape part of a training step (forward, loss, backward) as a CUDA graph after
+  // its first run and replay it (docs/CUDA.md); false runs every op as its own launch.
+  bool graphs = true;
 };
 
 // The CPU backend's settings.

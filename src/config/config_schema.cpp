@@ -297,6 +297,7 @@ const FieldTable<CudaConfig>& cuda_fields() {
       enum_field("nccl", &CudaConfig::nccl),
       integer_field("maximumGridSize", &CudaConfig::maximumGridSize, 1),
       integer_field("maximumBlockSize", &CudaConfig::maximumBlockSize, 1, kMaxCudaBlockSize),
+      bool_field("graphs", &CudaConfig::graphs),
   };
   return table;
 }

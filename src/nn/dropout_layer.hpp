@@ -14,6 +14,7 @@ class DropoutLayer final : public Layer {
   void bind(Backend& backend, float* params, float* grads, int max_batch) override;
   void forward(const float* x, int batch, const StepContext& ctx) override;
   void backward(const float* x, const float* dy, float* dx, int batch) override;
+  bool varies_between_steps() const override { return true; }  // a new mask every iteration
 
  private:
   int layer_index_;

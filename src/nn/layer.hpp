@@ -53,6 +53,10 @@ class Layer {
   // gradients and, unless dx is null (the first layer), the gradient w.r.t. x.
   virtual void backward(const float* x, const float* dy, float* dx, int batch) = 0;
 
+  // Whether forward() in training issues different ops or arguments from step to step for the
+  // same batch size (dropout's masks do): such a step cannot be recorded once and replayed.
+  virtual bool varies_between_steps() const { return false; }
+
   virtual const float* output() const { return output_.data(); }
   float* mutable_output() { return output_.data(); }
 

@@ -87,6 +87,12 @@ void Model::download_parameters(float* host) {
   backend_->download(host, params_.data(), parameter_count_ * sizeof(float));
 }
 
+bool Model::steps_replayable() const {
+  for (const auto& layer : layers_)
+    if (layer->varies_between_steps()) return false;
+  return true;
+}
+
 void Model::forward(int batch, const StepContext& ctx) {
   DL_CHECK(batch > 0 && batch <= max_batch_, "batch size out of the bound range");
   const float* x = input_.data();

@@ -49,6 +49,9 @@ class Model {
   std::int32_t* labels() { return labels_.data(); }
 
   void forward(int batch, const StepContext& ctx);
+  // Whether a training step's ops and arguments depend only on the batch size and the gradient
+  // scale (no layer varies between steps), so that one recording of it can be replayed.
+  bool steps_replayable() const;
   // The loss of the last forward against labels(), then the backward pass: gradients() holds
   // grad_scale * d(summed loss)/d(parameters). loss_sum() holds the summed loss.
   void backward(int batch, float grad_scale);

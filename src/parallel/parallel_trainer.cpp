@@ -86,6 +86,9 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
     r->round_losses = FloatBuffer(*r->backend, loss_window);
     r->round_correct = FloatBuffer(*r->backend, loss_window);
     r->loss_probe = FloatBuffer(*r->backend, 1);
+    r->step_results = FloatBuffer(*r->backend, 2);
+    r->recorder = std::make_unique<StepRecorder>(
+        *r->backend, config.cuda.graphs && r->model->steps_replayable());
     r->host_losses.resize(loss_window);
     r->host_correct.resize(loss_window);
     if (data_resident_)
@@ -215,7 +218,7 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
     }
     round_samples_[static_cast<std::size_t>(w.global_worker)] = w.samples;
     strategy_->update(r, w);
-    if (!strategy_->is_sync_point(w.round, plan->rounds())) continue;
+    if (!strategy_->is_sync_point(w)) continue;
     collect_round_losses(worker, *plan, window_first_round, w.round);
     strategy_->before_meeting(r, w, window_first_round);
     SyncPoint point = sync_point(w, window_first_round);

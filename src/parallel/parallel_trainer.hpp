@@ -85,6 +85,9 @@ class ParallelTrainer {
   Optimizer& optimizer(int worker);
   // Local worker's loss scale (mode none: always 1); its state goes into checkpoints.
   LossScaler& loss_scaler(int worker);
+  // Local worker's recorder of the step's fixed-shape part: whether it records, how often it
+  // replayed.
+  const StepRecorder& step_recorder(int worker) const { return *replicas_.at(worker)->recorder; }
   const Collective& collective() const { return *collective_; }
   // Whether the training set is resident in the workers' backends (see above).
   bool data_resident() const { return data_resident_; }

@@ -8,12 +8,22 @@ namespace dl {
 
 void Replica::compute_gradient(int samples, double divisor, const StepContext& ctx, float* loss,
                                float* correct) {
-  model->forward(samples, ctx);
-  backend->count_correct(samples, model->num_classes(), model->output(), model->labels(), correct);
   const float mean_scale = static_cast<float>(1.0 / divisor);
-  model->backward(
-      samples, scaler->enabled() ? mean_scale * static_cast<float>(scaler->scale()) : mean_scale);
-  backend->copy(loss, model->loss_sum(), sizeof(float));
+  const float grad_scale =
+      scaler->enabled() ? mean_scale * static_cast<float>(scaler->scale()) : mean_scale;
+  // The part a recording may replay writes only to fixed places (the model's buffers,
+  // step_results); the round's slots for the loss and the count are filled after it.
+  float* step_loss = step_results.data();
+  float* step_correct = step_results.data() + 1;
+  recorder->run(recorded_step_key(samples, grad_scale), [&] {
+    model->forward(samples, ctx);
+    backend->count_correct(samples, model->num_classes(), model->output(), model->labels(),
+                           step_correct);
+    model->backward(samples, grad_scale);
+    backend->copy(step_loss, model->loss_sum(), sizeof(float));
+  });
+  backend->copy(loss, step_loss, sizeof(float));
+  backend->copy(correct, step_correct, sizeof(float));
 }
 
 void Replica::apply_step(std::int64_t iteration, double lr_multiplier) {

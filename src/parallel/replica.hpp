@@ -15,6 +15,7 @@
 #include "optim/loss_scaler.hpp"
 #include "optim/optimizer.hpp"
 #include "parallel/batch_source.hpp"
+#include "parallel/step_recorder.hpp"
 
 namespace dl {
 
@@ -26,6 +27,8 @@ struct Replica {
   FloatBuffer round_losses;         // the summed loss of each round since the last sync point
   FloatBuffer round_correct;        // the correct predictions of each of those rounds
   FloatBuffer loss_probe;           // synchronous overflow: the workers' losses, summed
+  FloatBuffer step_results;         // the last step's summed loss and correct predictions
+  std::unique_ptr<StepRecorder> recorder;  // records and replays the step's fixed-shape part
   std::vector<float> host_losses;   // round_losses read back at a sync point
   std::vector<float> host_correct;  // round_correct read back at a sync point
   std::unique_ptr<ResidentTrainingSet> resident;  // resident data path only

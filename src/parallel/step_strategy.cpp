@@ -19,7 +19,7 @@ class SynchronousStep final : public StepStrategy {
       : skip_non_finite_(config.onNonFiniteLoss == NonFiniteAction::kSkip),
         collective_(collective) {}
 
-  bool is_sync_point(std::int64_t, std::int64_t) const override { return true; }
+  bool is_sync_point(const WorkerRound&) const override { return true; }
   std::int64_t rounds_between_sync_points(std::int64_t) const override { return 1; }
   double gradient_divisor(const WorkerRound& w) const override {
     return static_cast<double>(w.plan->samples_in_round(w.round));
@@ -75,6 +75,33 @@ class SynchronousStep final : public StepStrategy {
   Collective& collective_;
 };
 
+// A single worker has nothing to average, so its sync points serve the listeners alone: it meets
+// them where they act on an iteration (every output.scoreEveryIterations and
+// output.checkpointEveryIterations, counted in global iterations as the listeners count) and at
+// the end of each epoch. In between, the backend runs ahead without waiting for the host (on a GPU
+// the step queue never drains), and every row the listeners write is the one a sync point per
+// round would give. Early stopping's iteration conditions judge the score of every round (as
+// DL4J's do), so with early stopping on, every round stays a sync point.
+class ListenerWindow {
+ public:
+  ListenerWindow() = default;
+  explicit ListenerWindow(const Config& config)
+      : score_every_(config.earlyStopping.enabled ? 1 : config.output.scoreEveryIterations),
+        checkpoint_every_(config.output.checkpointEveryIterations) {}
+
+  bool active() const { return score_every_ > 0; }
+  bool is_sync_point(std::int64_t iteration) const {
+    const std::int64_t done = iteration + 1;  // the iteration count the listeners see
+    return done % score_every_ == 0 || (checkpoint_every_ > 0 && done % checkpoint_every_ == 0);
+  }
+  // Every multiple of score_every_ is a sync point, so no window is longer.
+  std::int64_t longest() const { return score_every_; }
+
+ private:
+  std::int64_t score_every_ = 0;  // 0: inactive (several workers average at their own points)
+  std::int64_t checkpoint_every_ = 0;
+};
+
 // DESIGN.md, parallel semantics: "averaging mode (DL4J's default): each worker takes whole
 // minibatches; every averagingFrequency steps parameters (and updater state when averageUpdaters)
 // are averaged, weighted by the samples each worker saw. Replicas live across epochs; the epoch
@@ -83,18 +110,22 @@ class SynchronousStep final : public StepStrategy {
 class AveragingStep final : public StepStrategy {
  public:
   AveragingStep(const Config& config, Collective& collective, int global_workers)
-      : frequency_(global_workers == 1 ? 1 : config.parallel.averagingFrequency),
+      : frequency_(config.parallel.averagingFrequency),
+        listener_window_(global_workers == 1 ? ListenerWindow(config) : ListenerWindow()),
         average_updaters_(config.parallel.averageUpdaters),
         skip_non_finite_(config.onNonFiniteLoss == NonFiniteAction::kSkip),
         stop_on_non_finite_(config.onNonFiniteLoss == NonFiniteAction::kStop),
         global_workers_(global_workers),
         collective_(collective) {}
 
-  bool is_sync_point(std::int64_t round, std::int64_t rounds) const override {
-    return (round + 1) % frequency_ == 0 || round + 1 == rounds;
+  bool is_sync_point(const WorkerRound& w) const override {
+    if (w.round + 1 == w.plan->rounds()) return true;
+    if (listener_window_.active()) return listener_window_.is_sync_point(w.iteration);
+    return (w.round + 1) % frequency_ == 0;
   }
   std::int64_t rounds_between_sync_points(std::int64_t rounds) const override {
-    return std::min<std::int64_t>(frequency_, rounds);
+    const std::int64_t window = listener_window_.active() ? listener_window_.longest() : frequency_;
+    return std::min<std::int64_t>(window, rounds);
   }
   double gradient_divisor(const WorkerRound& w) const override { return w.samples; }
   void on_empty_batch(Replica&) const override {}
@@ -157,6 +188,7 @@ class AveragingStep final : public StepStrategy {
   }
 
   std::int64_t frequency_;
+  ListenerWindow listener_window_;
   bool average_updaters_;
   bool skip_non_finite_;
   bool stop_on_non_finite_;

@@ -32,9 +32,10 @@ class StepStrategy {
  public:
   virtual ~StepStrategy() = default;
 
-  // Whether the workers meet after `round` of an epoch of `rounds` (sync points: rounds after
-  // which every replica can be reported and saved).
-  virtual bool is_sync_point(std::int64_t round, std::int64_t rounds) const = 0;
+  // Whether the workers meet after the round `w` (sync points: rounds after which every replica
+  // can be reported and saved). The last round of an epoch always is one. Between two sync points
+  // no worker waits for the host unless its strategy's decision needs a value (see update()).
+  virtual bool is_sync_point(const WorkerRound& w) const = 0;
   // The most rounds between two sync points in an epoch of `rounds`.
   virtual std::int64_t rounds_between_sync_points(std::int64_t rounds) const = 0;
   // What the batch's summed loss is divided by before its gradient is taken.

@@ -428,6 +428,7 @@ TEST_CASE("the scale grows by growthFactor after every growthInterval good steps
   Config c =
       with_loss_scaling(make_config("{workers: 1}", 16, "{type: sgd, learningRate: 0.1}"), 1.0, 3);
   c.lossScaling.growthFactor = 4.0;
+  c.output.scoreEveryIterations = 1;  // one worker meets the listeners every round: each is seen
   ParallelTrainer trainer(c, data, half_range_backend, collective_for(1), single_process());
   trainer.initialize(c.seed);
   const std::vector<ScaledStep> steps = record_scaled_steps(trainer);
@@ -445,6 +446,7 @@ TEST_CASE("a scale too large overflows: steps are skipped and the scale backs of
   Config c = with_loss_scaling(make_config("{workers: 1}", 4, "{type: sgd, learningRate: 0.1}"),
                                kTooLargeScale);
   c.data.shuffle = false;
+  c.output.scoreEveryIterations = 1;  // one worker meets the listeners every round: each is seen
 
   // Independently: while every step is skipped the parameters stay the initial ones, so step i
   // overflows exactly when batch i's gradient at scale 2^(24-i) is not finite.
