@@ -1,7 +1,6 @@
 // The convolution's own kernels around cuDNN: explicit zero padding (and its gradient, a crop)
-// for padding cuDNN cannot express, the bias add, and the bias gradient. The bias gradient takes
-// one block per channel and a block reduction, so it is deterministic. Padding, crop and bias are
-// templates over the element types on each side, so the mixed-precision path converts to or from
+// for padding cuDNN cannot express, and the bias add (the bias gradient is in bias_sums.cu).
+// Padding, crop and bias are templates over the element types on each side, so the mixed-precision path converts to or from
 // 16-bit in the same pass (float -> float instantiations are the float32 path).
 #include "cuda_check.hpp"
 #include "ops/conv2d.hpp"
@@ -55,34 +54,6 @@ __global__ void add_channel_bias_kernel(int batch, int channels, int spatial, co
   const std::size_t total = static_cast<std::size_t>(batch) * channels * spatial;
   for (std::size_t i = first_index(); i < total; i += grid_stride())
     y[i] = to_float(src[i]) + b[(i / spatial) % channels];
-}
-
-// Thread t of a channel's block sums the channel's elements t, t + blockDim.x, t + 2 blockDim.x,
-// ... in the order of (sample, position in the plane). It steps through (sample, position)
-// by carrying instead of dividing each index by the plane size: on an H200 the division form
-// took 1.5 ms per call at batch 2048 (the largest kernel of a LeNet step), far slower than
-// reading the data. The order of the sums is unchanged, so results are too.
-__global__ void channel_sums_kernel(int batch, int channels, int spatial, const float* dy,
-                                    float* db) {
-  __shared__ double sum_shared[kWarpLanes];
-  const int sample_step = static_cast<int>(blockDim.x) / spatial;
-  const int position_step = static_cast<int>(blockDim.x) % spatial;
-  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
-    double sum = 0.0;
-    int sample = static_cast<int>(threadIdx.x) / spatial;
-    int position = static_cast<int>(threadIdx.x) % spatial;
-    while (sample < batch) {
-      sum += dy[(static_cast<std::size_t>(sample) * channels + c) * spatial + position];
-      sample += sample_step;
-      position += position_step;
-      if (position >= spatial) {
-        position -= spatial;
-        ++sample;
-      }
-    }
-    sum = block_sum(sum, sum_shared);
-    if (threadIdx.x == 0) db[c] = static_cast<float>(sum);
-  }
 }
 
 template <typename Out>
@@ -166,18 +137,6 @@ void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int chann
     using T = StorageOf<decltype(format)>;
     add_channel_bias(batch, channels, spatial, static_cast<const T*>(y16), b, y, limits, stream);
   });
-}
-
-void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,
-                         const LaunchLimits& limits, cudaStream_t stream) {
-  if (channels <= 0) return;
-  if (batch <= 0 || spatial <= 0) {  // empty sums; the kernel's steps divide by spatial
-    DL_CUDA_CALL(cudaMemsetAsync(db, 0, static_cast<std::size_t>(channels) * sizeof(float), stream));
-    return;
-  }
-  channel_sums_kernel<<<limits.grid_for_items(static_cast<std::size_t>(channels)),
-                        limits.reduction_block(), 0, stream>>>(batch, channels, spatial, dy, db);
-  DL_CUDA_LAUNCHED(channel_sums_kernel);
 }
 
 }  // namespace dl::gpu

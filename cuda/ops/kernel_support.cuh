@@ -21,13 +21,30 @@ __device__ inline std::size_t grid_stride() {
   return static_cast<std::size_t>(blockDim.x) * gridDim.x;
 }
 
+// Warps as workers: warp w of the grid takes items w, w + warp_stride(), ... blockDim.x must be a
+// whole number of warps, so a warp's lanes take the same items.
+__device__ inline int first_warp() {
+  return static_cast<int>(first_index() / kWarpLanes);
+}
+__device__ inline int warp_stride() {
+  return static_cast<int>(grid_stride() / kWarpLanes);
+}
+
+// Sum of v over the warp, in lane 0 (the other lanes get partial sums): a fixed tree, lane l adds
+// lane l + 16, then l + 8, l + 4, l + 2, l + 1. All 32 lanes must call it.
+template <typename T>
+__device__ T warp_sum(T v) {
+  for (int offset = kWarpLanes / 2; offset > 0; offset /= 2)
+    v += __shfl_down_sync(kFullWarpMask, v, offset);
+  return v;
+}
+
 // Sum of v over the block, returned to every thread. blockDim.x must be a whole number of warps
 // (LaunchLimits::reduction_block, row_block). `shared` holds kWarpLanes values and is used only
 // by these reductions; the leading barrier lets consecutive calls share it.
 template <typename T>
 __device__ T block_sum(T v, T* shared) {
-  for (int offset = kWarpLanes / 2; offset > 0; offset /= 2)
-    v += __shfl_down_sync(kFullWarpMask, v, offset);
+  v = warp_sum(v);
   __syncthreads();
   if (threadIdx.x % kWarpLanes == 0) shared[threadIdx.x / kWarpLanes] = v;
   __syncthreads();
