@@ -108,8 +108,7 @@ CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
       cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength), half_format_);
   partials_ = static_cast<double*>(
       device_cache_->allocate(static_cast<std::size_t>(limits_.max_grid) * sizeof(double)));
-  sum_partials_ =
-      static_cast<double*>(device_cache_->allocate(kBiasSumPartials * sizeof(double)));
+  sum_partials_ = static_cast<double*>(device_cache_->allocate(kBiasSumPartials * sizeof(double)));
   non_finite_flag_ = static_cast<int*>(device_cache_->allocate(sizeof(int)));
   host_flag_ = static_cast<int*>(host_cache_->allocate(sizeof(int)));
 }

@@ -1,7 +1,8 @@
 // The convolution's own kernels around cuDNN: explicit zero padding (and its gradient, a crop)
 // for padding cuDNN cannot express, and the bias add (the bias gradient is in bias_sums.cu).
-// Padding, crop and bias are templates over the element types on each side, so the mixed-precision path converts to or from
-// 16-bit in the same pass (float -> float instantiations are the float32 path).
+// Padding, crop and bias are templates over the element types on each side, so the
+// mixed-precision path converts to or from 16-bit in the same pass (float -> float
+// instantiations are the float32 path).
 #include "cuda_check.hpp"
 #include "ops/conv2d.hpp"
 #include "ops/half_format.cuh"
