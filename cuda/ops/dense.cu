@@ -10,9 +10,12 @@ namespace {
 
 // ---- kernels ----------------------------------------------------------------------------------
 
+// Index: std::uint32_t or std::size_t (with_index_type).
+template <typename Index>
 __global__ void broadcast_bias_rows_kernel(int rows, int cols, const float* b, float* y) {
-  const std::size_t total = static_cast<std::size_t>(rows) * cols;
-  for (std::size_t i = first_index(); i < total; i += grid_stride()) y[i] = b[i % cols];
+  const Index total = static_cast<Index>(rows) * cols;
+  const Index row = static_cast<Index>(cols);
+  for (Index i = first_index(); i < total; i += grid_stride()) y[i] = b[i % row];
 }
 
 }  // namespace
@@ -24,8 +27,11 @@ void launch_broadcast_bias_rows(int rows, int cols, const float* b, float* y,
   const std::size_t total = static_cast<std::size_t>(rows) * cols;
   if (total == 0) return;
   const int block = limits.block();
-  broadcast_bias_rows_kernel<<<limits.grid(total, block), block, 0, stream>>>(rows, cols, b, y);
-  DL_CUDA_LAUNCHED(broadcast_bias_rows_kernel);
+  with_index_type(total, [&](auto index) {
+    broadcast_bias_rows_kernel<decltype(index)>
+        <<<limits.grid(total, block), block, 0, stream>>>(rows, cols, b, y);
+    DL_CUDA_LAUNCHED(broadcast_bias_rows_kernel);
+  });
 }
 
 }  // namespace dl::gpu
