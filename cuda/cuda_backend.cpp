@@ -12,6 +12,7 @@
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
 #include "library_check.hpp"
+#include "ops/bias_sums.hpp"
 #include "ops/conv2d_cudnn.hpp"
 #include "ops/dense.hpp"
 #include "ops/gather.hpp"
@@ -107,6 +108,7 @@ CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
       cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength), half_format_);
   partials_ = static_cast<double*>(
       device_cache_->allocate(static_cast<std::size_t>(limits_.max_grid) * sizeof(double)));
+  sum_partials_ = static_cast<double*>(device_cache_->allocate(kBiasSumPartials * sizeof(double)));
   non_finite_flag_ = static_cast<int*>(device_cache_->allocate(sizeof(int)));
   host_flag_ = static_cast<int*>(host_cache_->allocate(sizeof(int)));
 }
@@ -310,7 +312,7 @@ void CudaBackend::dense_backward(int n, int in, int out, const float* x, const f
                                    stream_.get()));
     }
   }
-  launch_column_sums(n > 0 ? n : 0, out, dy, db, limits_, stream_.get());
+  launch_column_sums(n, out, dy, db, sum_partials_, limits_, stream_.get());
   if (dx == nullptr || n <= 0 || in <= 0) return;
   if (out <= 0) {
     DL_CUDA_CALL(
@@ -339,7 +341,7 @@ void CudaBackend::dense_backward_half_format(int n, int in, int out, const float
   constexpr bool kOverwrite = false;
   gemm_half_format(false, true, out, in, n, dy16, out, x16, in, kOverwrite, dw, out);
   // The bias gradient needs no product: float32 column sums of dy, as with FLOAT.
-  launch_column_sums(n, out, dy, db, limits_, stream_.get());
+  launch_column_sums(n, out, dy, db, sum_partials_, limits_, stream_.get());
   if (dx == nullptr) return;
   launch_cast_to_half_format(f, w_values, w, w16, limits_, stream_.get());
   gemm_half_format(true, false, in, n, out, w16, out, dy16, out, kOverwrite, dx, in);
@@ -362,7 +364,9 @@ void CudaBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const
                                   const float* dy, float* dx, float* dw, float* db,
                                   float* workspace) {
   activate();
-  convolution_->backward(g, x, w, dy, dx, dw, db, workspace, limits_, stream_.get());
+  launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, sum_partials_,
+                      limits_, stream_.get());
+  convolution_->backward(g, x, w, dy, dx, dw, workspace, limits_, stream_.get());
 }
 
 }  // namespace dl::gpu

@@ -189,7 +189,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cudnnContext, CudnnDeleter> cudnn_;
   std::unique_ptr<cublasContext, CublasDeleter> cublas_;
   std::unique_ptr<CudnnConvolution> convolution_;
-  double* partials_ = nullptr;  // limits_.max_grid per-block partial sums of the reductions
+  double* partials_ = nullptr;      // limits_.max_grid per-block partial sums of the reductions
+  double* sum_partials_ = nullptr;  // kBiasSumPartials chunk totals of the bias gradients
   int* non_finite_flag_ = nullptr;
   int* host_flag_ = nullptr;  // pinned, for all_finite's read-back
   void* dense_scratch_ = nullptr;

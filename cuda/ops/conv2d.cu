@@ -1,8 +1,8 @@
 // The convolution's own kernels around cuDNN: explicit zero padding (and its gradient, a crop)
-// for padding cuDNN cannot express, the bias add, and the bias gradient. The bias gradient takes
-// one block per channel and a block reduction, so it is deterministic. Padding, crop and bias are
-// templates over the element types on each side, so the mixed-precision path converts to or from
-// 16-bit in the same pass (float -> float instantiations are the float32 path).
+// for padding cuDNN cannot express, and the bias add (the bias gradient is in bias_sums.cu).
+// Padding, crop and bias are templates over the element types on each side, so the
+// mixed-precision path converts to or from 16-bit in the same pass (float -> float
+// instantiations are the float32 path).
 #include "cuda_check.hpp"
 #include "ops/conv2d.hpp"
 #include "ops/half_format.cuh"
@@ -14,15 +14,17 @@ namespace {
 
 // ---- kernels ----------------------------------------------------------------------------------
 
-template <typename Out>
+// Index: std::uint32_t or std::size_t, the flat index's type (with_index_type).
+template <typename Out, typename Index>
 __global__ void pad_planes_kernel(PlaneDims x_dims, PlaneDims padded_dims, int pad_top,
                                   int pad_left, const float* x, Out* padded) {
-  const std::size_t plane_size = static_cast<std::size_t>(padded_dims.height) * padded_dims.width;
-  const std::size_t total = plane_size * padded_dims.planes;
-  for (std::size_t i = first_index(); i < total; i += grid_stride()) {
+  const Index plane_size = static_cast<Index>(padded_dims.height) * padded_dims.width;
+  const Index total = plane_size * padded_dims.planes;
+  for (Index i = first_index(); i < total; i += grid_stride()) {
     const std::size_t plane = i / plane_size;
-    const int h = static_cast<int>(i % plane_size) / padded_dims.width - pad_top;
-    const int w = static_cast<int>(i % plane_size) % padded_dims.width - pad_left;
+    const int in_plane = static_cast<int>(i % plane_size);
+    const int h = in_plane / padded_dims.width - pad_top;
+    const int w = in_plane % padded_dims.width - pad_left;
     const bool inside = h >= 0 && h < x_dims.height && w >= 0 && w < x_dims.width;
     padded[i] = to_storage<Out>(
         inside ? x[(plane * x_dims.height + h) * static_cast<std::size_t>(x_dims.width) + w]
@@ -30,15 +32,16 @@ __global__ void pad_planes_kernel(PlaneDims x_dims, PlaneDims padded_dims, int p
   }
 }
 
-template <typename In>
+template <typename In, typename Index>
 __global__ void crop_planes_kernel(PlaneDims padded_dims, PlaneDims x_dims, int pad_top,
                                    int pad_left, const In* padded, float* dx) {
-  const std::size_t plane_size = static_cast<std::size_t>(x_dims.height) * x_dims.width;
-  const std::size_t total = plane_size * x_dims.planes;
-  for (std::size_t i = first_index(); i < total; i += grid_stride()) {
+  const Index plane_size = static_cast<Index>(x_dims.height) * x_dims.width;
+  const Index total = plane_size * x_dims.planes;
+  for (Index i = first_index(); i < total; i += grid_stride()) {
     const std::size_t plane = i / plane_size;
-    const int h = static_cast<int>(i % plane_size) / x_dims.width + pad_top;
-    const int w = static_cast<int>(i % plane_size) % x_dims.width + pad_left;
+    const int in_plane = static_cast<int>(i % plane_size);
+    const int h = in_plane / x_dims.width + pad_top;
+    const int w = in_plane % x_dims.width + pad_left;
     const bool inside = h < padded_dims.height && w < padded_dims.width;
     dx[i] = inside ? to_float(padded[(plane * padded_dims.height + h) *
                                          static_cast<std::size_t>(padded_dims.width) +
@@ -49,40 +52,13 @@ __global__ void crop_planes_kernel(PlaneDims padded_dims, PlaneDims x_dims, int 
 
 // y[i] = src[i] + b[channel of i]; src may be y itself (float32 path: read, then write, the same
 // element in the same thread).
-template <typename In>
+template <typename In, typename Index>
 __global__ void add_channel_bias_kernel(int batch, int channels, int spatial, const In* src,
                                         const float* b, float* y) {
-  const std::size_t total = static_cast<std::size_t>(batch) * channels * spatial;
-  for (std::size_t i = first_index(); i < total; i += grid_stride())
-    y[i] = to_float(src[i]) + b[(i / spatial) % channels];
-}
-
-// Thread t of a channel's block sums the channel's elements t, t + blockDim.x, t + 2 blockDim.x,
-// ... in the order of (sample, position in the plane). It steps through (sample, position)
-// by carrying instead of dividing each index by the plane size: on an H200 the division form
-// took 1.5 ms per call at batch 2048 (the largest kernel of a LeNet step), far slower than
-// reading the data. The order of the sums is unchanged, so results are too.
-__global__ void channel_sums_kernel(int batch, int channels, int spatial, const float* dy,
-                                    float* db) {
-  __shared__ double sum_shared[kWarpLanes];
-  const int sample_step = static_cast<int>(blockDim.x) / spatial;
-  const int position_step = static_cast<int>(blockDim.x) % spatial;
-  for (int c = blockIdx.x; c < channels; c += gridDim.x) {
-    double sum = 0.0;
-    int sample = static_cast<int>(threadIdx.x) / spatial;
-    int position = static_cast<int>(threadIdx.x) % spatial;
-    while (sample < batch) {
-      sum += dy[(static_cast<std::size_t>(sample) * channels + c) * spatial + position];
-      sample += sample_step;
-      position += position_step;
-      if (position >= spatial) {
-        position -= spatial;
-        ++sample;
-      }
-    }
-    sum = block_sum(sum, sum_shared);
-    if (threadIdx.x == 0) db[c] = static_cast<float>(sum);
-  }
+  const Index total = static_cast<Index>(batch) * channels * spatial;
+  const Index plane = static_cast<Index>(spatial), planes = static_cast<Index>(channels);
+  for (Index i = first_index(); i < total; i += grid_stride())
+    y[i] = to_float(src[i]) + b[(i / plane) % planes];
 }
 
 template <typename Out>
@@ -92,9 +68,11 @@ void pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int pad_le
       static_cast<std::size_t>(padded_dims.planes) * padded_dims.height * padded_dims.width;
   if (total == 0) return;
   const int block = limits.block();
-  pad_planes_kernel<Out><<<limits.grid(total, block), block, 0, stream>>>(
-      x_dims, padded_dims, pad_top, pad_left, x, padded);
-  DL_CUDA_LAUNCHED(pad_planes_kernel);
+  with_index_type(total, [&](auto index) {
+    pad_planes_kernel<Out, decltype(index)><<<limits.grid(total, block), block, 0, stream>>>(
+        x_dims, padded_dims, pad_top, pad_left, x, padded);
+    DL_CUDA_LAUNCHED(pad_planes_kernel);
+  });
 }
 
 template <typename In>
@@ -103,9 +81,11 @@ void crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_l
   const std::size_t total = static_cast<std::size_t>(x_dims.planes) * x_dims.height * x_dims.width;
   if (total == 0) return;
   const int block = limits.block();
-  crop_planes_kernel<In><<<limits.grid(total, block), block, 0, stream>>>(
-      padded_dims, x_dims, pad_top, pad_left, padded, dx);
-  DL_CUDA_LAUNCHED(crop_planes_kernel);
+  with_index_type(total, [&](auto index) {
+    crop_planes_kernel<In, decltype(index)><<<limits.grid(total, block), block, 0, stream>>>(
+        padded_dims, x_dims, pad_top, pad_left, padded, dx);
+    DL_CUDA_LAUNCHED(crop_planes_kernel);
+  });
 }
 
 template <typename In>
@@ -114,9 +94,11 @@ void add_channel_bias(int batch, int channels, int spatial, const In* src, const
   const std::size_t total = static_cast<std::size_t>(batch) * channels * spatial;
   if (total == 0) return;
   const int block = limits.block();
-  add_channel_bias_kernel<In>
-      <<<limits.grid(total, block), block, 0, stream>>>(batch, channels, spatial, src, b, y);
-  DL_CUDA_LAUNCHED(add_channel_bias_kernel);
+  with_index_type(total, [&](auto index) {
+    add_channel_bias_kernel<In, decltype(index)>
+        <<<limits.grid(total, block), block, 0, stream>>>(batch, channels, spatial, src, b, y);
+    DL_CUDA_LAUNCHED(add_channel_bias_kernel);
+  });
 }
 
 }  // namespace
@@ -166,18 +148,6 @@ void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int chann
     using T = StorageOf<decltype(format)>;
     add_channel_bias(batch, channels, spatial, static_cast<const T*>(y16), b, y, limits, stream);
   });
-}
-
-void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,
-                         const LaunchLimits& limits, cudaStream_t stream) {
-  if (channels <= 0) return;
-  if (batch <= 0 || spatial <= 0) {  // empty sums; the kernel's steps divide by spatial
-    DL_CUDA_CALL(cudaMemsetAsync(db, 0, static_cast<std::size_t>(channels) * sizeof(float), stream));
-    return;
-  }
-  channel_sums_kernel<<<limits.grid_for_items(static_cast<std::size_t>(channels)),
-                        limits.reduction_block(), 0, stream>>>(batch, channels, spatial, dy, db);
-  DL_CUDA_LAUNCHED(channel_sums_kernel);
 }
 
 }  // namespace dl::gpu

@@ -41,8 +41,5 @@ void launch_add_channel_bias(int batch, int channels, int spatial, const float* 
 void launch_add_channel_bias_from_half_format(HalfFormat f, int batch, int channels, int spatial,
                                               const void* y16, const float* b, float* y,
                                               const LaunchLimits& limits, cudaStream_t stream);
-// db[c] = sum over n and s of dy[n][c][s], in double, deterministic.
-void launch_channel_sums(int batch, int channels, int spatial, const float* dy, float* db,
-                         const LaunchLimits& limits, cudaStream_t stream);
 
 }  // namespace dl::gpu

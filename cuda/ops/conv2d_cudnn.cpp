@@ -357,15 +357,13 @@ void CudnnConvolution::forward(const Conv2dGeometry& g, const float* x, const fl
 }
 
 void CudnnConvolution::backward(const Conv2dGeometry& g, const float* x, const float* w,
-                                const float* dy, float* dx, float* dw, float* db, float* workspace,
+                                const float* dy, float* dx, float* dw, float* workspace,
                                 const LaunchLimits& limits, cudaStream_t stream) {
-  if (g.batch <= 0) {  // no samples: zero gradients, as the CPU backend gives
+  if (g.batch <= 0) {  // no samples: a zero gradient, as the CPU backend gives
     DL_CUDA_CALL(cudaMemsetAsync(dw, 0, weight_count(g) * sizeof(float), stream));
-    DL_CUDA_CALL(cudaMemsetAsync(db, 0, g.out_channels * sizeof(float), stream));
     return;
   }
   const Plan& p = plan_for_call(g);
-  launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, limits, stream);
   const float one = 1.0f, zero = 0.0f;
   void* cudnn_workspace = Plan::at(workspace, p.cudnn_offset);
   if (!half_format_) {

@@ -12,9 +12,5 @@ namespace dl::gpu {
 // into the product.
 void launch_broadcast_bias_rows(int rows, int cols, const float* b, float* y,
                                 const LaunchLimits& limits, cudaStream_t stream);
-// db[c] = sum over rows of dy[r][c], added in row order in float exactly like the CPU backend,
-// so the result is bit-identical to it.
-void launch_column_sums(int rows, int cols, const float* dy, float* db, const LaunchLimits& limits,
-                        cudaStream_t stream);
 
 }  // namespace dl::gpu

@@ -14,13 +14,16 @@ namespace {
 
 // ---- kernels ----------------------------------------------------------------------------------
 
+// Index: std::uint32_t or std::size_t, the flat index's type (with_index_type).
+template <typename Index>
 __global__ void gather_samples_kernel(const std::uint8_t* pixels, const std::int32_t* labels,
                                       std::size_t sample_bytes, const std::int32_t* indices,
                                       std::size_t n, float* images, std::int32_t* batch_labels) {
-  const std::size_t values = n * sample_bytes;
-  for (std::size_t i = first_index(); i < values; i += grid_stride()) {
-    const std::size_t row = i / sample_bytes;
-    const std::size_t pixel = i - row * sample_bytes;
+  const Index values = static_cast<Index>(n * sample_bytes);
+  const Index row_bytes = static_cast<Index>(sample_bytes);
+  for (Index i = first_index(); i < values; i += grid_stride()) {
+    const Index row = i / row_bytes;
+    const std::size_t pixel = i - row * row_bytes;
     const std::size_t sample = static_cast<std::size_t>(indices[row]);
     images[i] =
         __fdiv_rn(static_cast<float>(pixels[sample * sample_bytes + pixel]), ops::kLargestPixel);
@@ -41,9 +44,12 @@ void launch_gather_samples(const std::uint8_t* pixels, const std::int32_t* label
   if (n <= 0) return;
   const std::size_t rows = static_cast<std::size_t>(n);
   const int block = limits.block();
-  gather_samples_kernel<<<limits.grid(rows * sample_bytes, block), block, 0, stream>>>(
-      pixels, labels, sample_bytes, indices, rows, images, batch_labels);
-  DL_CUDA_LAUNCHED(gather_samples_kernel);
+  with_index_type(rows * sample_bytes, [&](auto index) {
+    gather_samples_kernel<decltype(index)>
+        <<<limits.grid(rows * sample_bytes, block), block, 0, stream>>>(
+            pixels, labels, sample_bytes, indices, rows, images, batch_labels);
+    DL_CUDA_LAUNCHED(gather_samples_kernel);
+  });
 }
 
 }  // namespace dl::gpu

@@ -27,21 +27,25 @@ struct OutputWindow {
   std::size_t plane_offset;
   Span rows, cols;
 };
-__device__ OutputWindow output_window(const Pool2dGeometry& g, std::size_t o) {
-  const std::size_t out_plane = static_cast<std::size_t>(g.out_height) * g.out_width;
-  const int oh = static_cast<int>(o % out_plane) / g.out_width;
-  const int ow = static_cast<int>(o % out_plane) % g.out_width;
-  return {(o / out_plane) * g.in_height * g.in_width,
+// Index: std::uint32_t or std::size_t, the flat index's type (with_index_type).
+template <typename Index>
+__device__ OutputWindow output_window(const Pool2dGeometry& g, Index o) {
+  const Index out_plane = static_cast<Index>(g.out_height) * g.out_width;
+  const int in_plane = static_cast<int>(o % out_plane);
+  const int oh = in_plane / g.out_width;
+  const int ow = in_plane % g.out_width;
+  return {static_cast<std::size_t>(o / out_plane) * g.in_height * g.in_width,
           window_span(oh, g.stride_height, g.pad_top, g.kernel_height, g.in_height),
           window_span(ow, g.stride_width, g.pad_left, g.kernel_width, g.in_width)};
 }
 
 // ---- kernels ----------------------------------------------------------------------------------
 
+template <typename Index>
 __global__ void max_pool_forward_kernel(Pool2dGeometry g, const float* x, float* y,
                                         std::int32_t* argmax) {
-  const std::size_t total = output_count(g);
-  for (std::size_t o = first_index(); o < total; o += grid_stride()) {
+  const Index total = static_cast<Index>(output_count(g));
+  for (Index o = first_index(); o < total; o += grid_stride()) {
     const OutputWindow win = output_window(g, o);
     const float* xp = x + win.plane_offset;
     const Span rows = win.rows, cols = win.cols;
@@ -62,9 +66,10 @@ __global__ void max_pool_forward_kernel(Pool2dGeometry g, const float* x, float*
   }
 }
 
+template <typename Index>
 __global__ void avg_pool_forward_kernel(Pool2dGeometry g, float scale, const float* x, float* y) {
-  const std::size_t total = output_count(g);
-  for (std::size_t o = first_index(); o < total; o += grid_stride()) {
+  const Index total = static_cast<Index>(output_count(g));
+  for (Index o = first_index(); o < total; o += grid_stride()) {
     const OutputWindow win = output_window(g, o);
     const float* xp = x + win.plane_offset;
     const Span rows = win.rows, cols = win.cols;
@@ -78,13 +83,13 @@ __global__ void avg_pool_forward_kernel(Pool2dGeometry g, float scale, const flo
 
 // kMax: an output passes its gradient to the input its argmax names. kAvg: every covered input
 // gets dy * scale.
-template <PoolingType kType>
+template <PoolingType kType, typename Index>
 __global__ void pool_backward_kernel(Pool2dGeometry g, float scale, const float* dy,
                                      const std::int32_t* argmax, float* dx) {
-  const std::size_t in_plane = static_cast<std::size_t>(g.in_height) * g.in_width;
+  const Index in_plane = static_cast<Index>(g.in_height) * g.in_width;
   const std::size_t out_plane = static_cast<std::size_t>(g.out_height) * g.out_width;
-  const std::size_t total = in_plane * ops::pool_planes(g);
-  for (std::size_t i = first_index(); i < total; i += grid_stride()) {
+  const Index total = in_plane * ops::pool_planes(g);
+  for (Index i = first_index(); i < total; i += grid_stride()) {
     const std::size_t plane = i / in_plane;
     const int index_in_plane = static_cast<int>(i % in_plane);
     const int ih = index_in_plane / g.in_width;
@@ -120,14 +125,17 @@ void launch_pool2d_forward(const Pool2dGeometry& g, PoolingType type, const floa
   if (outputs == 0) return;
   const int block = limits.block();
   const int grid = limits.grid(outputs, block);
-  if (type == PoolingType::kMax) {
-    max_pool_forward_kernel<<<grid, block, 0, stream>>>(g, x, y, argmax);
-    DL_CUDA_LAUNCHED(max_pool_forward_kernel);
-  } else {
-    const float scale = ops::avg_pool_scale(g);
-    avg_pool_forward_kernel<<<grid, block, 0, stream>>>(g, scale, x, y);
-    DL_CUDA_LAUNCHED(avg_pool_forward_kernel);
-  }
+  with_index_type(outputs, [&](auto index) {
+    using Index = decltype(index);
+    if (type == PoolingType::kMax) {
+      max_pool_forward_kernel<Index><<<grid, block, 0, stream>>>(g, x, y, argmax);
+      DL_CUDA_LAUNCHED(max_pool_forward_kernel);
+    } else {
+      const float scale = ops::avg_pool_scale(g);
+      avg_pool_forward_kernel<Index><<<grid, block, 0, stream>>>(g, scale, x, y);
+      DL_CUDA_LAUNCHED(avg_pool_forward_kernel);
+    }
+  });
 }
 
 void launch_pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* dy, float* dx,
@@ -139,12 +147,17 @@ void launch_pool2d_backward(const Pool2dGeometry& g, PoolingType type, const flo
   const int block = limits.block();
   const int grid = limits.grid(inputs, block);
   const float scale = ops::avg_pool_scale(g);
-  if (type == PoolingType::kMax) {
-    pool_backward_kernel<PoolingType::kMax><<<grid, block, 0, stream>>>(g, scale, dy, argmax, dx);
-  } else {
-    pool_backward_kernel<PoolingType::kAvg><<<grid, block, 0, stream>>>(g, scale, dy, argmax, dx);
-  }
-  DL_CUDA_LAUNCHED(pool_backward_kernel);
+  with_index_type(inputs, [&](auto index) {
+    using Index = decltype(index);
+    if (type == PoolingType::kMax) {
+      pool_backward_kernel<PoolingType::kMax, Index>
+          <<<grid, block, 0, stream>>>(g, scale, dy, argmax, dx);
+    } else {
+      pool_backward_kernel<PoolingType::kAvg, Index>
+          <<<grid, block, 0, stream>>>(g, scale, dy, argmax, dx);
+    }
+    DL_CUDA_LAUNCHED(pool_backward_kernel);
+  });
 }
 
 }  // namespace dl::gpu

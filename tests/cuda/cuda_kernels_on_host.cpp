@@ -1,8 +1,9 @@
 // Every kernel of cuda/ on the host grid (cuda/host_emulator), through its launcher, against the
 // CPU backend's op, under each launch limit of host_grid_limits(). Where the CUDA backend
-// promises the CPU's bits (elementwise ops, dropout masks, gathers, column and channel sums in
-// the CPU's order, pooling, updaters) the check is bit for bit; reductions that add in another
-// order (sums of squares, losses, batch-norm statistics, softmax) get a tolerance. The kernels
+// promises the CPU's bits (elementwise ops, dropout masks, gathers, pooling, updaters) the check
+// is bit for bit; reductions that add in another order (sums of squares, losses, batch-norm
+// statistics, softmax) get a tolerance; the bias gradients are checked against their documented
+// order in cuda_kernels_on_host_sums.cpp. The kernels
 // of the convolution that have no CPU op of their own (padding, cropping, 16-bit variants) are
 // checked against a naive loop. host_grid_main.cpp then checks that every kernel ran.
 #include <algorithm>

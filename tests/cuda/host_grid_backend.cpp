@@ -7,6 +7,7 @@
 
 #include "ops/activation.hpp"
 #include "ops/batchnorm.hpp"
+#include "ops/bias_sums.hpp"
 #include "ops/conv2d.hpp"
 #include "ops/dense.hpp"
 #include "ops/dropout.hpp"
@@ -26,7 +27,9 @@ constexpr cudaStream_t kStream = nullptr;
 }  // namespace
 
 HostGridBackend::HostGridBackend(gpu::LaunchLimits limits)
-    : limits_(limits), partials_(static_cast<std::size_t>(std::max(limits.max_grid, 1))) {}
+    : limits_(limits),
+      partials_(static_cast<std::size_t>(std::max(limits.max_grid, 1))),
+      sum_partials_(gpu::kBiasSumPartials) {}
 
 std::string HostGridBackend::name() const {
   return "cuda kernels on the host grid (grid " + std::to_string(limits_.max_grid) + ", block " +
@@ -77,7 +80,7 @@ void HostGridBackend::dense_forward(int n, int in, int out, const float* x, cons
 void HostGridBackend::dense_backward(int n, int in, int out, const float* x, const float* w,
                                      const float* dy, float* dx, float* dw, float* db) {
   CpuBackend::dense_backward(n, in, out, x, w, dy, dx, dw, db);
-  gpu::launch_column_sums(n, out, dy, db, limits_, kStream);
+  gpu::launch_column_sums(n, out, dy, db, sum_partials_.data(), limits_, kStream);
 }
 
 void HostGridBackend::conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w,
@@ -91,8 +94,8 @@ void HostGridBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, c
                                       const float* dy, float* dx, float* dw, float* db,
                                       float* workspace) {
   CpuBackend::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
-  gpu::launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, limits_,
-                           kStream);
+  gpu::launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db,
+                           sum_partials_.data(), limits_, kStream);
 }
 
 void HostGridBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x,

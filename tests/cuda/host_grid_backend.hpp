@@ -68,7 +68,8 @@ class HostGridBackend : public CpuBackend {
 
  private:
   gpu::LaunchLimits limits_;
-  std::vector<double> partials_;  // per-block partial sums, limits.max_grid of them
+  std::vector<double> partials_;      // per-block partial sums, limits.max_grid of them
+  std::vector<double> sum_partials_;  // the bias gradients' chunk totals
 };
 
 }  // namespace dl::test
