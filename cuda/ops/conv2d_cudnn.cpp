@@ -375,10 +375,12 @@ void CudnnConvolution::backward(const Conv2dGeometry& g, const float* x, const f
                         stream);
       input = workspace;
     }
-    p.use_math(p.filter.math);
-    DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, input, p.y_desc, dy,
-                                                 p.conv_desc, p.filter.algo, cudnn_workspace,
-                                                 p.filter.bytes, &zero, p.w_desc, dw));
+    if (dw != nullptr) {
+      p.use_math(p.filter.math);
+      DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, input, p.y_desc, dy,
+                                                   p.conv_desc, p.filter.algo, cudnn_workspace,
+                                                   p.filter.bytes, &zero, p.w_desc, dw));
+    }
     if (dx == nullptr) return;
     // With explicit padding the data gradient lands in the padded buffer (the filter gradient,
     // earlier on the same stream, is done with it) and is cropped into dx.

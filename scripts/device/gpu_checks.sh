@@ -17,6 +17,7 @@
 #             not by the GPU's arithmetic (what the CUDA-graph work must remove)
 #   mpi       mpirun -np 1 dl-train, backend cuda, cuda.nccl always (NCCL bootstrapped over MPI
 #             with one rank), from the MPI kit (device-kit-mpi)
+#   graphs, profile: see gpu_stages_speed.sh
 # Every invocation first prints the machine (nvidia-smi, CPU), where the CUDA libraries were
 # found, and `dl-train info`; it stops with exit 3 when no GPU is visible.
 #
@@ -38,7 +39,7 @@ set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo_root" || exit 2
 
-readonly kStages=" tests sanitize train bench scale mpi "
+readonly kStages=" tests sanitize train bench scale mpi graphs profile "
 readonly kNoGpuExit=3
 readonly kUsageExit=2
 readonly kMinStepSeconds=20   # a step with less time left is skipped, not started
@@ -348,6 +349,9 @@ stage_mpi() {
       "$(json_number "$run_dir/summary.json" train_seconds)" "$rc" >>"$results_tsv"
   fi
 }
+
+# shellcheck source=gpu_stages_speed.sh
+source "$repo_root/scripts/device/gpu_stages_speed.sh"
 
 for stage in "$@"; do
   say "### stage $stage ($((deadline - SECONDS))s of the budget left)"

@@ -68,7 +68,10 @@ class HostGridBackend : public CpuBackend {
 
  private:
   gpu::LaunchLimits limits_;
-  std::vector<double> partials_;      // per-block partial sums, limits.max_grid of them
+  std::vector<double> partials_;  // per-block partial sums, limits.max_grid of them
+  void weight_gradient_by_columns(const Conv2dGeometry& g, const float* x, const float* dy,
+                                  float* dw);
+
   std::vector<double> sum_partials_;  // the bias gradients' chunk totals
 };
 

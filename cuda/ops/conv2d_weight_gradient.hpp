@@ -1,0 +1,48 @@
+// A float32 convolution's weight gradient as matrix products, for cuBLAS:
+//   dw[o][(c, i, j)] = sum over samples n and outputs (oh, ow) of
+//                      dy[n][o][oh][ow] * x[n][c][oh*sh + i - pad_top][ow*sw + j - pad_left]
+// (zero where the window reads padding). The samples are taken in chunks; for each chunk the
+// columns (im2col, in the CPU backend's layout: row (c, i, j), column (sample, oh, ow)) and dy
+// reordered channel-major (row o, column (sample, oh, ow)) are written to the workspace, and one
+// sgemm adds columns x dy^T into dw (overwriting it for the first chunk). The chunks and so the
+// order of the additions depend only on the sizes, and cuBLAS's products give the same bits on
+// every run of one GPU model, so the gradient is deterministic.
+//
+// Why not cuDNN's backward-filter: its deterministic algorithms took 280 and 370 us per call for
+// LeNet's two layers at batch 128 on an H200 (70% of the step's GPU time, Nsight Compute,
+// 2026-11-26), and its faster ones add with atomics, whose order changes from run to run.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "backend/ops/conv2d.hpp"
+#include "launch_limits.hpp"
+
+namespace dl::gpu {
+
+// The workspace one chunk takes at most. Large enough that LeNet-sized layers take their whole
+// batch of 128-512 in one product; a layer whose one sample needs more still takes one sample
+// per chunk (the workspace then grows to that sample's size).
+inline constexpr std::size_t kWeightGradientChunkFloats = std::size_t{1} << 24;  // 64 MiB
+
+struct WeightGradientChunks {
+  int samples = 0;                  // per chunk (the last may have fewer)
+  std::size_t column_floats = 0;    // a full chunk's columns: (c, i, j) rows x its outputs
+  std::size_t gradient_floats = 0;  // a full chunk's dy, channel-major
+  std::size_t workspace_floats() const { return column_floats + gradient_floats; }
+};
+
+// The chunks for g.batch samples: a function of the sizes alone.
+WeightGradientChunks weight_gradient_chunks(const Conv2dGeometry& g);
+
+// columns[(c, i, j)][(s, oh, ow)] for the `samples` samples from `first_sample`.
+void launch_convolution_columns(const Conv2dGeometry& g, int first_sample, int samples,
+                                const float* x, float* columns, const LaunchLimits& limits,
+                                cudaStream_t stream);
+// channel_major[o][(s, oh, ow)] = dy[first_sample + s][o][oh][ow].
+void launch_channel_major(const Conv2dGeometry& g, int first_sample, int samples, const float* dy,
+                          float* channel_major, const LaunchLimits& limits, cudaStream_t stream);
+
+}  // namespace dl::gpu

@@ -1,0 +1,62 @@
+# Sourced by gpu_checks.sh: the stages that look at the step's speed.
+#   graphs    FLOAT, HALF and BFLOAT16 with 1 worker and FLOAT with 2 synchronous workers, 2 epochs
+#             each with cuda.graphs false and true: scores.csv must be the same bytes (a replayed
+#             step is the same arithmetic), and images/s shows what the replay saves
+#   profile   Nsight Compute's duration of every kernel of 300 launches in the middle of an epoch
+#             (FLOAT, 1 worker, batch 128, op by op), summed per kernel: where the GPU's time goes
+
+stage_graphs() {
+  local setup dtype workers mode name
+  for setup in FLOAT:1:averaging HALF:1:averaging BFLOAT16:1:averaging FLOAT:2:synchronous; do
+    IFS=: read -r dtype workers mode <<<"$setup"
+    for graphs in false true; do
+      name="graphs-$graphs-$dtype-${workers}w-$mode"
+      train_run "$name" --set "dtype=$dtype" --set "parallel.workers=$workers" \
+        --set "parallel.mode=$mode" --set "cuda.graphs=$graphs" --set epochs=2
+    done
+    local off="$work/graphs-false-$dtype-${workers}w-$mode/scores.csv"
+    local on="$work/graphs-true-$dtype-${workers}w-$mode/scores.csv"
+    if [[ -f "$off" && -f "$on" ]] && cmp -s "$off" "$on"; then
+      say "      graphs: $dtype ${workers}w $mode: scores.csv identical with and without ($(wc -l <"$on") rows)"
+    else
+      fail_check "graphs: $dtype ${workers}w $mode: scores.csv differs with cuda.graphs true (or is missing)"
+      diff <(head -n 5 "$off" 2>/dev/null) <(head -n 5 "$on" 2>/dev/null) | sed 's/^/      /' | tee -a "$log"
+    fi
+  done
+}
+
+stage_profile() {
+  local ncu
+  ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)"
+  if [[ -z "$ncu" ]]; then
+    fail_check "profile: ncu not found"
+    return
+  fi
+  local report="$work/profile"
+  step profile-ncu "$kTrainLimitSeconds" "$ncu" --clock-control none --metrics gpu__time_duration.sum \
+    --launch-skip 400 --launch-count 300 -o "$report" \
+    "$KIT/bin/dl-train" --config "$kConfig" --set backend=cuda --set epochs=1 --set data.trainLimit=20000 \
+    "${data_overrides[@]}" --set "output.directory=$work/profile-run" --overwrite --set cuda.graphs=false \
+    --set parallel.workers=1 "${extra_set[@]}"
+  "$ncu" --import "$report.ncu-rep" --csv --page raw --metrics gpu__time_duration.sum >"$work/profile.csv" 2>&1
+  cp "$work/profile.csv" "$OUT/profile.csv" 2>/dev/null
+  # Kernel name and duration (ns) columns, found by their headers; summed per kernel.
+  python3 - "$work/profile.csv" <<'PY' | tee -a "$log"
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1])))
+head = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
+h = rows[head]
+name, dur = h.index("Kernel Name"), h.index("gpu__time_duration.sum")
+total = collections.defaultdict(float); count = collections.Counter()
+for r in rows[head + 1:]:
+    try:
+        t = float(r[dur].replace(",", ""))
+    except (ValueError, IndexError):
+        continue
+    k = r[name][:70]; total[k] += t; count[k] += 1
+whole = sum(total.values())
+print(f"      profile: {sum(count.values())} kernels, {whole / 1e3:.1f} us in all")
+for k, t in sorted(total.items(), key=lambda kv: -kv[1])[:25]:
+    print(f"      {t / whole * 100:5.1f}%  {count[k]:4d} x {t / count[k] / 1e3:8.2f} us  {k}")
+PY
+}
