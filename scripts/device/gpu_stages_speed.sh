@@ -47,10 +47,13 @@ rows = list(csv.reader(open(sys.argv[1])))
 head = next(i for i, r in enumerate(rows) if "Kernel Name" in r)
 h = rows[head]
 name, dur = h.index("Kernel Name"), h.index("gpu__time_duration.sum")
+# The row after the header names each column's unit; durations are summed in ns.
+to_ns = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}
+scale = to_ns.get(rows[head + 1][dur].strip(), 1.0)
 total = collections.defaultdict(float); count = collections.Counter()
-for r in rows[head + 1:]:
+for r in rows[head + 2:]:
     try:
-        t = float(r[dur].replace(",", ""))
+        t = float(r[dur].replace(",", "")) * scale
     except (ValueError, IndexError):
         continue
     k = r[name][:70]; total[k] += t; count[k] += 1
