@@ -366,11 +366,11 @@ void CudaBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const
   activate();
   launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, sum_partials_,
                       limits_, stream_.get());
-  if (half_format_ || g.batch <= 0) {
+  if (g.batch <= 0) {
     convolution_->backward(g, x, w, dy, dx, dw, workspace, limits_, stream_.get());
     return;
   }
-  // float32: our weight gradient first; cuDNN's data gradient may then reuse the workspace.
+  // Our weight gradient first; cuDNN's data gradient may then reuse the workspace.
   conv2d_weight_gradient(g, x, dy, dw, workspace);
   if (dx != nullptr)
     convolution_->backward(g, x, w, dy, dx, nullptr, workspace, limits_, stream_.get());

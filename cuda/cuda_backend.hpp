@@ -168,9 +168,8 @@ class CudaBackend final : public Backend {
   // allocated. The old buffer goes back to the cache, which serves it only to later work on this
   // stream, so GEMMs still queued on it are unaffected.
   void* dense_scratch(std::size_t bytes);
-  // float32 convolutions: the weight gradient as cuBLAS products over chunks of samples
-  // (conv2d_weight_gradient_gemm.cpp), and the workspace it needs (0 in mixed precision, where
-  // cuDNN computes it).
+  // The convolutions' weight gradient as cuBLAS products over chunks of samples
+  // (conv2d_weight_gradient_gemm.cpp), and the workspace it needs.
   std::size_t weight_gradient_workspace_floats(const Conv2dGeometry& g) const;
   void conv2d_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy, float* dw,
                               float* workspace);

@@ -400,18 +400,20 @@ void CudnnConvolution::backward(const Conv2dGeometry& g, const float* x, const f
   void* w16 = Plan::at(workspace, p.weights_offset);
   void* dy16 = Plan::at(workspace, p.output_offset);
   void* dw16 = Plan::at(workspace, p.weight_grad_offset);
-  if (p.explicit_padding) {
-    launch_pad_planes_to_half_format(f, p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, x16,
-                                     limits, stream);
-  } else {
-    launch_cast_to_half_format(f, p.input_bytes / kHalfBytes, x, x16, limits, stream);
-  }
   launch_cast_to_half_format(f, output_count(g), dy, dy16, limits, stream);
-  p.use_math(p.filter.math);
-  DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, x16, p.y_desc, dy16,
-                                               p.conv_desc, p.filter.algo, cudnn_workspace,
-                                               p.filter.bytes, &zero, p.w_desc, dw16));
-  launch_cast_to_float(f, weight_count(g), dw16, dw, limits, stream);
+  if (dw != nullptr) {
+    if (p.explicit_padding) {
+      launch_pad_planes_to_half_format(f, p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x,
+                                       x16, limits, stream);
+    } else {
+      launch_cast_to_half_format(f, p.input_bytes / kHalfBytes, x, x16, limits, stream);
+    }
+    p.use_math(p.filter.math);
+    DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, x16, p.y_desc, dy16,
+                                                 p.conv_desc, p.filter.algo, cudnn_workspace,
+                                                 p.filter.bytes, &zero, p.w_desc, dw16));
+    launch_cast_to_float(f, weight_count(g), dw16, dw, limits, stream);
+  }
   if (dx == nullptr) return;
   // The data gradient (padded when padding is explicit) overwrites x16, which backward-filter,
   // earlier on the same stream, is done with.

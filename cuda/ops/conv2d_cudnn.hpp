@@ -62,7 +62,7 @@ class CudnnConvolution {
   std::size_t workspace_floats(const Conv2dGeometry& g);
   void forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
                float* workspace, const LaunchLimits& limits, cudaStream_t stream);
-  // dx and dw (float32: dw may be null, when the backend computes it itself); the bias gradient
+  // dx and dw (dw may be null, when the backend computes it itself); the bias gradient
   // is launch_channel_sums (ops/bias_sums.hpp).
   void backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx,
                 float* dw, float* workspace, const LaunchLimits& limits, cudaStream_t stream);

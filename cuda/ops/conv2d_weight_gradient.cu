@@ -4,16 +4,18 @@
 
 #include "cuda_check.hpp"
 #include "ops/conv2d_weight_gradient.hpp"
+#include "ops/half_format.cuh"
 #include "ops/kernel_support.cuh"
 
 namespace dl::gpu {
 
 namespace {
 
-// Index: std::uint32_t or std::size_t (with_index_type). One thread per column element.
-template <typename Index>
+// Out: float, or a 16-bit storage type (rounded to nearest even) for mixed precision. Index:
+// std::uint32_t or std::size_t (with_index_type). One thread per column element.
+template <typename Out, typename Index>
 __global__ void convolution_columns_kernel(Conv2dGeometry g, int first_sample, int samples,
-                                           const float* x, float* columns) {
+                                           const float* x, Out* columns) {
   const Index outputs = static_cast<Index>(g.out_height) * g.out_width;
   const Index row_length = outputs * static_cast<Index>(samples);
   const Index total = row_length * g.in_channels * g.kernel_height * g.kernel_width;
@@ -30,13 +32,13 @@ __global__ void convolution_columns_kernel(Conv2dGeometry g, int first_sample, i
     const bool inside = ih >= 0 && ih < g.in_height && iw >= 0 && iw < g.in_width;
     const std::size_t plane = static_cast<std::size_t>(first_sample + sample) * g.in_channels +
                               static_cast<std::size_t>(c);
-    columns[k] = inside ? x[(plane * g.in_height + ih) * g.in_width + iw] : 0.0f;
+    columns[k] = to_storage<Out>(inside ? x[(plane * g.in_height + ih) * g.in_width + iw] : 0.0f);
   }
 }
 
-template <typename Index>
+template <typename Out, typename Index>
 __global__ void channel_major_kernel(Conv2dGeometry g, int first_sample, int samples,
-                                     const float* dy, float* channel_major) {
+                                     const float* dy, Out* channel_major) {
   const Index outputs = static_cast<Index>(g.out_height) * g.out_width;
   const Index total = outputs * static_cast<Index>(samples) * g.out_channels;
   for (Index k = first_index(); k < total; k += grid_stride()) {
@@ -45,7 +47,7 @@ __global__ void channel_major_kernel(Conv2dGeometry g, int first_sample, int sam
     const Index channel = k / outputs / static_cast<Index>(samples);
     const std::size_t plane = static_cast<std::size_t>(first_sample + sample) * g.out_channels +
                               static_cast<std::size_t>(channel);
-    channel_major[k] = dy[plane * outputs + output];
+    channel_major[k] = to_storage<Out>(dy[plane * outputs + output]);
   }
 }
 
@@ -66,30 +68,65 @@ WeightGradientChunks weight_gradient_chunks(const Conv2dGeometry& g) {
   return chunks;
 }
 
-void launch_convolution_columns(const Conv2dGeometry& g, int first_sample, int samples,
-                                const float* x, float* columns, const LaunchLimits& limits,
-                                cudaStream_t stream) {
+namespace {
+
+template <typename Out>
+void convolution_columns(const Conv2dGeometry& g, int first_sample, int samples, const float* x,
+                         Out* columns, const LaunchLimits& limits, cudaStream_t stream) {
   const std::size_t total = static_cast<std::size_t>(samples) * g.out_height * g.out_width *
                             g.in_channels * g.kernel_height * g.kernel_width;
   if (total == 0) return;
   const int block = limits.block();
   with_index_type(total, [&](auto index) {
-    convolution_columns_kernel<decltype(index)>
+    convolution_columns_kernel<Out, decltype(index)>
         <<<limits.grid(total, block), block, 0, stream>>>(g, first_sample, samples, x, columns);
     DL_CUDA_LAUNCHED(convolution_columns_kernel);
   });
 }
 
-void launch_channel_major(const Conv2dGeometry& g, int first_sample, int samples, const float* dy,
-                          float* channel_major, const LaunchLimits& limits, cudaStream_t stream) {
+template <typename Out>
+void channel_major(const Conv2dGeometry& g, int first_sample, int samples, const float* dy,
+                   Out* reordered, const LaunchLimits& limits, cudaStream_t stream) {
   const std::size_t total =
       static_cast<std::size_t>(samples) * g.out_height * g.out_width * g.out_channels;
   if (total == 0) return;
   const int block = limits.block();
   with_index_type(total, [&](auto index) {
-    channel_major_kernel<decltype(index)><<<limits.grid(total, block), block, 0, stream>>>(
-        g, first_sample, samples, dy, channel_major);
+    channel_major_kernel<Out, decltype(index)>
+        <<<limits.grid(total, block), block, 0, stream>>>(g, first_sample, samples, dy, reordered);
     DL_CUDA_LAUNCHED(channel_major_kernel);
+  });
+}
+
+}  // namespace
+
+void launch_convolution_columns(const Conv2dGeometry& g, int first_sample, int samples,
+                                const float* x, float* columns, const LaunchLimits& limits,
+                                cudaStream_t stream) {
+  convolution_columns(g, first_sample, samples, x, columns, limits, stream);
+}
+
+void launch_channel_major(const Conv2dGeometry& g, int first_sample, int samples, const float* dy,
+                          float* reordered, const LaunchLimits& limits, cudaStream_t stream) {
+  channel_major(g, first_sample, samples, dy, reordered, limits, stream);
+}
+
+void launch_convolution_columns_to_half_format(HalfFormat f, const Conv2dGeometry& g,
+                                               int first_sample, int samples, const float* x,
+                                               void* columns, const LaunchLimits& limits,
+                                               cudaStream_t stream) {
+  with_half_format(f, [&](auto format) {
+    using T = StorageOf<decltype(format)>;
+    convolution_columns(g, first_sample, samples, x, static_cast<T*>(columns), limits, stream);
+  });
+}
+
+void launch_channel_major_to_half_format(HalfFormat f, const Conv2dGeometry& g, int first_sample,
+                                         int samples, const float* dy, void* reordered,
+                                         const LaunchLimits& limits, cudaStream_t stream) {
+  with_half_format(f, [&](auto format) {
+    using T = StorageOf<decltype(format)>;
+    channel_major(g, first_sample, samples, dy, static_cast<T*>(reordered), limits, stream);
   });
 }
 

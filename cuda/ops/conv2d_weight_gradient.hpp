@@ -1,4 +1,4 @@
-// A float32 convolution's weight gradient as matrix products, for cuBLAS:
+// A convolution's weight gradient as matrix products, for cuBLAS:
 //   dw[o][(c, i, j)] = sum over samples n and outputs (oh, ow) of
 //                      dy[n][o][oh][ow] * x[n][c][oh*sh + i - pad_top][ow*sw + j - pad_left]
 // (zero where the window reads padding). The samples are taken in chunks; for each chunk the
@@ -6,7 +6,9 @@
 // reordered channel-major (row o, column (sample, oh, ow)) are written to the workspace, and one
 // sgemm adds columns x dy^T into dw (overwriting it for the first chunk). The chunks and so the
 // order of the additions depend only on the sizes, and cuBLAS's products give the same bits on
-// every run of one GPU model, so the gradient is deterministic.
+// every run of one GPU model, so the gradient is deterministic. In mixed precision the columns and
+// dy are rounded to the 16-bit format (as cuDNN's inputs were) and the products accumulate in
+// float32.
 //
 // Why not cuDNN's backward-filter: its deterministic algorithms took 280 and 370 us per call for
 // LeNet's two layers at batch 128 on an H200 (70% of the step's GPU time, Nsight Compute,
@@ -19,6 +21,7 @@
 
 #include "backend/ops/conv2d.hpp"
 #include "launch_limits.hpp"
+#include "ops/precision_cast.hpp"
 
 namespace dl::gpu {
 
@@ -44,5 +47,14 @@ void launch_convolution_columns(const Conv2dGeometry& g, int first_sample, int s
 // channel_major[o][(s, oh, ow)] = dy[first_sample + s][o][oh][ow].
 void launch_channel_major(const Conv2dGeometry& g, int first_sample, int samples, const float* dy,
                           float* channel_major, const LaunchLimits& limits, cudaStream_t stream);
+// The same two in format f (16-bit values, rounded to nearest even): the inputs of a
+// mixed-precision weight gradient, whose product runs on tensor cores with float32 accumulation.
+void launch_convolution_columns_to_half_format(HalfFormat f, const Conv2dGeometry& g,
+                                               int first_sample, int samples, const float* x,
+                                               void* columns, const LaunchLimits& limits,
+                                               cudaStream_t stream);
+void launch_channel_major_to_half_format(HalfFormat f, const Conv2dGeometry& g, int first_sample,
+                                         int samples, const float* dy, void* channel_major,
+                                         const LaunchLimits& limits, cudaStream_t stream);
 
 }  // namespace dl::gpu
