@@ -1,6 +1,6 @@
 // dl-train: trains neural networks data-parallel from one YAML file.
 //   dl-train --config configs/mnist.yaml [--set key=value ...] [--resume | --overwrite]
-//   dl-train validate --config FILE [--json]   print the resolved config and the layer table
+//   dl-train validate --config FILE [--json] [--config-only]   check the config and its data
 //   dl-train eval --model FILE [--config FILE] [--json] [--predictions CSV]
 //   dl-train inspect --model FILE [--json]
 //   dl-train info [--json]
@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());
   app.require_subcommand(0, 1);
-  bool validate_json = false, eval_json = false, inspect_json = false, info_json = false;
+  bool eval_json = false, inspect_json = false, info_json = false;
+  dl::ValidateFlags validate_flags;
   const char* json_help = "print one JSON document instead of text";
   TrainCommand top_level, train_command;
   top_level.add_to(app, false);
@@ -75,10 +76,14 @@ int main(int argc, char** argv) {
   dl::CommonOptions validate_common, eval_common;
   CLI::App* train = app.add_subcommand("train", "train a network (the default command)");
   train_command.add_to(*train, true);
-  CLI::App* validate =
-      app.add_subcommand("validate", "check a config; print it resolved and the layer table");
+  CLI::App* validate = app.add_subcommand(
+      "validate",
+      "check a config and read its data files as training would; print the config resolved and "
+      "the layer table");
   add_common(*validate, validate_common, true);
-  validate->add_flag("--json", validate_json, json_help);
+  validate->add_flag("--json", validate_flags.json, json_help);
+  validate->add_flag("--config-only", validate_flags.config_only,
+                     "check the config only, not its data files (which may be absent here)");
   CLI::App* eval =
       app.add_subcommand("eval", "evaluate a saved model or checkpoint on the test set");
   std::string model_path;
@@ -130,7 +135,7 @@ int main(int argc, char** argv) {
     if (*train) {
       return train_command.run(*processes);
     }
-    if (*validate) return dl::run_validate(validate_common, validate_json);
+    if (*validate) return dl::run_validate(validate_common, validate_flags);
     if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
     if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
     if (*info) return dl::run_info(info_json);

@@ -11,11 +11,11 @@ cfg="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
 # Special files as inputs: refused by name, without blocking (timeout guards a hang).
 mkfifo "$WORK/config.fifo"
 expect_failure 2 "config.fifo: is a FIFO \(named pipe\), not a regular file" -- \
-  timeout 20 "$DL_TRAIN" validate --config "$WORK/config.fifo"
+  timeout 20 "$DL_TRAIN" validate --config-only --config "$WORK/config.fifo"
 expect_failure 2 "/dev/zero: is a character device" -- timeout 20 "$DL_TRAIN" --config /dev/zero
 head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' '#' >"$WORK/huge.yaml"
 expect_failure 2 "huge.yaml: is 2097152 bytes, over the limit of 1048576 bytes \(1 MiB\)" -- \
-  "$DL_TRAIN" validate --config "$WORK/huge.yaml"
+  "$DL_TRAIN" validate --config-only --config "$WORK/huge.yaml"
 cp -r "$WORK/data" "$WORK/fifo-data"
 rm "$WORK/fifo-data/train-labels-idx1-ubyte.gz"
 mkfifo "$WORK/fifo-data/train-labels-idx1-ubyte.gz"
