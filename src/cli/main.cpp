@@ -19,6 +19,7 @@
 #include "cli/model_commands.hpp"
 #include "cli/signals.hpp"
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 #include "parallel/process_group.hpp"
 #include "report/build_info.hpp"
 
@@ -150,8 +151,7 @@ int main(int argc, char** argv) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
   } catch (const std::bad_alloc&) {
     return fail(static_cast<int>(dl::ExitCode::kOutOfMemory),
-                "error: out of memory; lower batchSize, the layers' nOut, parallel.workers, "
-                "parallel.prefetchBuffer or data.trainLimit, or run where more memory is free");
+                "error: out of memory; " + dl::out_of_memory_advice());
   } catch (const std::exception& e) {
     return fail(static_cast<int>(dl::ExitCode::kFailure),
                 std::string("internal error: ") + e.what());

@@ -36,8 +36,13 @@ expect_failure 2 "labels go up to [0-9] but the output layer \(layers.3\) has nO
   "$DL_TRAIN" "${args[@]}"
 # Out of memory (a dense layer of 300000 x 1152 weights under a 1.5 GB address-space limit).
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" layers.2.dense.nOut=300000)
-expect_failure 7 "out of memory; lower batchSize, the layers' nOut" -- \
+expect_failure 7 "out of memory allocating the model's parameters and their gradients \(348900218 values each\): 1.3 GiB of host memory; lower batchSize, the layers' nOut" -- \
   bash -c 'ulimit -v 1500000 && exec "$@"' - "$DL_TRAIN" "${args[@]}"
+[ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
+# A batch whose activations do not fit (under a 3 GB limit; the host's memory would hold them).
+mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" batchSize=100000)
+expect_failure 7 "out of memory allocating the activations of layer 0 \(convolution, 4608 values per sample\) for batch 100000: 1.7 GiB of host memory; lower batchSize" -- \
+  bash -c 'ulimit -v 3000000 && exec "$@"' - "$DL_TRAIN" "${args[@]}"
 [ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
 "$DL_TRAIN" "${args[@]}" >/dev/null || fail "the retry after a failed start was refused"
