@@ -8,6 +8,9 @@
 //   dl-train --version
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
+#include <unistd.h>
+
+#include <chrono>
 #include <iostream>
 #include <new>
 #include <string>
@@ -16,6 +19,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/console_writer.hpp"
 #include "cli/model_commands.hpp"
 #include "cli/signals.hpp"
 #include "core/error.hpp"
@@ -60,10 +64,22 @@ struct TrainCommand {
   }
 };
 
+// Standard error through its own thread, each flush waiting at most this long: a reader that
+// takes none of it by then (a full pipe nobody reads) has stopped reading, and neither a run's
+// signal nor its final message may wait on it forever. std::cerr is unit-buffered, so every
+// message is flushed, and so written before the process exits or aborts the job.
+void route_standard_error() {
+  constexpr std::chrono::seconds kStandardErrorWait{2};
+  dl::ConsoleWriter& errors = dl::ConsoleWriter::start(STDERR_FILENO, nullptr, kStandardErrorWait);
+  std::cerr.rdbuf(errors.stream().rdbuf());
+  std::clog.rdbuf(errors.stream().rdbuf());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   dl::prepare_standard_streams();
+  route_standard_error();
   dl::set_command_line(argc, argv);
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());
