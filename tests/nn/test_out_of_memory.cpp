@@ -66,10 +66,11 @@ TEST_CASE("binding a model names the layer whose activations did not fit", "[out
   // Parameters (4*9+4 + 4*36*3+3 floats) and the input fit; layer 0's 144 outputs per sample
   // for a batch of 1000 (576000 bytes) do not.
   SmallMemoryBackend backend(300000);
-  CHECK(failure_of(backend, 1000).rfind(
-            "out of memory allocating the activations of layer 0 (convolution, 144 values per "
-            "sample) for batch 1000: 562.5 KiB of test memory; lower batchSize",
-            0) == 0);
+  CHECK(
+      failure_of(backend, 1000)
+          .rfind("out of memory allocating the activations of layer 0 (convolution, 144 values per "
+                 "sample) for batch 1000: 562.5 KiB of test memory; lower batchSize",
+                 0) == 0);
   SmallMemoryBackend tiny(1000);
   CHECK(failure_of(tiny, 1).rfind(
             "out of memory allocating the model's parameters and their gradients (475 values "
