@@ -97,7 +97,9 @@ expect_failure 4 "--resume found no valid checkpoint \(skipping checkpoint .*che
 
 # Two processes on one run directory: the second (fresh or --resume) is refused, naming the first.
 make_data "$WORK/big" 6000 200
-mapfile -t args < <(small_args "$WORK/big" "$WORK/shared" epochs=2)
+# A sync point every iteration, each pausing 20 ms: the first run lasts over 7 s, well past the
+# two refused starts even on a loaded machine.
+mapfile -t args < <(small_args "$WORK/big" "$WORK/shared" epochs=2 output.scoreEveryIterations=1)
 DL_TRAIN_TEST_SYNC_PAUSE_MS=20 "$DL_TRAIN" "${args[@]}" >"$WORK/first.log" 2>&1 &
 first=$!
 wait_for_lines "$WORK/shared/scores.csv" 2 400 0.05
