@@ -1,10 +1,10 @@
 #include "caching_allocator.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 
 namespace dl::gpu {
 
@@ -22,20 +22,6 @@ std::size_t highest_power_of_two_at_most(std::size_t n) {
   std::size_t p = 1;
   while (p <= n / 2) p *= 2;
   return p;
-}
-
-std::string format_bytes(std::size_t bytes) {
-  constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  constexpr double kStep = 1024.0;
-  double value = static_cast<double>(bytes);
-  std::size_t unit = 0;
-  while (value >= kStep && unit + 1 < std::size(kUnits)) {
-    value /= kStep;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, kUnits[unit]);
-  return text;
 }
 
 }  // namespace
@@ -81,11 +67,8 @@ void* CachingAllocator::allocate(std::size_t bytes) {
     block = raw_.allocate(size);
   }
   if (block == nullptr) {
-    throw Error(ExitCode::kFailure,
-                raw_.name() + ": out of memory allocating " + format_bytes(size) + " (" +
-                    format_bytes(stats_.bytes_in_use) +
-                    " in use, nothing cached); lower batchSize or the number of workers per "
-                    "device, or free the device of other processes");
+    throw OutOfMemoryError(size, raw_.name() + " (" + format_bytes(stats_.bytes_in_use) +
+                                     " in use by this process, nothing cached)");
   }
   in_use_.emplace(block, size);
   stats_.bytes_in_use += size;

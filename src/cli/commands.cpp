@@ -25,6 +25,7 @@
 #include "parallel/process_group.hpp"
 #include "parallel/thread_budget.hpp"
 #include "train/evaluator.hpp"
+#include "train/run_setup.hpp"
 #include "train/trainer.hpp"
 
 namespace dl {
@@ -55,16 +56,36 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   return static_cast<int>(outcome.exit_code);
 }
 
-int run_validate(const CommonOptions& common, bool json) {
+namespace {
+
+// "data OK: 60000 training examples (28x28) from …, 10000 test examples from …".
+std::string describe_checked_data(const Config& config, const RunData& data) {
+  const DataConfig& d = config.data;
+  std::string text = fmt::format("data OK: {} training examples ({}) from {}", data.train->size(),
+                                 data.train->shape_text(), training_source(d));
+  if (data.validation)
+    text += fmt::format(", {} validation examples from {}", data.validation->size(),
+                        validation_source(d));
+  return text + fmt::format(", {} test examples from {}", data.test->size(), test_source(d));
+}
+
+}  // namespace
+
+int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
   const Config config = load_config_file(common.config_path, common.overrides);
-  if (json) {
-    print_validate_json(common.config_path, config);
+  check_batch_fits_host_memory(config, choose_backend(config).kind);
+  // Read as training reads them, so that a config validate passes does not fail on its data.
+  const std::string data =
+      flags.config_only ? "" : describe_checked_data(config, load_checked_data(config));
+  if (flags.json) {
+    print_validate_json(common.config_path, config, data);
     return 0;
   }
   std::cout << "# resolved config of " << common.config_path << "\n"
             << dump_config_yaml(config) << "\n"
-            << layer_table(config);
-  std::cout << "config OK\n";
+            << layer_table(config)
+            << (flags.config_only ? "data not checked (--config-only)" : data) << "\n"
+            << "config OK\n";
   return 0;
 }
 

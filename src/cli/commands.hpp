@@ -21,8 +21,14 @@ struct TrainFlags {
 
 class ProcessGroup;
 int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup& processes);
-// json: one JSON document on standard output instead of text (cli/json_output.hpp).
-int run_validate(const CommonOptions& common, bool json);
+// validate: json prints one JSON document on standard output instead of text
+// (cli/json_output.hpp); config_only skips reading the data files (whose absence, truncation or
+// shape is otherwise the error training would give, exit 3).
+struct ValidateFlags {
+  bool json = false;
+  bool config_only = false;
+};
+int run_validate(const CommonOptions& common, const ValidateFlags& flags);
 // model_path: a model (.dlm) or checkpoint file; the config defaults to the run directory's
 // config.resolved.yaml beside it.
 // predictions_path: when not empty, a CSV of every test example's label, prediction and class

@@ -23,16 +23,15 @@ constexpr std::size_t kMaxPendingBytes = std::size_t{8} << 20;
 // Collects the text of each line (flushing at newlines) and hands it to the writer thread.
 class ConsoleWriter::Buffer final : public std::streambuf {
  public:
-  Buffer(int fd, std::atomic<int>* stop_signal) : fd_(fd), stop_signal_(stop_signal) {
+  Buffer(int fd, std::atomic<int>* stop_signal, std::chrono::milliseconds flush_wait)
+      : fd_(fd), stop_signal_(stop_signal), flush_wait_(flush_wait) {
     std::thread([this] { write_loop(); }).detach();
   }
 
   bool finish(std::chrono::milliseconds timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
     hand_over_locked();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    written_.wait_until(lock, deadline, [this] { return pending_.empty() && !writing_; });
-    return pending_.empty() && !writing_ && failure_.empty();
+    return wait_written_locked(lock, timeout);
   }
 
   std::string failure() const {
@@ -57,12 +56,20 @@ class ConsoleWriter::Buffer final : public std::streambuf {
   }
 
   int sync() override {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::unique_lock<std::mutex> lock(mutex_);
     hand_over_locked();
+    if (flush_wait_.count() > 0 && !stalled_ && !wait_written_locked(lock, flush_wait_))
+      stalled_ = failure_.empty();
     return 0;
   }
 
  private:
+  bool wait_written_locked(std::unique_lock<std::mutex>& lock, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    written_.wait_until(lock, deadline, [this] { return pending_.empty() && !writing_; });
+    return pending_.empty() && !writing_ && failure_.empty();
+  }
+
   void hand_over_locked() {
     if (line_.empty()) return;
     if (failure_.empty() && pending_.size() + line_.size() <= kMaxPendingBytes) {
@@ -84,6 +91,7 @@ class ConsoleWriter::Buffer final : public std::streambuf {
       lock.lock();
       writing_ = false;
       if (err != 0) fail_locked(err);
+      stalled_ = false;  // the reader took the text: flushes wait for it again
       written_.notify_all();
     }
   }
@@ -97,6 +105,8 @@ class ConsoleWriter::Buffer final : public std::streambuf {
 
   const int fd_;
   std::atomic<int>* stop_signal_;
+  const std::chrono::milliseconds flush_wait_;
+  bool stalled_ = false;  // a flush's wait ran out and no write has completed since
   mutable std::mutex mutex_;
   std::condition_variable ready_, written_;
   std::string line_;     // the line being written by the run
@@ -105,12 +115,14 @@ class ConsoleWriter::Buffer final : public std::streambuf {
   std::string failure_;
 };
 
-ConsoleWriter::ConsoleWriter(int fd, std::atomic<int>* stop_signal)
-    : buffer_(new Buffer(fd, stop_signal)), stream_(buffer_) {}
+ConsoleWriter::ConsoleWriter(int fd, std::atomic<int>* stop_signal,
+                             std::chrono::milliseconds flush_wait)
+    : buffer_(new Buffer(fd, stop_signal, flush_wait)), stream_(buffer_) {}
 
-ConsoleWriter& ConsoleWriter::start(int fd, std::atomic<int>* stop_signal) {
+ConsoleWriter& ConsoleWriter::start(int fd, std::atomic<int>* stop_signal,
+                                    std::chrono::milliseconds flush_wait) {
   // Never destroyed: the writer thread may still be blocked in write() when main returns.
-  return *new ConsoleWriter(fd, stop_signal);
+  return *new ConsoleWriter(fd, stop_signal, flush_wait);
 }
 
 bool ConsoleWriter::finish(std::chrono::milliseconds timeout) {

@@ -66,13 +66,16 @@ void print(const Json& document) {
 
 }  // namespace
 
-void print_validate_json(const std::string& config_path, const Config& config) {
+void print_validate_json(const std::string& config_path, const Config& config,
+                         const std::string& data) {
   Json out = versioned_json_object();
   out["config"] = config_path;
   out["valid"] = true;
   out["config_hash"] = fmt::format("{:016x}", config_hash(config));
   out["resolved"] = yaml_to_json(YAML::Load(dump_config_yaml(config)));
   out["layer_table"] = lines_of(layer_table(config));
+  out["data_checked"] = !data.empty();
+  out["data"] = data.empty() ? Json() : Json(data);
   print(out);
 }
 

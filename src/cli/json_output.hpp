@@ -14,7 +14,9 @@
 namespace dl {
 
 // Each prints one JSON document of what the text form of the command prints.
-void print_validate_json(const std::string& config_path, const Config& config);
+// validate: `data` is the "data OK: ..." line of the data check, empty under --config-only.
+void print_validate_json(const std::string& config_path, const Config& config,
+                         const std::string& data);
 void print_eval_json(const std::string& model_path, const CheckpointState& state,
                      const std::string& test_set, std::size_t examples,
                      const EvaluationResult& result);

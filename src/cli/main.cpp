@@ -1,6 +1,6 @@
 // dl-train: trains neural networks data-parallel from one YAML file.
 //   dl-train --config configs/mnist.yaml [--set key=value ...] [--resume | --overwrite]
-//   dl-train validate --config FILE [--json]   print the resolved config and the layer table
+//   dl-train validate --config FILE [--json] [--config-only]   check the config and its data
 //   dl-train eval --model FILE [--config FILE] [--json] [--predictions CSV]
 //   dl-train inspect --model FILE [--json]
 //   dl-train info [--json]
@@ -8,6 +8,9 @@
 //   dl-train --version
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
+#include <unistd.h>
+
+#include <chrono>
 #include <iostream>
 #include <new>
 #include <string>
@@ -16,9 +19,11 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/console_writer.hpp"
 #include "cli/model_commands.hpp"
 #include "cli/signals.hpp"
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 #include "parallel/process_group.hpp"
 #include "report/build_info.hpp"
 
@@ -59,15 +64,28 @@ struct TrainCommand {
   }
 };
 
+// Standard error through its own thread, each flush waiting at most this long: a reader that
+// takes none of it by then (a full pipe nobody reads) has stopped reading, and neither a run's
+// signal nor its final message may wait on it forever. std::cerr is unit-buffered, so every
+// message is flushed, and so written before the process exits or aborts the job.
+void route_standard_error() {
+  constexpr std::chrono::seconds kStandardErrorWait{2};
+  dl::ConsoleWriter& errors = dl::ConsoleWriter::start(STDERR_FILENO, nullptr, kStandardErrorWait);
+  std::cerr.rdbuf(errors.stream().rdbuf());
+  std::clog.rdbuf(errors.stream().rdbuf());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   dl::prepare_standard_streams();
+  route_standard_error();
   dl::set_command_line(argc, argv);
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());
   app.require_subcommand(0, 1);
-  bool validate_json = false, eval_json = false, inspect_json = false, info_json = false;
+  bool eval_json = false, inspect_json = false, info_json = false;
+  dl::ValidateFlags validate_flags;
   const char* json_help = "print one JSON document instead of text";
   TrainCommand top_level, train_command;
   top_level.add_to(app, false);
@@ -75,10 +93,14 @@ int main(int argc, char** argv) {
   dl::CommonOptions validate_common, eval_common;
   CLI::App* train = app.add_subcommand("train", "train a network (the default command)");
   train_command.add_to(*train, true);
-  CLI::App* validate =
-      app.add_subcommand("validate", "check a config; print it resolved and the layer table");
+  CLI::App* validate = app.add_subcommand(
+      "validate",
+      "check a config and read its data files as training would; print the config resolved and "
+      "the layer table");
   add_common(*validate, validate_common, true);
-  validate->add_flag("--json", validate_json, json_help);
+  validate->add_flag("--json", validate_flags.json, json_help);
+  validate->add_flag("--config-only", validate_flags.config_only,
+                     "check the config only, not its data files (which may be absent here)");
   CLI::App* eval =
       app.add_subcommand("eval", "evaluate a saved model or checkpoint on the test set");
   std::string model_path;
@@ -130,7 +152,7 @@ int main(int argc, char** argv) {
     if (*train) {
       return train_command.run(*processes);
     }
-    if (*validate) return dl::run_validate(validate_common, validate_json);
+    if (*validate) return dl::run_validate(validate_common, validate_flags);
     if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
     if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
     if (*info) return dl::run_info(info_json);
@@ -145,8 +167,7 @@ int main(int argc, char** argv) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
   } catch (const std::bad_alloc&) {
     return fail(static_cast<int>(dl::ExitCode::kOutOfMemory),
-                "error: out of memory; lower batchSize, the layers' nOut, parallel.workers, "
-                "parallel.prefetchBuffer or data.trainLimit, or run where more memory is free");
+                "error: out of memory; " + dl::out_of_memory_advice());
   } catch (const std::exception& e) {
     return fail(static_cast<int>(dl::ExitCode::kFailure),
                 std::string("internal error: ") + e.what());

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/output_layer.hpp"
 
@@ -54,17 +55,29 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     parameter_count_ += layers_[i]->parameter_count();
   }
   signature_ = network_signature(layers_);
-  params_ = FloatBuffer(backend, parameter_count_);
-  grads_ = FloatBuffer(backend, parameter_count_);
+  {
+    const AllocationPurpose purpose(fmt::format(
+        "the model's parameters and their gradients ({} values each)", parameter_count_));
+    params_ = FloatBuffer(backend, parameter_count_);
+    grads_ = FloatBuffer(backend, parameter_count_);
+  }
   backend.fill(grads_.data(), parameter_count_, 0.0f);
-  input_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * input_size());
-  labels_ = IndexBuffer(backend, static_cast<std::size_t>(max_batch));
-  loss_sum_ = FloatBuffer(backend, 1);
+  {
+    const AllocationPurpose purpose(fmt::format("the model's input for batch {}", max_batch));
+    input_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * input_size());
+    labels_ = IndexBuffer(backend, static_cast<std::size_t>(max_batch));
+    loss_sum_ = FloatBuffer(backend, 1);
+  }
   std::size_t offset = 0;
-  for (auto& layer : layers_) {
-    layer->bind(backend, params_.data() + offset, grads_.data() + offset, max_batch);
-    offset += layer->parameter_count();
-    output_grads_.emplace_back(backend, static_cast<std::size_t>(max_batch) * layer->output_size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    Layer& layer = *layers_[i];
+    // The layer's outputs, their gradients and its own buffers (workspace, masks, argmax).
+    const AllocationPurpose purpose(
+        fmt::format("the activations of layer {} ({}, {} values per sample) for batch {}", i,
+                    layer_kind(layer.plan().config.type).name, layer.output_size(), max_batch));
+    layer.bind(backend, params_.data() + offset, grads_.data() + offset, max_batch);
+    offset += layer.parameter_count();
+    output_grads_.emplace_back(backend, static_cast<std::size_t>(max_batch) * layer.output_size());
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "config/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 #include "optim/learning_rate_schedule.hpp"
 
 namespace dl {
@@ -50,6 +51,9 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
   DL_CHECK(schedule_.type != LearningRateSchedule::kStep || schedule_.step > 0,
            "the step schedule needs a positive step");
   if (state_floats_ > 0) {
+    const AllocationPurpose purpose(
+        fmt::format("the updater's state ({} values per parameter, {} in all)",
+                    updater_state_per_parameter(updater.type), state_floats_));
     state_ = backend_->allocate_floats(state_floats_);
     // DL4J starts RMSProp's mean square at epsilon (so the first step is not a division by
     // ~0); the other updaters start from zero.

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 #include "data/epoch_plan.hpp"
 
 namespace dl {
@@ -91,8 +92,11 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
         *r->backend, config.cuda.graphs && r->model->steps_replayable());
     r->host_losses.resize(loss_window);
     r->host_correct.resize(loss_window);
-    if (data_resident_)
+    if (data_resident_) {
+      const AllocationPurpose purpose(
+          "the training set on the device (data.deviceResident: never keeps it on the host)");
       r->resident = std::make_unique<ResidentTrainingSet>(*r->backend, train, epoch_capacity);
+    }
   }
 }
 

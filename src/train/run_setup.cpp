@@ -60,6 +60,8 @@ std::uint64_t host_memory_limit(std::string& source) {
   return limit;
 }
 
+}  // namespace
+
 // A lower bound of what the CPU workers' activations and their gradients take (two floats per
 // value each layer produces, per sample of a batch): a batch size no memory here could hold is
 // refused before the run directory is claimed, instead of ending in an allocation failure
@@ -86,38 +88,16 @@ void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
       values_per_sample, static_cast<double>(limit / kGiB), source, config.sourcePath));
 }
 
+namespace {
+
 void load_data(const Config& config, RunSetup& setup) {
   const DataConfig& d = config.data;
-  TrainingData training = load_training_data(d, config.seed);
-  setup.train = std::make_unique<Dataset>(std::move(training.train));
-  if (training.validation)
-    setup.validation = std::make_unique<Dataset>(std::move(*training.validation));
-  setup.test = std::make_unique<Dataset>(load_test_set(d));
+  RunData data = load_checked_data(config);
+  setup.train = std::move(data.train);
+  setup.test = std::move(data.test);
+  setup.validation = std::move(data.validation);
   const Dataset& train = *setup.train;
   const Dataset& test = *setup.test;
-  const std::size_t expected = static_cast<std::size_t>(config.inputType.height) *
-                               config.inputType.width * config.inputType.channels;
-  const std::size_t expected_input = config.inputType.kind == InputTypeConfig::Kind::kFeedForward
-                                         ? static_cast<std::size_t>(config.inputType.size)
-                                         : expected;
-  if (train.sample_floats() != expected_input) {
-    throw DataError(fmt::format(
-        "{}: images are {} ({} values) but inputType expects {} values; fix inputType in {}",
-        training_source(d), train.shape_text(), train.sample_floats(), expected_input,
-        config.sourcePath));
-  }
-  if (test.sample_floats() != train.sample_floats()) {
-    throw DataError(fmt::format("{}: test images are {} but training images are {}", test_source(d),
-                                test.shape_text(), train.shape_text()));
-  }
-  check_labels_fit_output(config, train, training_source(d));
-  check_labels_fit_output(config, test, test_source(d));
-  if (setup.validation) check_labels_fit_output(config, *setup.validation, validation_source(d));
-  if (setup.validation && setup.validation->sample_floats() != train.sample_floats()) {
-    throw DataError(fmt::format("{}: validation images are {} but training images are {}",
-                                validation_source(d), setup.validation->shape_text(),
-                                train.shape_text()));
-  }
   // Before the trainer exists: the data path it picks depends on whether the pipeline transforms.
   const InputPipeline pipeline = input_pipeline(d, config.seed, train);
   setup.train->set_pipeline(pipeline);
@@ -170,6 +150,42 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
 }
 
 }  // namespace
+
+RunData load_checked_data(const Config& config) {
+  const DataConfig& d = config.data;
+  RunData data;
+  TrainingData training = load_training_data(d, config.seed);
+  data.train = std::make_unique<Dataset>(std::move(training.train));
+  if (training.validation)
+    data.validation = std::make_unique<Dataset>(std::move(*training.validation));
+  data.test = std::make_unique<Dataset>(load_test_set(d));
+  const Dataset& train = *data.train;
+  const Dataset& test = *data.test;
+  const std::size_t expected = static_cast<std::size_t>(config.inputType.height) *
+                               config.inputType.width * config.inputType.channels;
+  const std::size_t expected_input = config.inputType.kind == InputTypeConfig::Kind::kFeedForward
+                                         ? static_cast<std::size_t>(config.inputType.size)
+                                         : expected;
+  if (train.sample_floats() != expected_input) {
+    throw DataError(fmt::format(
+        "{}: images are {} ({} values) but inputType expects {} values; fix inputType in {}",
+        training_source(d), train.shape_text(), train.sample_floats(), expected_input,
+        config.sourcePath));
+  }
+  if (test.sample_floats() != train.sample_floats()) {
+    throw DataError(fmt::format("{}: test images are {} but training images are {}", test_source(d),
+                                test.shape_text(), train.shape_text()));
+  }
+  check_labels_fit_output(config, train, training_source(d));
+  check_labels_fit_output(config, test, test_source(d));
+  if (data.validation) check_labels_fit_output(config, *data.validation, validation_source(d));
+  if (data.validation && data.validation->sample_floats() != train.sample_floats()) {
+    throw DataError(fmt::format("{}: validation images are {} but training images are {}",
+                                validation_source(d), data.validation->shape_text(),
+                                train.shape_text()));
+  }
+  return data;
+}
 
 RunSetup set_up_run(const Config& config, ProcessGroup& processes) {
   RunSetup setup;

@@ -66,10 +66,10 @@ fi
 
 # The device path does not augment: always is refused, with the fix.
 expect_failure 2 "deviceResident: always gathers batches on the device" "set data.deviceResident: auto or never" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set data.normalize=true --set data.deviceResident=always
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set data.normalize=true --set data.deviceResident=always
 expect_failure 2 "channelMean has 1 values but the input has 3 channel" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set data.normalize=true --set "data.channelMean=[0.5]" \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set data.normalize=true --set "data.channelMean=[0.5]" \
   --set "data.channelStd=[0.2]"
 expect_failure 2 "data.channelMean is given but data.normalize is false" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set "data.channelMean=[0.5, 0.5, 0.5]" \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set "data.channelMean=[0.5, 0.5, 0.5]" \
   --set "data.channelStd=[0.2, 0.2, 0.2]"

@@ -6,12 +6,12 @@ cfg="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
 
 # Config errors: exit 2.
 printf 'seed: 1\nbatchsize: 12\n' >"$WORK/typo.yaml"
-expect_failure 2 'typo.yaml:2:1' "did you mean 'batchSize'" -- "$DL_TRAIN" validate --config "$WORK/typo.yaml"
-expect_failure 2 "epochs" -- "$DL_TRAIN" validate --config "$cfg" --set epochs=-1
-expect_failure 2 "did you mean" -- "$DL_TRAIN" validate --config "$cfg" --set updater.learningrate=0.1
+expect_failure 2 'typo.yaml:2:1' "did you mean 'batchSize'" -- "$DL_TRAIN" validate --config-only --config "$WORK/typo.yaml"
+expect_failure 2 "epochs" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set epochs=-1
+expect_failure 2 "did you mean" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set updater.learningrate=0.1
 expect_failure 2 "no-such.yaml" -- "$DL_TRAIN" --config "$WORK/no-such.yaml"
 printf 'layers: [\n' >"$WORK/syntax.yaml"
-expect_failure 2 "syntax.yaml:" -- "$DL_TRAIN" validate --config "$WORK/syntax.yaml"
+expect_failure 2 "syntax.yaml:" -- "$DL_TRAIN" validate --config-only --config "$WORK/syntax.yaml"
 
 # Data errors: exit 3.
 mapfile -t args < <(small_args "$WORK/nowhere" "$WORK/run1")
@@ -21,6 +21,26 @@ gzip -dc "$WORK/data/train-images-idx3-ubyte.gz" >"$WORK/images.raw"
 head -c 5000 "$WORK/images.raw" | gzip >"$WORK/truncated/train-images-idx3-ubyte.gz"
 mapfile -t args < <(small_args "$WORK/truncated" "$WORK/run2")
 expect_failure 3 "truncated/train-images-idx3-ubyte.gz" "truncat" -- "$DL_TRAIN" "${args[@]}"
+
+# validate reads the data as training does: the same line and exit 3 for a missing file, a
+# truncated one and images of another size than inputType; it claims no run directory.
+# --config-only checks the config alone, for a config whose data is elsewhere.
+mapfile -t args < <(small_args "$WORK/nowhere" "$WORK/v1")
+training_line=$("$DL_TRAIN" "${args[@]}" 2>&1 >/dev/null) || true
+expect_failure 3 "nowhere/train-images-idx3-ubyte.gz: cannot open" -- "$DL_TRAIN" validate "${args[@]}"
+[ "$(cat "$WORK/err.txt")" = "$training_line" ] ||
+  fail "validate and training differ: '$(cat "$WORK/err.txt")' vs '$training_line'"
+"$DL_TRAIN" validate --config-only "${args[@]}" | grep -q "^data not checked (--config-only)$" ||
+  fail "validate --config-only read the data"
+mapfile -t args < <(small_args "$WORK/truncated" "$WORK/v2")
+expect_failure 3 "truncated/train-images-idx3-ubyte.gz" "truncat" -- "$DL_TRAIN" validate "${args[@]}"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/v3" inputType.convolutionalFlat.height=27)
+expect_failure 3 "images are 28x28 \(784 values\) but inputType expects 756 values" "fix inputType" -- \
+  "$DL_TRAIN" validate "${args[@]}"
+[[ ! -e "$WORK/v1" && ! -e "$WORK/v2" && ! -e "$WORK/v3" ]] || fail "validate claimed a run directory"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/v4")
+"$DL_TRAIN" validate "${args[@]}" | grep -q "^data OK: 200 training examples (28x28) from .*, 50 test examples" ||
+  fail "validate on good data: $("$DL_TRAIN" validate "${args[@]}" | tail -2)"
 
 # An existing run is not overwritten without --overwrite or --resume: exit 6.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/run3")
@@ -37,9 +57,11 @@ expect_failure 5 "epoch 0, iteration [0-9]+" "learningRate" -- "$DL_TRAIN" "${ar
 mapfile -t args < <(small_args "$WORK/data" "$WORK/run5" batchSize=2147483647)
 expect_failure 2 "batchSize 2147483647 with 1 worker\(s\) needs at least" "lower batchSize" -- "$DL_TRAIN" "${args[@]}"
 [[ ! -e "$WORK/run5" ]] || fail "the refused run claimed $WORK/run5"
+expect_failure 2 "batchSize 2147483647 with 1 worker\(s\) needs at least" -- \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set batchSize=2147483647
 # A learning rate that is 0 in float32 is refused at validation, naming what it becomes.
 expect_failure 2 "updater.learningRate = 1e-320 is out of range in float32" "it becomes 0" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set updater.learningRate=1e-320
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set updater.learningRate=1e-320
 
 # A corrupt model file: exit 4.
 cp "$WORK/run3/model.dlm" "$WORK/corrupt.dlm"

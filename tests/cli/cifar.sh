@@ -12,9 +12,14 @@ data="$WORK/cifar-10-batches-bin"
 mkdir -p "$data"
 "$MAKE_CIFAR" "$data" 600 200
 
-"$DL_TRAIN" validate --config "$cfg" >"$WORK/validate.txt"
+"$DL_TRAIN" validate --config "$cfg" --set "data.directory=$data" >"$WORK/validate.txt"
 grep -q "total parameters: 282250" "$WORK/validate.txt" || fail "cifar10.yaml: $(tail -3 "$WORK/validate.txt")"
+grep -q "data OK: 600 training examples (3x32x32)" "$WORK/validate.txt" ||
+  fail "validate did not check the data: $(tail -2 "$WORK/validate.txt")"
 echo "ok: $(grep 'total parameters' "$WORK/validate.txt")"
+# The shipped config, its data absent here: --config-only checks the config alone.
+"$DL_TRAIN" validate --config-only --config "$cfg" | grep -q "total parameters: 282250" ||
+  fail "validate --config-only on cifar10.yaml"
 
 # Reader faults: exit 3, one line each.
 run() {
@@ -28,13 +33,16 @@ broken missing && rm "$WORK/missing/data_batch_4.bin"
 expect_failure 3 "missing/data_batch_4.bin: missing" "scripts/fetch_cifar10.sh" -- run "$WORK/missing" r1
 broken cut && head -c 10000 "$data/test_batch.bin" >"$WORK/cut/test_batch.bin"
 expect_failure 3 "cut/test_batch.bin: truncated: 10000 bytes" "inside record 3 \(counting from 0\) after 781 of its 3073 bytes" -- run "$WORK/cut" r2
+# validate reads the data as training does: the same line, the same exit code.
+expect_failure 3 "cut/test_batch.bin: truncated: 10000 bytes" -- \
+  "$DL_TRAIN" validate --config "$cfg" --set "data.directory=$WORK/cut"
 broken label && printf '\x0c' | dd of="$WORK/label/data_batch_2.bin" bs=1 seek=$((5 * 3073)) conv=notrunc status=none
 expect_failure 3 "label/data_batch_2.bin: record 5 \(counting from 0, at byte 15365\) has the label 12, but CIFAR-10 labels are 0 to 9" -- run "$WORK/label" r3
 expect_failure 3 "data.format cifar100 reads train.bin and test.bin" "set data.format: cifar10" -- \
   run "$data" r4 --set data.format=cifar100 --set data.numClasses=100
 mkdir -p "$WORK/nested" && cp -r "$data" "$WORK/nested/"
 expect_failure 3 "set data.directory: .*nested/cifar-10-batches-bin" -- run "$WORK/nested" r5
-expect_failure 2 "set data.numClasses: 10" -- "$DL_TRAIN" validate --config "$cfg" --set data.numClasses=100
+expect_failure 2 "set data.numClasses: 10" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set data.numClasses=100
 
 # A 3-channel network (the Keras network, narrowed to stay quick) trains on the CPU.
 "$DL_TRAIN" --config "$cfg" "${cpu[@]}" --set "data.directory=$data" --set "output.directory=$WORK/train" \

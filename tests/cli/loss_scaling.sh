@@ -57,13 +57,13 @@ cmp "$WORK/scaled/scores.csv" "$WORK/killed/scores.csv" || fail "resumed score l
 # Bad settings: exit 2 with the key and the fix.
 cfg="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
 expect_failure 2 "lossScaling.mode" "did you mean 'dynamic'" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set lossScaling.mode=dynamik
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set lossScaling.mode=dynamik
 expect_failure 2 "lossScaling.initialScale = 0 is out of range" "allowed" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set lossScaling.initialScale=0
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set lossScaling.initialScale=0
 expect_failure 2 "lossScaling.backoffFactor = 2 is out of range" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set lossScaling.backoffFactor=2
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set lossScaling.backoffFactor=2
 expect_failure 2 "lossScaling.growthInterval = 0 is out of range" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set lossScaling.growthInterval=0
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set lossScaling.growthInterval=0
 expect_failure 2 "did you mean 'growthFactor'" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set lossScaling.growthfactor=2
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set lossScaling.growthfactor=2
 echo "ok: loss scaling exact, reported, resumed bit-identically; bad settings rejected"

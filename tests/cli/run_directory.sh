@@ -11,11 +11,11 @@ cfg="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
 # Special files as inputs: refused by name, without blocking (timeout guards a hang).
 mkfifo "$WORK/config.fifo"
 expect_failure 2 "config.fifo: is a FIFO \(named pipe\), not a regular file" -- \
-  timeout 20 "$DL_TRAIN" validate --config "$WORK/config.fifo"
+  timeout 20 "$DL_TRAIN" validate --config-only --config "$WORK/config.fifo"
 expect_failure 2 "/dev/zero: is a character device" -- timeout 20 "$DL_TRAIN" --config /dev/zero
 head -c $((2 * 1024 * 1024)) /dev/zero | tr '\0' '#' >"$WORK/huge.yaml"
 expect_failure 2 "huge.yaml: is 2097152 bytes, over the limit of 1048576 bytes \(1 MiB\)" -- \
-  "$DL_TRAIN" validate --config "$WORK/huge.yaml"
+  "$DL_TRAIN" validate --config-only --config "$WORK/huge.yaml"
 cp -r "$WORK/data" "$WORK/fifo-data"
 rm "$WORK/fifo-data/train-labels-idx1-ubyte.gz"
 mkfifo "$WORK/fifo-data/train-labels-idx1-ubyte.gz"
@@ -36,8 +36,13 @@ expect_failure 2 "labels go up to [0-9] but the output layer \(layers.3\) has nO
   "$DL_TRAIN" "${args[@]}"
 # Out of memory (a dense layer of 300000 x 1152 weights under a 1.5 GB address-space limit).
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" layers.2.dense.nOut=300000)
-expect_failure 7 "out of memory; lower batchSize, the layers' nOut" -- \
+expect_failure 7 "out of memory allocating the model's parameters and their gradients \(348900218 values each\): 1.3 GiB of host memory; lower batchSize, the layers' nOut" -- \
   bash -c 'ulimit -v 1500000 && exec "$@"' - "$DL_TRAIN" "${args[@]}"
+[ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
+# A batch whose activations do not fit (under a 3 GB limit; the host's memory would hold them).
+mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" batchSize=100000)
+expect_failure 7 "out of memory allocating the activations of layer 0 \(convolution, 4608 values per sample\) for batch 100000: 1.7 GiB of host memory; lower batchSize" -- \
+  bash -c 'ulimit -v 3000000 && exec "$@"' - "$DL_TRAIN" "${args[@]}"
 [ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
 "$DL_TRAIN" "${args[@]}" >/dev/null || fail "the retry after a failed start was refused"
@@ -92,7 +97,9 @@ expect_failure 4 "--resume found no valid checkpoint \(skipping checkpoint .*che
 
 # Two processes on one run directory: the second (fresh or --resume) is refused, naming the first.
 make_data "$WORK/big" 6000 200
-mapfile -t args < <(small_args "$WORK/big" "$WORK/shared" epochs=2)
+# A sync point every iteration, each pausing 20 ms: the first run lasts over 7 s, well past the
+# two refused starts even on a loaded machine.
+mapfile -t args < <(small_args "$WORK/big" "$WORK/shared" epochs=2 output.scoreEveryIterations=1)
 DL_TRAIN_TEST_SYNC_PAUSE_MS=20 "$DL_TRAIN" "${args[@]}" >"$WORK/first.log" 2>&1 &
 first=$!
 wait_for_lines "$WORK/shared/scores.csv" 2 400 0.05

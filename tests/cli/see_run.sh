@@ -146,7 +146,8 @@ grep -q '^diverged: ' "$WORK/diverged.log" || fail "no diverged line: $(tail -2 
 # --version and --json.
 "$DL_TRAIN" --version | grep -qE '^dl-train [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
 "$DL_TRAIN" --version | grep -q '^git commit: ' || fail "--version lacks the commit"
-"$DL_TRAIN" validate --json "${args[@]:0:2}" >"$WORK/validate.json"
+"$DL_TRAIN" validate --json "${args[@]}" >"$WORK/validate.json"
+grep -q '"data_checked": true' "$WORK/validate.json" || fail "validate --json: no data check"
 "$DL_TRAIN" inspect --json --model "$WORK/run/model.dlm" >"$WORK/inspect.json"
 "$DL_TRAIN" eval --json --model "$WORK/run/model.dlm" >"$WORK/eval.json"
 "$DL_TRAIN" info --json >"$WORK/info.json"

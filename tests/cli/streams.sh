@@ -2,8 +2,9 @@
 # Standard streams that are not what they seem: started with stdout closed, the console goes
 # nowhere (never into a file of the run); stdout piped into `head` stops the run with a checkpoint
 # and exit 141; a console nobody reads (a full pipe) does not keep SIGTERM from its checkpoint
-# and exit 143; SIGHUP stops with a checkpoint and exit 129. --resume then completes each run with
-# the scores of an uninterrupted one.
+# and exit 143, nor a full stderr a warning, the signal or the final error message; SIGHUP stops
+# with a checkpoint and exit 129. --resume then completes each run with the scores of an
+# uninterrupted one.
 source "$(dirname "$0")/lib.sh"
 make_data "$WORK/data" 6000 200
 # Every sync point pauses a little, so that each signal arrives while training still runs.
@@ -64,8 +65,59 @@ if rc != 143:
     sys.exit(f"FAIL: full pipe: exit {rc}, want 143")
 PY
 ls "$WORK/blocked/checkpoints/"*.dlck >/dev/null || fail "full pipe: no checkpoint"
-resume_matches blocked
 echo "ok: full stdout pipe: SIGTERM -> checkpoint, exit 143"
+
+# full_pipe_run SECONDS ROWS FILE COMMAND...: runs COMMAND with stdout and stderr on one pipe that
+# is full before it starts (nobody reads it); once FILE holds ROWS more lines than at the start
+# (ROWS 0: at once), SIGTERM. Prints the exit code; fails when the command has not ended within
+# SECONDS. A console write that waited for a reader would never return here.
+full_pipe_run() {
+  "$PYTHON3" - "$@" <<'PY'
+import fcntl, os, signal, subprocess, sys, time
+seconds, rows, watched, command = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+count = lambda: sum(1 for _ in open(watched)) if os.path.exists(watched) else 0
+read_end, write_end = os.pipe()
+fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ
+os.set_blocking(write_end, False)
+try:
+    while True:
+        os.write(write_end, b"x" * 512)
+except BlockingIOError:
+    pass
+os.set_blocking(write_end, True)
+start, before = time.time(), count()
+proc = subprocess.Popen(command, stdout=write_end, stderr=write_end)
+os.close(write_end)
+while rows > 0 and count() < before + rows and proc.poll() is None and time.time() < start + seconds:
+    time.sleep(0.05)
+if rows > 0:
+    proc.send_signal(signal.SIGTERM)
+try:
+    rc = proc.wait(timeout=max(1, start + seconds - time.time()))
+except subprocess.TimeoutExpired:
+    proc.kill()
+    sys.exit(f"FAIL: with a full pipe on stdout and stderr, still running after {seconds} s")
+print(rc)
+PY
+}
+
+# A full stderr, a warning at the start (a damaged checkpoint beside the valid one), SIGTERM:
+# the warning waits at most 2 s, the run trains, and the signal gives a checkpoint and exit 143.
+echo "not a checkpoint" >"$WORK/blocked/checkpoints/checkpoint-e9-i99999.dlck"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/blocked" epochs=2 output.scoreEveryIterations=1)
+rc=$(full_pipe_run 60 20 "$WORK/blocked/scores.csv" "$DL_TRAIN" "${args[@]}" --resume) ||
+  fail "full stderr: $rc"
+[ "$rc" = 143 ] || fail "full stderr, SIGTERM: exit $rc, want 143"
+rm "$WORK/blocked/checkpoints/checkpoint-e9-i99999.dlck"
+resume_matches blocked
+echo "ok: full stdout and stderr, a warning, then SIGTERM -> checkpoint, exit 143, resume identical"
+
+# The final error message into a full stderr: written if a reader comes within 2 s, else dropped;
+# the exit code is the error's.
+mapfile -t args < <(small_args "$WORK/nowhere" "$WORK/never")
+rc=$(full_pipe_run 20 0 /dev/null "$DL_TRAIN" "${args[@]}") || fail "full stderr: $rc"
+[ "$rc" = 3 ] || fail "full stderr, missing data: exit $rc, want 3"
+echo "ok: full stderr: the final error message does not block, exit 3"
 
 # SIGHUP (a closed terminal) stops like SIGTERM: a checkpoint, exit 129.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/hangup" epochs=2 output.scoreEveryIterations=1)

@@ -6,7 +6,7 @@ source "$DL_SOURCE_DIR/tests/cli/lib.sh"
 
 config="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
 commands=(
-  "validate --config $config"
+  "validate --config-only --config $config"
   "train --config $config --set output.directory=$WORK/run"
   "--config $config --set output.directory=$WORK/run"
   "eval --model $WORK/none.dlm --config $config"

@@ -167,7 +167,7 @@ TEST_CASE("out of memory with nothing cached throws a message naming the memory"
     const std::string message = e.what();
     CHECK(message.find("fake memory") != std::string::npos);
     CHECK(message.find("out of memory") != std::string::npos);
-    CHECK(e.code() == dl::ExitCode::kFailure);
+    CHECK(e.code() == dl::ExitCode::kOutOfMemory);
   }
 }
 

@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "backend/cpu/activation.hpp"
 #include "backend/cpu/batchnorm.hpp"
@@ -15,6 +14,7 @@
 #include "backend/cpu/pooling.hpp"
 #include "backend/cpu/updater.hpp"
 #include "backend/cpu/vector_ops.hpp"
+#include "core/out_of_memory.hpp"
 
 namespace dl {
 
@@ -27,7 +27,7 @@ constexpr std::size_t kAlignment = 64;
 void* CpuBackend::allocate_bytes(std::size_t bytes) {
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
-  if (p == nullptr) throw std::bad_alloc();
+  if (p == nullptr) throw OutOfMemoryError(rounded, "host memory");
   return p;
 }
 void CpuBackend::free_bytes(void* p) {
