@@ -351,7 +351,7 @@ void CudaBackend::dense_backward_half_format(int n, int in, int out, const float
 
 std::size_t CudaBackend::conv2d_workspace_floats(const Conv2dGeometry& g) const {
   activate();
-  return std::max(convolution_->workspace_floats(g), weight_gradient_workspace_floats(g));
+  return std::max(convolution_->workspace_floats(g), backward_by_columns_workspace_floats(g));
 }
 
 void CudaBackend::conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w,
@@ -370,10 +370,7 @@ void CudaBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const
     convolution_->backward(g, x, w, dy, dx, dw, workspace, limits_, stream_.get());
     return;
   }
-  // Our weight gradient first; cuDNN's data gradient may then reuse the workspace.
-  conv2d_weight_gradient(g, x, dy, dw, workspace);
-  if (dx != nullptr)
-    convolution_->backward(g, x, w, dy, dx, nullptr, workspace, limits_, stream_.get());
+  conv2d_backward_by_columns(g, x, w, dy, dx, dw, workspace);
 }
 
 }  // namespace dl::gpu

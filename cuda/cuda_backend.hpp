@@ -168,11 +168,11 @@ class CudaBackend final : public Backend {
   // allocated. The old buffer goes back to the cache, which serves it only to later work on this
   // stream, so GEMMs still queued on it are unaffected.
   void* dense_scratch(std::size_t bytes);
-  // The convolutions' weight gradient as cuBLAS products over chunks of samples
-  // (conv2d_weight_gradient_gemm.cpp), and the workspace it needs.
-  std::size_t weight_gradient_workspace_floats(const Conv2dGeometry& g) const;
-  void conv2d_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy, float* dw,
-                              float* workspace);
+  // The convolutions' backward pass as cuBLAS products over chunks of samples
+  // (conv2d_backward_by_columns.cpp), and the workspace it needs.
+  std::size_t backward_by_columns_workspace_floats(const Conv2dGeometry& g) const;
+  void conv2d_backward_by_columns(const Conv2dGeometry& g, const float* x, const float* w,
+                                  const float* dy, float* dx, float* dw, float* workspace);
   // C = op(A) op(B) (+ C when accumulate) with 16-bit A and B in half_format_ and float32 C,
   // float32 arithmetic (column-major arguments, as cublasGemmEx takes them).
   // dense_backward in mixed precision, for n, in and out all positive.

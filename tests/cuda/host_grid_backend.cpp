@@ -9,7 +9,7 @@
 #include "ops/batchnorm.hpp"
 #include "ops/bias_sums.hpp"
 #include "ops/conv2d.hpp"
-#include "ops/conv2d_weight_gradient.hpp"
+#include "ops/conv2d_columns.hpp"
 #include "ops/dense.hpp"
 #include "ops/dropout.hpp"
 #include "ops/gather.hpp"
@@ -97,30 +97,39 @@ void HostGridBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, c
   CpuBackend::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
   gpu::launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db,
                            sum_partials_.data(), limits_, kStream);
-  weight_gradient_by_columns(g, x, dy, dw);
+  backward_by_columns(g, x, w, dy, dx, dw);
 }
 
-// The CUDA backend's float32 weight gradient with its kernels and chunks, and the product that
-// cuBLAS computes there done here in plain loops (each chunk's product added in chunk order).
-void HostGridBackend::weight_gradient_by_columns(const Conv2dGeometry& g, const float* x,
-                                                 const float* dy, float* dw) {
-  const gpu::WeightGradientChunks chunks = gpu::weight_gradient_chunks(g);
+// The CUDA backend's backward pass by columns with its kernels and chunks; the products that
+// cuBLAS computes there are plain loops here (each chunk's weight gradient added in chunk order).
+void HostGridBackend::backward_by_columns(const Conv2dGeometry& g, const float* x, const float* w,
+                                          const float* dy, float* dx, float* dw) {
+  const gpu::ColumnChunks chunks = gpu::column_chunks(g);
   std::vector<float> columns(chunks.column_floats), channel_major(chunks.gradient_floats);
   const std::size_t window =
       static_cast<std::size_t>(g.in_channels) * g.kernel_height * g.kernel_width;
   const std::size_t outputs = static_cast<std::size_t>(g.out_height) * g.out_width;
-  std::fill(dw, dw + window * static_cast<std::size_t>(g.out_channels), 0.0f);
+  const auto out = static_cast<std::size_t>(g.out_channels);
+  std::fill(dw, dw + window * out, 0.0f);
   for (int first = 0; first < g.batch; first += chunks.samples) {
     const int samples = std::min(chunks.samples, g.batch - first);
     gpu::launch_convolution_columns(g, first, samples, x, columns.data(), limits_, kStream);
     gpu::launch_channel_major(g, first, samples, dy, channel_major.data(), limits_, kStream);
     const std::size_t k = static_cast<std::size_t>(samples) * outputs;
-    for (std::size_t o = 0; o < static_cast<std::size_t>(g.out_channels); ++o)
+    for (std::size_t o = 0; o < out; ++o)
       for (std::size_t r = 0; r < window; ++r) {
         float sum = 0.0f;
         for (std::size_t q = 0; q < k; ++q) sum += columns[r * k + q] * channel_major[o * k + q];
         dw[o * window + r] += sum;
       }
+    if (dx == nullptr) continue;
+    for (std::size_t r = 0; r < window; ++r)  // the columns' gradient, in the columns' place
+      for (std::size_t q = 0; q < k; ++q) {
+        float sum = 0.0f;
+        for (std::size_t o = 0; o < out; ++o) sum += w[o * window + r] * channel_major[o * k + q];
+        columns[r * k + q] = sum;
+      }
+    gpu::launch_columns_to_image(g, first, samples, columns.data(), dx, limits_, kStream);
   }
 }
 

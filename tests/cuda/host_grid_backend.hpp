@@ -69,8 +69,8 @@ class HostGridBackend : public CpuBackend {
  private:
   gpu::LaunchLimits limits_;
   std::vector<double> partials_;  // per-block partial sums, limits.max_grid of them
-  void weight_gradient_by_columns(const Conv2dGeometry& g, const float* x, const float* dy,
-                                  float* dw);
+  void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                           float* dx, float* dw);
 
   std::vector<double> sum_partials_;  // the bias gradients' chunk totals
 };

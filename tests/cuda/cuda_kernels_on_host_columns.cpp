@@ -1,11 +1,13 @@
-// The convolution weight gradient's data movement on the host grid: the columns and dy in
-// channel-major order for a range of samples that does not start at 0 (a later chunk), against
-// naive loops, under every launch limit; and the chunk rule's arithmetic.
+// The data movement of the convolution's backward pass by columns on the host grid: the columns,
+// dy in channel-major order and the columns' gradient gathered back into dx, for a range of
+// samples that does not start at 0 (a later chunk), against naive loops, under every launch
+// limit; and the chunk rule's arithmetic.
+#include <algorithm>
 #include <vector>
 
 #include "host_grid.hpp"
 #include "host_grid_support.hpp"
-#include "ops/conv2d_weight_gradient.hpp"
+#include "ops/conv2d_columns.hpp"
 
 namespace dl {
 namespace {
@@ -34,7 +36,7 @@ Conv2dGeometry padded_strided_geometry() {
   return g;
 }
 
-TEST_CASE("host grid: the weight gradient's columns and channel-major dy for a later chunk") {
+TEST_CASE("host grid: columns, channel-major dy and columns to image for a later chunk") {
   const Conv2dGeometry g = padded_strided_geometry();
   const int first = 1, samples = 2;
   const int outputs = g.out_height * g.out_width;
@@ -68,8 +70,35 @@ TEST_CASE("host grid: the weight gradient's columns and channel-major dy for a l
       for (int p = 0; p < outputs; ++p)
         want_major[(static_cast<std::size_t>(o) * samples + s) * outputs + p] =
             dy[(static_cast<std::size_t>(first + s) * g.out_channels + o) * outputs + p];
+  // The columns' gradient scattered back by the naive loop, in the columns' order (i, j ascending
+  // for each input value, as the kernel gathers them).
+  const auto column_gradient = random_floats(want_columns.size(), 42);
+  const std::size_t image = static_cast<std::size_t>(g.in_channels) * g.in_height * g.in_width;
+  std::vector<float> want_dx(static_cast<std::size_t>(g.batch) * image, -3.0f);
+  for (int s = 0; s < samples; ++s)
+    std::fill(want_dx.begin() + (first + s) * image, want_dx.begin() + (first + s + 1) * image,
+              0.0f);
+  for (int c = 0; c < g.in_channels; ++c)
+    for (int i = 0; i < g.kernel_height; ++i)
+      for (int j = 0; j < g.kernel_width; ++j)
+        for (int s = 0; s < samples; ++s)
+          for (int oh = 0; oh < g.out_height; ++oh)
+            for (int ow = 0; ow < g.out_width; ++ow) {
+              const int ih = oh * g.stride_height + i - g.pad_top;
+              const int iw = ow * g.stride_width + j - g.pad_left;
+              if (ih < 0 || ih >= g.in_height || iw < 0 || iw >= g.in_width) continue;
+              const int row = (c * g.kernel_height + i) * g.kernel_width + j;
+              const int column = s * outputs + oh * g.out_width + ow;
+              want_dx[(first + s) * image +
+                      (static_cast<std::size_t>(c) * g.in_height + ih) * g.in_width + iw] +=
+                  column_gradient[static_cast<std::size_t>(row) * k + column];
+            }
   for (const gpu::LaunchLimits& limits : host_grid_limits()) {
     INFO(describe(limits));
+    std::vector<float> dx(want_dx.size(), -3.0f);
+    gpu::launch_columns_to_image(g, first, samples, column_gradient.data(), dx.data(), limits,
+                                 kStream);
+    CHECK(dx == want_dx);  // same additions in the same order: the same bits
     std::vector<float> columns(want_columns.size(), -1.0f), major(want_major.size(), -1.0f);
     gpu::launch_convolution_columns(g, first, samples, x.data(), columns.data(), limits, kStream);
     gpu::launch_channel_major(g, first, samples, dy.data(), major.data(), limits, kStream);
@@ -78,10 +107,10 @@ TEST_CASE("host grid: the weight gradient's columns and channel-major dy for a l
   }
 }
 
-TEST_CASE("the weight gradient's chunks cover the batch and fit the chunk budget") {
+TEST_CASE("the backward pass's column chunks cover the batch and fit the chunk budget") {
   Conv2dGeometry lenet = padded_strided_geometry();
   lenet.batch = 512;
-  const gpu::WeightGradientChunks small = gpu::weight_gradient_chunks(lenet);
+  const gpu::ColumnChunks small = gpu::column_chunks(lenet);
   CHECK(small.samples == 512);  // a small layer: the whole batch in one product
   Conv2dGeometry wide = lenet;  // 64 x 3 x 3 windows over 128 x 128 outputs: ~10 Mi floats each
   wide.in_channels = 64;
@@ -90,18 +119,18 @@ TEST_CASE("the weight gradient's chunks cover the batch and fit the chunk budget
   wide.in_width = wide.out_width = 128;
   wide.stride_height = wide.stride_width = 1;
   wide.batch = 3;
-  const gpu::WeightGradientChunks one = gpu::weight_gradient_chunks(wide);
+  const gpu::ColumnChunks one = gpu::column_chunks(wide);
   CHECK(one.samples == 1);  // over half the budget per sample: one sample per chunk
   CHECK(one.column_floats == 64u * 9 * 128 * 128);
   CHECK(one.gradient_floats == 3u * 128 * 128);
   wide.in_channels = 8;  // 72 + 3 values per output: 1.2 Mi floats per sample
-  const gpu::WeightGradientChunks several = gpu::weight_gradient_chunks(wide);
+  const gpu::ColumnChunks several = gpu::column_chunks(wide);
   CHECK(several.samples == 3);
-  CHECK(several.workspace_floats() <= gpu::kWeightGradientChunkFloats);
+  CHECK(several.workspace_floats() <= gpu::kColumnChunkFloats);
   wide.batch = 40;
-  const gpu::WeightGradientChunks capped = gpu::weight_gradient_chunks(wide);
-  CHECK(capped.samples == static_cast<int>(gpu::kWeightGradientChunkFloats / (75u * 128 * 128)));
-  CHECK(capped.workspace_floats() <= gpu::kWeightGradientChunkFloats);
+  const gpu::ColumnChunks capped = gpu::column_chunks(wide);
+  CHECK(capped.samples == static_cast<int>(gpu::kColumnChunkFloats / (75u * 128 * 128)));
+  CHECK(capped.workspace_floats() <= gpu::kColumnChunkFloats);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
-// The data movement of the convolution's weight gradient (conv2d_weight_gradient.hpp): the
-// columns and dy in channel-major order, each one grid-stride pass over its output.
+// The data movement of the convolution's backward pass by columns (conv2d_columns.hpp): the
+// columns, dy in channel-major order and the columns' gradient back to images, each one grid-stride
+// pass over its output.
 #include <algorithm>
 
 #include "cuda_check.hpp"
-#include "ops/conv2d_weight_gradient.hpp"
+#include "ops/conv2d_columns.hpp"
 #include "ops/half_format.cuh"
 #include "ops/kernel_support.cuh"
 
@@ -36,6 +37,40 @@ __global__ void convolution_columns_kernel(Conv2dGeometry g, int first_sample, i
   }
 }
 
+// dx[first_sample + s][c][ih][iw] = sum over the window positions (i, j) that read (ih, iw), i
+// then j ascending, of column_gradient[(c, i, j)][(s, oh, ow)]: a gather per input value, so the
+// order of the additions is fixed.
+template <typename Index>
+__global__ void columns_to_image_kernel(Conv2dGeometry g, int first_sample, int samples,
+                                        const float* column_gradient, float* dx) {
+  const Index plane = static_cast<Index>(g.in_height) * g.in_width;
+  const Index total = plane * g.in_channels * static_cast<Index>(samples);
+  const int outputs = g.out_height * g.out_width;
+  const std::size_t row_length = static_cast<std::size_t>(outputs) * samples;
+  for (Index k = first_index(); k < total; k += grid_stride()) {
+    const int iw = static_cast<int>(k % g.in_width);
+    const int ih = static_cast<int>(k / g.in_width % g.in_height);
+    const int c = static_cast<int>(k / plane % g.in_channels);
+    const int s = static_cast<int>(k / plane / g.in_channels);
+    float sum = 0.0f;
+    for (int i = 0; i < g.kernel_height; ++i) {
+      const int h = ih + g.pad_top - i;  // oh * stride_height when a window row reads ih
+      if (h < 0 || h % g.stride_height != 0 || h / g.stride_height >= g.out_height) continue;
+      const int oh = h / g.stride_height;
+      for (int j = 0; j < g.kernel_width; ++j) {
+        const int w = iw + g.pad_left - j;
+        if (w < 0 || w % g.stride_width != 0 || w / g.stride_width >= g.out_width) continue;
+        const int ow = w / g.stride_width;
+        const std::size_t row =
+            (static_cast<std::size_t>(c) * g.kernel_height + i) * g.kernel_width + j;
+        sum += column_gradient[row * row_length + static_cast<std::size_t>(s) * outputs +
+                               oh * g.out_width + ow];
+      }
+    }
+    dx[static_cast<std::size_t>(first_sample) * g.in_channels * plane + k] = sum;
+  }
+}
+
 template <typename Out, typename Index>
 __global__ void channel_major_kernel(Conv2dGeometry g, int first_sample, int samples,
                                      const float* dy, Out* channel_major) {
@@ -53,18 +88,19 @@ __global__ void channel_major_kernel(Conv2dGeometry g, int first_sample, int sam
 
 }  // namespace
 
-WeightGradientChunks weight_gradient_chunks(const Conv2dGeometry& g) {
-  WeightGradientChunks chunks;
+ColumnChunks column_chunks(const Conv2dGeometry& g) {
+  ColumnChunks chunks;
   if (g.batch <= 0) return chunks;
   const std::size_t outputs = static_cast<std::size_t>(g.out_height) * g.out_width;
   const std::size_t window =
       static_cast<std::size_t>(g.in_channels) * g.kernel_height * g.kernel_width;
   const std::size_t per_sample = outputs * (window + static_cast<std::size_t>(g.out_channels));
-  chunks.samples = static_cast<int>(std::clamp<std::size_t>(kWeightGradientChunkFloats / per_sample,
-                                                            1, static_cast<std::size_t>(g.batch)));
+  chunks.samples = static_cast<int>(std::clamp<std::size_t>(kColumnChunkFloats / per_sample, 1,
+                                                            static_cast<std::size_t>(g.batch)));
   chunks.column_floats = window * outputs * static_cast<std::size_t>(chunks.samples);
   chunks.gradient_floats =
       static_cast<std::size_t>(g.out_channels) * outputs * static_cast<std::size_t>(chunks.samples);
+  chunks.weight_floats = window * static_cast<std::size_t>(g.out_channels);
   return chunks;
 }
 
@@ -99,6 +135,20 @@ void channel_major(const Conv2dGeometry& g, int first_sample, int samples, const
 }
 
 }  // namespace
+
+void launch_columns_to_image(const Conv2dGeometry& g, int first_sample, int samples,
+                             const float* column_gradient, float* dx, const LaunchLimits& limits,
+                             cudaStream_t stream) {
+  const std::size_t total =
+      static_cast<std::size_t>(samples) * g.in_channels * g.in_height * g.in_width;
+  if (total == 0) return;
+  const int block = limits.block();
+  with_index_type(total, [&](auto index) {
+    columns_to_image_kernel<decltype(index)><<<limits.grid(total, block), block, 0, stream>>>(
+        g, first_sample, samples, column_gradient, dx);
+    DL_CUDA_LAUNCHED(columns_to_image_kernel);
+  });
+}
 
 void launch_convolution_columns(const Conv2dGeometry& g, int first_sample, int samples,
                                 const float* x, float* columns, const LaunchLimits& limits,
