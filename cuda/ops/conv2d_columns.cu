@@ -37,6 +37,23 @@ __global__ void convolution_columns_kernel(Conv2dGeometry g, int first_sample, i
   }
 }
 
+// The window positions t (rows or columns) that read input position `at` (already shifted by
+// the padding): t = at - o * stride for outputs o in [0, outputs), 0 <= t < kernel; from the
+// smallest t (the largest o) up. Empty when first > last.
+struct WindowSpan {
+  int first = 0, last = -1, first_output = 0;
+};
+__device__ inline WindowSpan window_span(int at, int stride, int outputs, int kernel) {
+  WindowSpan span;
+  int o = at / stride;  // the largest output whose window starts at or before `at`
+  if (o > outputs - 1) o = outputs - 1;
+  span.first = at - o * stride;
+  span.first_output = o;
+  span.last = at < kernel - 1 ? at : kernel - 1;
+  if (span.first >= kernel) span.last = span.first - 1;  // no window reaches `at`
+  return span;
+}
+
 // dx[first_sample + s][c][ih][iw] = sum over the window positions (i, j) that read (ih, iw), i
 // then j ascending, of column_gradient[(c, i, j)][(s, oh, ow)]: a gather per input value, so the
 // order of the additions is fixed.
@@ -52,19 +69,20 @@ __global__ void columns_to_image_kernel(Conv2dGeometry g, int first_sample, int 
     const int ih = static_cast<int>(k / g.in_width % g.in_height);
     const int c = static_cast<int>(k / plane % g.in_channels);
     const int s = static_cast<int>(k / plane / g.in_channels);
+    // The window rows i that read ih are those with ih + pad_top - i a multiple of the stride in
+    // [0, (out_height - 1) * stride]: one arithmetic progression, walked upwards (and columns j
+    // alike), so nothing is divided per window position.
+    const WindowSpan rows =
+        window_span(ih + g.pad_top, g.stride_height, g.out_height, g.kernel_height);
+    const WindowSpan cols =
+        window_span(iw + g.pad_left, g.stride_width, g.out_width, g.kernel_width);
+    const float* sample_columns = column_gradient + static_cast<std::size_t>(s) * outputs;
     float sum = 0.0f;
-    for (int i = 0; i < g.kernel_height; ++i) {
-      const int h = ih + g.pad_top - i;  // oh * stride_height when a window row reads ih
-      if (h < 0 || h % g.stride_height != 0 || h / g.stride_height >= g.out_height) continue;
-      const int oh = h / g.stride_height;
-      for (int j = 0; j < g.kernel_width; ++j) {
-        const int w = iw + g.pad_left - j;
-        if (w < 0 || w % g.stride_width != 0 || w / g.stride_width >= g.out_width) continue;
-        const int ow = w / g.stride_width;
+    for (int i = rows.first, oh = rows.first_output; i <= rows.last; i += g.stride_height, --oh) {
+      for (int j = cols.first, ow = cols.first_output; j <= cols.last; j += g.stride_width, --ow) {
         const std::size_t row =
             (static_cast<std::size_t>(c) * g.kernel_height + i) * g.kernel_width + j;
-        sum += column_gradient[row * row_length + static_cast<std::size_t>(s) * outputs +
-                               oh * g.out_width + ow];
+        sum += sample_columns[row * row_length + oh * g.out_width + ow];
       }
     }
     dx[static_cast<std::size_t>(first_sample) * g.in_channels * plane + k] = sum;
