@@ -44,8 +44,14 @@ TEST_CASE("host grid: columns, channel-major dy and columns to image for a later
   const auto dy = random_floats(static_cast<std::size_t>(g.batch) * 3 * outputs, 41);
   const int window = g.in_channels * g.kernel_height * g.kernel_width;
   const int k = samples * outputs;
-  std::vector<float> want_columns(static_cast<std::size_t>(window) * k);
-  std::vector<float> want_major(static_cast<std::size_t>(g.out_channels) * k);
+  // The naive loops: each window entry is read into the columns and, from a random columns'
+  // gradient, added back to the input value it read (for each input value in (i, j) order, as the
+  // kernel gathers them).
+  const auto column_gradient = random_floats(static_cast<std::size_t>(window) * k, 42);
+  const std::size_t image = static_cast<std::size_t>(g.in_channels) * g.in_height * g.in_width;
+  std::vector<float> want_columns(column_gradient.size());
+  std::vector<float> want_dx(static_cast<std::size_t>(g.batch) * image, -3.0f);
+  std::fill(want_dx.begin() + first * image, want_dx.begin() + (first + samples) * image, 0.0f);
   for (int c = 0; c < g.in_channels; ++c)
     for (int i = 0; i < g.kernel_height; ++i)
       for (int j = 0; j < g.kernel_width; ++j)
@@ -54,45 +60,22 @@ TEST_CASE("host grid: columns, channel-major dy and columns to image for a later
             for (int ow = 0; ow < g.out_width; ++ow) {
               const int ih = oh * g.stride_height + i - g.pad_top;
               const int iw = ow * g.stride_width + j - g.pad_left;
-              const bool inside = ih >= 0 && ih < g.in_height && iw >= 0 && iw < g.in_width;
-              const int row = (c * g.kernel_height + i) * g.kernel_width + j;
-              const int column = s * outputs + oh * g.out_width + ow;
-              want_columns[static_cast<std::size_t>(row) * k + column] =
-                  inside
-                      ? x[((static_cast<std::size_t>(first + s) * g.in_channels + c) * g.in_height +
-                           ih) *
-                              g.in_width +
-                          iw]
-                      : 0.0f;
+              const std::size_t entry =
+                  static_cast<std::size_t>((c * g.kernel_height + i) * g.kernel_width + j) * k +
+                  static_cast<std::size_t>(s * outputs + oh * g.out_width + ow);
+              if (ih < 0 || ih >= g.in_height || iw < 0 || iw >= g.in_width) continue;
+              const std::size_t at = (first + s) * image +
+                                     (static_cast<std::size_t>(c) * g.in_height + ih) * g.in_width +
+                                     static_cast<std::size_t>(iw);
+              want_columns[entry] = x[at];
+              want_dx[at] += column_gradient[entry];
             }
+  std::vector<float> want_major(static_cast<std::size_t>(g.out_channels) * k);
   for (int o = 0; o < g.out_channels; ++o)
     for (int s = 0; s < samples; ++s)
       for (int p = 0; p < outputs; ++p)
         want_major[(static_cast<std::size_t>(o) * samples + s) * outputs + p] =
             dy[(static_cast<std::size_t>(first + s) * g.out_channels + o) * outputs + p];
-  // The columns' gradient scattered back by the naive loop, in the columns' order (i, j ascending
-  // for each input value, as the kernel gathers them).
-  const auto column_gradient = random_floats(want_columns.size(), 42);
-  const std::size_t image = static_cast<std::size_t>(g.in_channels) * g.in_height * g.in_width;
-  std::vector<float> want_dx(static_cast<std::size_t>(g.batch) * image, -3.0f);
-  for (int s = 0; s < samples; ++s)
-    std::fill(want_dx.begin() + (first + s) * image, want_dx.begin() + (first + s + 1) * image,
-              0.0f);
-  for (int c = 0; c < g.in_channels; ++c)
-    for (int i = 0; i < g.kernel_height; ++i)
-      for (int j = 0; j < g.kernel_width; ++j)
-        for (int s = 0; s < samples; ++s)
-          for (int oh = 0; oh < g.out_height; ++oh)
-            for (int ow = 0; ow < g.out_width; ++ow) {
-              const int ih = oh * g.stride_height + i - g.pad_top;
-              const int iw = ow * g.stride_width + j - g.pad_left;
-              if (ih < 0 || ih >= g.in_height || iw < 0 || iw >= g.in_width) continue;
-              const int row = (c * g.kernel_height + i) * g.kernel_width + j;
-              const int column = s * outputs + oh * g.out_width + ow;
-              want_dx[(first + s) * image +
-                      (static_cast<std::size_t>(c) * g.in_height + ih) * g.in_width + iw] +=
-                  column_gradient[static_cast<std::size_t>(row) * k + column];
-            }
   for (const gpu::LaunchLimits& limits : host_grid_limits()) {
     INFO(describe(limits));
     std::vector<float> dx(want_dx.size(), -3.0f);
