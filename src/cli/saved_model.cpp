@@ -36,9 +36,11 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
                             const std::vector<std::string>& overrides) {
   SavedModel saved;
   saved.model_path = model_path;
+  // The model first: a wrong model path (missing, a FIFO, a directory) is what to report, not the
+  // config that is then also missing beside it.
+  saved.state = read_checkpoint(model_path);
   saved.config_path = config_path.empty() ? config_beside(model_path) : config_path;
   saved.config = load_config_file(saved.config_path, overrides);
-  saved.state = read_checkpoint(model_path);
   const auto layers = build_layers(plan_layers(saved.config));
   const std::string signature = network_signature(layers);
   std::size_t parameters = 0;

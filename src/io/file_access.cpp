@@ -30,7 +30,7 @@ const char* role_fix(InputRole role) {
     case InputRole::kConfig:
       return "give --config the path of a YAML file";
     case InputRole::kData:
-      return "point the data keys at the data files themselves";
+      return "give the path of the data file itself (in the data keys, or predict's --input)";
     case InputRole::kCheckpoint:
       return "give the path of a .dlm model or .dlck checkpoint file";
   }

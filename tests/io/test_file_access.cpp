@@ -32,8 +32,8 @@ TEST_CASE("inputs that are not regular files are refused by name, each with its 
   CHECK_THROWS_AS(read_checkpoint(fifo), CheckpointError);
   CHECK_THROWS_AS(InputFd(fifo, InputRole::kData), DataError);
   CHECK_THROWS_WITH(InputFd("/dev/null", InputRole::kData),
-                    "/dev/null: is a character device, not a regular file; point the data keys "
-                    "at the data files themselves");
+                    "/dev/null: is a character device, not a regular file; give the path of "
+                    "the data file itself (in the data keys, or predict's --input)");
   CHECK_THROWS_WITH(InputFd(dir.path(), InputRole::kCheckpoint),
                     Catch::Contains("is a directory, not a regular file"));
 }
