@@ -53,6 +53,10 @@ class Backend {
   // Lines describing the backend's memory caches (hits, misses, peaks) for the end of a run;
   // empty when the backend keeps none (the CPU).
   virtual std::string memory_report() const { return {}; }
+  // The algorithms chosen for the convolutions sized so far (conv2d_workspace_floats), one
+  // "geometry: algorithms" entry each, "; "-separated, for checkpoints to record; empty where
+  // there is no choice (the CPU).
+  virtual std::string convolution_algorithms() const { return {}; }
 
   // ---- data ---------------------------------------------------------------------------------
   // Builds a batch from a data set held in this backend's memory: for i < n, image i is the
