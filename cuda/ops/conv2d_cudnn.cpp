@@ -85,24 +85,6 @@ const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
       return "unknown";
   }
 }
-const char* algorithm_name(cudnnConvolutionBwdDataAlgo_t a) {
-  switch (a) {
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0:
-      return "ALGO_0";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1:
-      return "ALGO_1";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT:
-      return "FFT";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING:
-      return "FFT_TILING";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD:
-      return "WINOGRAD";
-    case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED:
-      return "WINOGRAD_NONFUSED";
-    default:
-      return "unknown";
-  }
-}
 template <typename Algo>
 std::string describe(const Choice<Algo>& c) {
   return std::string(algorithm_name(c.algo)) +
@@ -359,7 +341,7 @@ std::string CudnnConvolution::algorithms() const {
       std::copy(shape.begin(), shape.end(), key.begin() + 1);
       const Plan& p = *plans_.at(key);
       out += (out.empty() ? "" : "; ") + describe(geometry_of(key)) + ": forward " +
-             describe(p.forward) + ", backward-data " + describe(p.data);
+             describe(p.forward);
     }
   }
   return out;

@@ -61,10 +61,10 @@ class CudnnConvolution {
   CudnnConvolution& operator=(const CudnnConvolution&) = delete;
 
   std::size_t workspace_floats(const Conv2dGeometry& g);
-  // The algorithms of every geometry workspace_floats was asked for, in geometry order:
-  // "conv2d 128x1x28x28 -> 20x24x24, kernel 5x5: forward IMPLICIT_PRECOMP_GEMM, backward-data
-  // ALGO_1", "; "-separated (" tensor ops" after an algorithm run with tensor-core math). The
-  // backward-filter choice is left out: CudaBackend takes the weight gradient from cuBLAS.
+  // The forward algorithm of every geometry workspace_floats was asked for, in geometry order:
+  // "conv2d 128x1x28x28 -> 20x24x24, kernel 5x5: forward IMPLICIT_PRECOMP_GEMM", "; "-separated
+  // (" tensor ops" after an algorithm run with tensor-core math). Only forward: CudaBackend's
+  // backward pass is its own (columns and cuBLAS).
   std::string algorithms() const;
   void forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
                float* workspace, const LaunchLimits& limits, cudaStream_t stream);

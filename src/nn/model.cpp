@@ -1,7 +1,8 @@
 #include "nn/model.hpp"
 
-#include <fmt/format.h>
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
