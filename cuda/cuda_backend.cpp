@@ -105,7 +105,8 @@ CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
       cublasSetWorkspace(cublas, device_cache_->allocate(cublas_workspace), cublas_workspace));
 
   convolution_ = std::make_unique<CudnnConvolution>(
-      cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength), half_format_);
+      cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength), half_format_,
+      config.deterministic);
   partials_ = static_cast<double*>(
       device_cache_->allocate(static_cast<std::size_t>(limits_.max_grid) * sizeof(double)));
   sum_partials_ = static_cast<double*>(device_cache_->allocate(kBiasSumPartials * sizeof(double)));
@@ -185,6 +186,10 @@ void CudaBackend::gemm_half_format(bool transpose_a, bool transpose_b, int m, in
                               transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &one, a, type, lda,
                               b, type, ldb, accumulate ? &one : &zero, c, CUDA_R_32F, ldc,
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+std::string CudaBackend::convolution_algorithms() const {
+  return convolution_->algorithms();
 }
 
 std::string CudaBackend::memory_report() const {

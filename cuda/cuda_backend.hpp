@@ -139,6 +139,7 @@ class CudaBackend final : public Backend {
   std::optional<HalfFormat> half_format() const { return half_format_; }
   // Two lines of cache statistics (device, pinned host) for the end of a run.
   std::string memory_report() const override;
+  std::string convolution_algorithms() const override;
 
  private:
   struct StreamDeleter {

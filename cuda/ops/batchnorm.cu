@@ -1,7 +1,13 @@
-// Batch normalization, one block per channel (grid-stride over channels). A channel's m = n *
-// spatial values are strided in NCHW: value j of channel c is sample j / spatial, position
-// j % spatial. The block reduces them in double (two passes for the variance, as on the CPU),
-// then applies y = x * scale + shift with the per-channel scale and shift in float.
+// Batch normalization. A channel's m = n * spatial values are strided in NCHW: value j of channel
+// c is sample j / spatial, position j % spatial. Its statistics are reduced in double (two
+// passes for the variance, as on the CPU), then y = x * scale + shift is applied with the
+// per-channel scale and shift in float.
+//  - spatial > 1: one block per channel (grid-stride over channels); a warp reads neighbouring
+//    positions of a plane.
+//  - spatial == 1 (after a dense layer: x is [n][channels]): one block per 32 channels, lane l of
+//    every warp on channel 32 t + l, the warps on interleaved rows, so a warp reads 32 neighbouring
+//    floats of a row. One block per channel would read one float per row there, a 32-way
+//    uncoalesced access.
 #include <cmath>
 
 #include "cuda_check.hpp"
@@ -27,7 +33,32 @@ __host__ __device__ std::size_t per_channel(const BatchNormShape& d) {
   return static_cast<std::size_t>(d.n) * d.spatial;
 }
 
-// ---- kernels ----------------------------------------------------------------------------------
+// The per-channel arithmetic both layouts share, the CPU's formulas.
+struct Affine {
+  float scale, shift;
+};
+__device__ Affine affine(double mean, double inv_std, float gamma, float beta) {
+  return {static_cast<float>(gamma * inv_std), static_cast<float>(beta - mean * gamma * inv_std)};
+}
+__device__ void save_statistics(int c, double mean, double var, double inv_std, double unbias,
+                                float decay, float* running_mean, float* running_var,
+                                float* save_mean, float* save_inv_std) {
+  save_mean[c] = static_cast<float>(mean);
+  save_inv_std[c] = static_cast<float>(inv_std);
+  running_mean[c] = static_cast<float>(decay * running_mean[c] + (1.0 - decay) * mean);
+  running_var[c] = static_cast<float>(decay * running_var[c] + (1.0 - decay) * var * unbias);
+}
+__device__ double unbiased_factor(double count) {
+  return count > 1.0 ? count / (count - 1.0) : 1.0;
+}
+// dx of one value, from the channel's a = gamma inv_std and the means of dy and dy xhat.
+__device__ float input_gradient(float x, float dy, float mean, float inv_std, float a,
+                                float mean_dy, float mean_dy_xhat) {
+  const float xhat = (x - mean) * inv_std;
+  return a * (dy - mean_dy - xhat * mean_dy_xhat);
+}
+
+// ---- kernels: one block per channel --------------------------------------------------------
 
 template <typename Index>
 __global__ void batchnorm_training_kernel(BatchNormShape d, float eps, float decay, const float* x,
@@ -37,7 +68,7 @@ __global__ void batchnorm_training_kernel(BatchNormShape d, float eps, float dec
   __shared__ double sum_shared[kWarpLanes];
   const Index m = static_cast<Index>(per_channel(d));
   const double count = static_cast<double>(m);
-  const double unbias = m > 1 ? count / (count - 1.0) : 1.0;
+  const double unbias = unbiased_factor(count);
   for (int c = blockIdx.x; c < d.channels; c += gridDim.x) {
     double sum = 0.0;
     for (Index j = threadIdx.x; j < m; j += blockDim.x) sum += x[channel_offset(d, c, j)];
@@ -49,18 +80,14 @@ __global__ void batchnorm_training_kernel(BatchNormShape d, float eps, float dec
     }
     const double var = block_sum(squared, sum_shared) / count;
     const double inv_std = 1.0 / sqrt(var + eps);
-    const float scale = static_cast<float>(gamma[c] * inv_std);
-    const float shift = static_cast<float>(beta[c] - mean * gamma[c] * inv_std);
+    const Affine f = affine(mean, inv_std, gamma[c], beta[c]);
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      y[at] = x[at] * scale + shift;
+      y[at] = x[at] * f.scale + f.shift;
     }
-    if (threadIdx.x == 0) {
-      save_mean[c] = static_cast<float>(mean);
-      save_inv_std[c] = static_cast<float>(inv_std);
-      running_mean[c] = static_cast<float>(decay * running_mean[c] + (1.0 - decay) * mean);
-      running_var[c] = static_cast<float>(decay * running_var[c] + (1.0 - decay) * var * unbias);
-    }
+    if (threadIdx.x == 0)
+      save_statistics(c, mean, var, inv_std, unbias, decay, running_mean, running_var, save_mean,
+                      save_inv_std);
   }
 }
 
@@ -72,11 +99,10 @@ __global__ void batchnorm_inference_kernel(BatchNormShape d, float eps, const fl
   const Index m = static_cast<Index>(per_channel(d));
   for (int c = blockIdx.x; c < d.channels; c += gridDim.x) {
     const double inv_std = 1.0 / sqrt(static_cast<double>(running_var[c]) + eps);
-    const float scale = static_cast<float>(gamma[c] * inv_std);
-    const float shift = static_cast<float>(beta[c] - running_mean[c] * gamma[c] * inv_std);
+    const Affine f = affine(running_mean[c], inv_std, gamma[c], beta[c]);
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      y[at] = x[at] * scale + shift;
+      y[at] = x[at] * f.scale + f.shift;
     }
   }
 }
@@ -106,8 +132,7 @@ __global__ void batchnorm_backward_kernel(BatchNormShape d, const float* x, cons
     const float mean_dy_xhat = static_cast<float>(sum_dy_xhat / count);
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      const float xhat = (x[at] - mean) * inv_std;
-      dx[at] = a * (dy[at] - mean_dy - xhat * mean_dy_xhat);
+      dx[at] = input_gradient(x[at], dy[at], mean, inv_std, a, mean_dy, mean_dy_xhat);
     }
     if (threadIdx.x == 0) {
       dbeta[c] = static_cast<float>(sum_dy);
@@ -116,15 +141,162 @@ __global__ void batchnorm_backward_kernel(BatchNormShape d, const float* x, cons
   }
 }
 
+// ---- kernels: spatial == 1, 32 channels per block ------------------------------------------
+// Thread t: lane t % 32 on channel 32 tile + lane, rows t / 32, t / 32 + warps, ... (blockDim.x
+// whole warps). A column's partial sums meet in shared memory and are added in warp order.
+
+inline constexpr int kMaxWarps = kMaxThreadsPerBlock / kWarpLanes;
+
+struct RowTile {
+  int lane, warp, warps, c;
+  bool valid;  // c < channels; every thread still takes part in the barriers
+};
+__device__ RowTile row_tile(int tile, int channels) {
+  RowTile t;
+  t.lane = static_cast<int>(threadIdx.x) % kWarpLanes;
+  t.warp = static_cast<int>(threadIdx.x) / kWarpLanes;
+  t.warps = static_cast<int>(blockDim.x) / kWarpLanes;
+  t.c = tile * kWarpLanes + t.lane;
+  t.valid = t.c < channels;
+  return t;
+}
+
+// Two sums at once (the backward pass needs dy and dy xhat).
+// Trivial, as __shared__ arrays need.
+struct SumPair {
+  double first, second;
+};
+
+// value(row) summed over the n rows of the thread's column, returned to all its threads.
+template <typename Value>
+__device__ SumPair column_sums(const RowTile& t, int n, SumPair (*shared)[kWarpLanes],
+                               Value value) {
+  SumPair own{0.0, 0.0};
+  if (t.valid) {
+    for (int r = t.warp; r < n; r += t.warps) {
+      const SumPair v = value(r);
+      own.first += v.first;
+      own.second += v.second;
+    }
+  }
+  __syncthreads();  // the previous call's readers are done with `shared`
+  shared[t.warp][t.lane] = own;
+  __syncthreads();
+  SumPair total{0.0, 0.0};
+  for (int w = 0; w < t.warps; ++w) {
+    total.first += shared[w][t.lane].first;
+    total.second += shared[w][t.lane].second;
+  }
+  return total;
+}
+
+__global__ void batchnorm_rows_training_kernel(BatchNormShape d, float eps, float decay,
+                                               const float* x, const float* gamma,
+                                               const float* beta, float* y, float* running_mean,
+                                               float* running_var, float* save_mean,
+                                               float* save_inv_std) {
+  __shared__ SumPair shared[kMaxWarps][kWarpLanes];
+  const double count = static_cast<double>(d.n);
+  const std::size_t row = static_cast<std::size_t>(d.channels);
+  const int tiles = (d.channels + kWarpLanes - 1) / kWarpLanes;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const RowTile t = row_tile(tile, d.channels);
+    const double mean = column_sums(t, d.n, shared,
+                                    [&](int r) {
+                                      return SumPair{x[r * row + t.c], 0.0};
+                                    })
+                            .first /
+                        count;
+    const double var = column_sums(t, d.n, shared,
+                                   [&](int r) {
+                                     const double diff = x[r * row + t.c] - mean;
+                                     return SumPair{diff * diff, 0.0};
+                                   })
+                           .first /
+                       count;
+    if (!t.valid) continue;
+    const double inv_std = 1.0 / sqrt(var + eps);
+    const Affine f = affine(mean, inv_std, gamma[t.c], beta[t.c]);
+    for (int r = t.warp; r < d.n; r += t.warps)
+      y[r * row + t.c] = x[r * row + t.c] * f.scale + f.shift;
+    if (t.warp == 0)
+      save_statistics(t.c, mean, var, inv_std, unbiased_factor(count), decay, running_mean,
+                      running_var, save_mean, save_inv_std);
+  }
+}
+
+__global__ void batchnorm_rows_inference_kernel(BatchNormShape d, float eps, const float* x,
+                                                const float* gamma, const float* beta,
+                                                const float* running_mean, const float* running_var,
+                                                float* y) {
+  const std::size_t row = static_cast<std::size_t>(d.channels);
+  const int tiles = (d.channels + kWarpLanes - 1) / kWarpLanes;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const RowTile t = row_tile(tile, d.channels);
+    if (!t.valid) continue;
+    const double inv_std = 1.0 / sqrt(static_cast<double>(running_var[t.c]) + eps);
+    const Affine f = affine(running_mean[t.c], inv_std, gamma[t.c], beta[t.c]);
+    for (int r = t.warp; r < d.n; r += t.warps)
+      y[r * row + t.c] = x[r * row + t.c] * f.scale + f.shift;
+  }
+}
+
+__global__ void batchnorm_rows_backward_kernel(BatchNormShape d, const float* x, const float* dy,
+                                               const float* gamma, const float* save_mean,
+                                               const float* save_inv_std, float* dx, float* dgamma,
+                                               float* dbeta) {
+  __shared__ SumPair shared[kMaxWarps][kWarpLanes];
+  const double count = static_cast<double>(d.n);
+  const std::size_t row = static_cast<std::size_t>(d.channels);
+  const int tiles = (d.channels + kWarpLanes - 1) / kWarpLanes;
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const RowTile t = row_tile(tile, d.channels);
+    const float mean = t.valid ? save_mean[t.c] : 0.0f;
+    const float inv_std = t.valid ? save_inv_std[t.c] : 0.0f;
+    const SumPair sums = column_sums(t, d.n, shared, [&](int r) {
+      const std::size_t at = r * row + t.c;
+      return SumPair{dy[at], static_cast<double>(dy[at]) * ((x[at] - mean) * inv_std)};
+    });
+    if (!t.valid) continue;
+    const float a = gamma[t.c] * inv_std;
+    const float mean_dy = static_cast<float>(sums.first / count);
+    const float mean_dy_xhat = static_cast<float>(sums.second / count);
+    for (int r = t.warp; r < d.n; r += t.warps) {
+      const std::size_t at = r * row + t.c;
+      dx[at] = input_gradient(x[at], dy[at], mean, inv_std, a, mean_dy, mean_dy_xhat);
+    }
+    if (t.warp == 0) {
+      dbeta[t.c] = static_cast<float>(sums.first);
+      dgamma[t.c] = static_cast<float>(sums.second);
+    }
+  }
+}
+
 }  // namespace
 
 // ---- launchers --------------------------------------------------------------------------------
+
+namespace {
+
+// Blocks of the spatial == 1 kernels: one per 32 channels.
+std::size_t row_tiles(const BatchNormShape& d) {
+  return (static_cast<std::size_t>(d.channels) + kWarpLanes - 1) / kWarpLanes;
+}
+
+}  // namespace
 
 void launch_batchnorm_forward_training(BatchNormShape d, float eps, float decay, const float* x,
                                        const float* gamma, const float* beta, float* y,
                                        float* running_mean, float* running_var, float* save_mean,
                                        float* save_inv_std, const LaunchLimits& limits,
                                        cudaStream_t stream) {
+  if (d.spatial == 1) {
+    batchnorm_rows_training_kernel<<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(),
+                                     0, stream>>>(d, eps, decay, x, gamma, beta, y, running_mean,
+                                                  running_var, save_mean, save_inv_std);
+    DL_CUDA_LAUNCHED(batchnorm_rows_training_kernel);
+    return;
+  }
   with_index_type(per_channel(d), [&](auto index) {
     batchnorm_training_kernel<decltype(index)>
         <<<limits.grid_for_items(d.channels), limits.reduction_block(), 0, stream>>>(
@@ -137,6 +309,13 @@ void launch_batchnorm_forward_inference(BatchNormShape d, float eps, const float
                                         const float* gamma, const float* beta,
                                         const float* running_mean, const float* running_var,
                                         float* y, const LaunchLimits& limits, cudaStream_t stream) {
+  if (d.spatial == 1) {
+    batchnorm_rows_inference_kernel<<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(),
+                                      0, stream>>>(d, eps, x, gamma, beta, running_mean,
+                                                   running_var, y);
+    DL_CUDA_LAUNCHED(batchnorm_rows_inference_kernel);
+    return;
+  }
   with_index_type(per_channel(d), [&](auto index) {
     batchnorm_inference_kernel<decltype(index)>
         <<<limits.grid_for_items(d.channels), limits.block(), 0, stream>>>(
@@ -149,6 +328,13 @@ void launch_batchnorm_backward(BatchNormShape d, const float* x, const float* dy
                                const float* gamma, const float* save_mean,
                                const float* save_inv_std, float* dx, float* dgamma, float* dbeta,
                                const LaunchLimits& limits, cudaStream_t stream) {
+  if (d.spatial == 1) {
+    batchnorm_rows_backward_kernel<<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(),
+                                     0, stream>>>(d, x, dy, gamma, save_mean, save_inv_std, dx,
+                                                  dgamma, dbeta);
+    DL_CUDA_LAUNCHED(batchnorm_rows_backward_kernel);
+    return;
+  }
   with_index_type(per_channel(d), [&](auto index) {
     batchnorm_backward_kernel<decltype(index)>
         <<<limits.grid_for_items(d.channels), limits.reduction_block(), 0, stream>>>(

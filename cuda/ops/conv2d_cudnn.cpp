@@ -62,6 +62,54 @@ std::size_t output_count(const Conv2dGeometry& g) {
   return static_cast<std::size_t>(g.batch) * g.out_channels * g.out_height * g.out_width;
 }
 
+// cuDNN's names without their common prefix, for the checkpoint's record of the algorithms.
+const char* algorithm_name(cudnnConvolutionFwdAlgo_t a) {
+  switch (a) {
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM:
+      return "IMPLICIT_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM:
+      return "IMPLICIT_PRECOMP_GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_GEMM:
+      return "GEMM";
+    case CUDNN_CONVOLUTION_FWD_ALGO_DIRECT:
+      return "DIRECT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT:
+      return "FFT";
+    case CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING:
+      return "FFT_TILING";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD:
+      return "WINOGRAD";
+    case CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED:
+      return "WINOGRAD_NONFUSED";
+    default:
+      return "unknown";
+  }
+}
+template <typename Algo>
+std::string describe(const Choice<Algo>& c) {
+  return std::string(algorithm_name(c.algo)) +
+         (c.math == CUDNN_TENSOR_OP_MATH ? " tensor ops" : "");
+}
+
+// The geometry of a plan's key (CudnnConvolution::Key: every field, in declaration order).
+Conv2dGeometry geometry_of(const std::array<int, 13>& k) {
+  Conv2dGeometry g;
+  g.batch = k[0];
+  g.in_channels = k[1];
+  g.in_height = k[2];
+  g.in_width = k[3];
+  g.out_channels = k[4];
+  g.out_height = k[5];
+  g.out_width = k[6];
+  g.kernel_height = k[7];
+  g.kernel_width = k[8];
+  g.stride_height = k[9];
+  g.stride_width = k[10];
+  g.pad_top = k[11];
+  g.pad_left = k[12];
+  return g;
+}
+
 cudnnDataType_t tensor_type(std::optional<HalfFormat> f) {
   if (!f) return CUDNN_DATA_FLOAT;
   return *f == HalfFormat::kHalf ? CUDNN_DATA_HALF : CUDNN_DATA_BFLOAT16;
@@ -282,6 +330,21 @@ std::size_t CudnnConvolution::workspace_floats(const Conv2dGeometry& g) {
                           g.stride_height, g.stride_width, g.pad_top,       g.pad_left};
   bound_[shape][g.batch] = floats;
   return floats;
+}
+
+std::string CudnnConvolution::algorithms() const {
+  std::string out;
+  for (const auto& [shape, batches] : bound_) {
+    for (const auto& [batch, floats] : batches) {
+      Key key;
+      key[0] = batch;
+      std::copy(shape.begin(), shape.end(), key.begin() + 1);
+      const Plan& p = *plans_.at(key);
+      out += (out.empty() ? "" : "; ") + describe(geometry_of(key)) + ": forward " +
+             describe(p.forward);
+    }
+  }
+  return out;
 }
 
 const CudnnConvolution::Plan& CudnnConvolution::plan_for_call(const Conv2dGeometry& g) {

@@ -49,10 +49,11 @@ class CudnnConvolution {
  public:
   // `handle` is bound to the stream the calls below are given; it must outlive this object.
   // `half_format`: the 16-bit format of the tensor-core inputs, none for float32 throughout.
-  // `deterministic`: algorithms by a fixed rule (the first deterministic one of a fixed list
-  // whose workspace fits), so that every run, resume and worker with the same geometry, cuDNN
-  // and workspace runs the same algorithms and gets the same bits; false: the fastest
-  // deterministic one cudnnFind* measures, which may differ from run to run.
+  // `deterministic` (Config::deterministic): algorithms by a fixed rule (the first deterministic
+  // one of a fixed list whose workspace fits), so that every run, resume and worker with the same
+  // geometry, cuDNN and workspace runs the same algorithms and gets the same bits; false: the
+  // fastest one cudnnFind* measures, deterministic or not (transform-domain ones still refused),
+  // which may differ from run to run.
   CudnnConvolution(cudnnHandle_t handle, std::size_t max_workspace_bytes,
                    std::optional<HalfFormat> half_format, bool deterministic = true);
   ~CudnnConvolution();
@@ -60,6 +61,11 @@ class CudnnConvolution {
   CudnnConvolution& operator=(const CudnnConvolution&) = delete;
 
   std::size_t workspace_floats(const Conv2dGeometry& g);
+  // The forward algorithm of every geometry workspace_floats was asked for, in geometry order:
+  // "conv2d 128x1x28x28 -> 20x24x24, kernel 5x5: forward IMPLICIT_PRECOMP_GEMM", "; "-separated
+  // (" tensor ops" after an algorithm run with tensor-core math). Only forward: CudaBackend's
+  // backward pass is its own (columns and cuBLAS).
+  std::string algorithms() const;
   void forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
                float* workspace, const LaunchLimits& limits, cudaStream_t stream);
   // dx and dw (dw may be null, when the backend computes it itself); the bias gradient

@@ -47,14 +47,16 @@ inline bool transforms(cudnnConvolutionBwdFilterAlgo_t a) {
 }
 
 // A measured or suggested algorithm may run here: it succeeded, it is deterministic (same
-// gradients every run), it does not down-convert to another format, and it is GEMM-based or
-// direct (see the header). float32 also takes no tensor-core math (TF32 would change its results).
-// Transform-domain algorithms are refused in float32 too: on an H200, cuDNN's measurement sometimes
-// picked one for LeNet's 5x5 backward-data pass, whose dx then differed from the CPU's by 2%
-// (0.2122 against 0.2171), far outside float32's rounding.
+// gradients every run) unless `deterministic` is false (Config::deterministic), it does not
+// down-convert to another format, and it is GEMM-based or direct (see the header). float32 also
+// takes no tensor-core math (TF32 would change its results). Transform-domain algorithms are
+// refused in float32 too, deterministic or not: on an H200, cuDNN's measurement sometimes picked
+// one for LeNet's 5x5 backward-data pass, whose dx then differed from the CPU's by 2% (0.2122
+// against 0.2171), far outside float32's rounding.
 template <typename Perf>
-bool acceptable(const Perf& p, std::optional<HalfFormat> f) {
-  if (p.status != CUDNN_STATUS_SUCCESS || p.determinism != CUDNN_DETERMINISTIC) return false;
+bool acceptable(const Perf& p, std::optional<HalfFormat> f, bool deterministic) {
+  if (p.status != CUDNN_STATUS_SUCCESS) return false;
+  if (deterministic && p.determinism != CUDNN_DETERMINISTIC) return false;
   if (p.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION || transforms(p.algo)) return false;
   return f.has_value() || p.mathType != CUDNN_TENSOR_OP_MATH;
 }
@@ -67,18 +69,19 @@ struct Choice {
 };
 
 // Picks one algorithm of a direction, in this order: `reuse` if it fits `limit`; with
-// `fixed_rule`, the first of `fixed` that fits; the fastest measured (measure) or best suggested
-// acceptable one that fits; the first of `fixed` that fits. `fixed` lists only deterministic
-// GEMM-based algorithms (cuDNN documents BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0 and _3 as
-// non-deterministic), so with `fixed_rule` the choice depends on the geometry and the workspace
-// alone, never on timing; cuDNN's suggestions (deterministic ones only) remain for a geometry
-// where no listed algorithm runs.
+// `deterministic`, the first of `fixed` that fits; the fastest measured (measure) or best
+// suggested acceptable one that fits; the first of `fixed` that fits. `fixed` lists only
+// deterministic GEMM-based algorithms (cuDNN documents BWD_DATA_ALGO_0 and BWD_FILTER_ALGO_0 and
+// _3 as non-deterministic), so with `deterministic` the choice depends on the geometry and the
+// workspace alone, never on timing; cuDNN's suggestions (deterministic ones only) remain for a
+// geometry where no listed algorithm runs. Without `deterministic`, measured and suggested
+// algorithms may be non-deterministic ones.
 // `search(kind, count, &returned, results)` runs cudnnFind* (kind 0) or cudnnGet*_v7 (kind 1);
 // `size_of(algo, math)` is its workspace for this geometry with that math, kUnusable when cuDNN
 // cannot run it here. float32 runs everything with CUDNN_FMA_MATH, whatever a result says.
 template <typename Perf, typename Algo, typename Search, typename SizeOf>
 Choice<Algo> choose(const char* direction, const std::string& convolution,
-                    std::optional<HalfFormat> format, bool fixed_rule, bool measure,
+                    std::optional<HalfFormat> format, bool deterministic, bool measure,
                     std::size_t limit, const Choice<Algo>* reuse, std::initializer_list<Algo> fixed,
                     int max_count, Search search, SizeOf size_of) {
   if (reuse != nullptr) {
@@ -92,19 +95,19 @@ Choice<Algo> choose(const char* direction, const std::string& convolution,
     }
     return std::nullopt;
   };
-  if (fixed_rule) {
+  if (deterministic) {
     if (const auto choice = first_fixed_that_fits()) return *choice;
   }
   std::vector<Perf> results(static_cast<std::size_t>(std::max(max_count, 1)));
   constexpr int kFind = 0, kHeuristic = 1;
   for (const int kind : {kFind, kHeuristic}) {
-    if (kind == kFind && (fixed_rule || !measure)) continue;
+    if (kind == kFind && (deterministic || !measure)) continue;
     int returned = 0;
     if (search(kind, static_cast<int>(results.size()), &returned, results.data()) !=
         CUDNN_STATUS_SUCCESS)
       continue;  // e.g. cudnnFind* could not allocate its scratch: fall through to the next way
     for (int i = 0; i < returned; ++i) {
-      if (!acceptable(results[i], format)) continue;
+      if (!acceptable(results[i], format, deterministic)) continue;
       const cudnnMathType_t math = format ? results[i].mathType : CUDNN_FMA_MATH;
       const std::size_t bytes = size_of(results[i].algo, math);
       if (bytes <= limit) return {results[i].algo, math, bytes};

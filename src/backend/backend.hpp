@@ -53,6 +53,10 @@ class Backend {
   // Lines describing the backend's memory caches (hits, misses, peaks) for the end of a run;
   // empty when the backend keeps none (the CPU).
   virtual std::string memory_report() const { return {}; }
+  // The algorithms chosen for the convolutions sized so far (conv2d_workspace_floats), one
+  // "geometry: algorithms" entry each, "; "-separated, for checkpoints to record; empty where
+  // there is no choice (the CPU).
+  virtual std::string convolution_algorithms() const { return {}; }
 
   // ---- data ---------------------------------------------------------------------------------
   // Builds a batch from a data set held in this backend's memory: for i < n, image i is the
@@ -93,8 +97,9 @@ class Backend {
   // y = conv(x, w) + b (cross-correlation, as cuDNN and DL4J compute it).
   virtual void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w,
                               const float* b, float* y, float* workspace) = 0;
-  // dw, db always; dx unless null. `workspace` is the one the forward call of the same layer used
-  // on the same x; a backend may keep intermediate results there (the CPU keeps im2col columns).
+  // dw, db always; dx unless null. `workspace` holds at least conv2d_workspace_floats(g) floats
+  // (for this or a larger batch); a model shares one among all its layers, so no backend may keep
+  // anything in it from one call to the next.
   virtual void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w,
                                const float* dy, float* dx, float* dw, float* db,
                                float* workspace) = 0;

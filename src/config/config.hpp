@@ -204,6 +204,10 @@ struct Config {
   uint64_t seed = 123;
   BackendKind backend = BackendKind::kAuto;
   DType dtype = DType::kFloat;
+  // The same bits every run (the CUDA backend's cuDNN algorithms by a fixed rule); false lets it
+  // time cuDNN's algorithms and take non-deterministic ones. The CPU backend is the same either
+  // way.
+  bool deterministic = true;
   WeightInit weightInit = WeightInit::kXavier;
   std::optional<Activation> activation;  // global default for layers that set none
   UpdaterConfig updater;

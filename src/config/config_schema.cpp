@@ -348,6 +348,7 @@ const FieldTable<Config>& config_fields() {
       unsigned_field("seed", &Config::seed),
       enum_field("backend", &Config::backend),
       enum_field("dtype", &Config::dtype),
+      bool_field("deterministic", &Config::deterministic),
       enum_field("weightInit", &Config::weightInit),
       optional_enum_field("activation", &Config::activation),
       section_field("updater", &Config::updater, updater_fields),

@@ -60,13 +60,12 @@ void ConvolutionLayer::initialize(float* host_params, RandomStream& rng) const {
 
 void ConvolutionLayer::bind(Backend& backend, float* params, float* grads, int max_batch) {
   Layer::bind(backend, params, grads, max_batch);
-  workspace_ = FloatBuffer(backend, backend.conv2d_workspace_floats(geometry(max_batch)));
+  workspace_floats_ = backend.conv2d_workspace_floats(geometry(max_batch));
 }
 
 void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   const Conv2dGeometry g = geometry(batch);
-  backend().conv2d_forward(g, x, params_, params_ + weight_count(), output_.data(),
-                           workspace_.data());
+  backend().conv2d_forward(g, x, params_, params_ + weight_count(), output_.data(), workspace_);
   if (plan_.activation != Activation::kIdentity) {
     backend().activation_forward(plan_.activation, batch, output_size(), output_.data(),
                                  output_.data());
@@ -81,7 +80,7 @@ void ConvolutionLayer::backward(const float* x, const float* dy, float* dx, int 
     backend().activation_backward(plan_.activation, batch, output_size(), output_.data(), dy, dz);
   }
   backend().conv2d_backward(geometry(batch), x, params_, dy, dx, grads_, grads_ + weight_count(),
-                            workspace_.data());
+                            workspace_);
 }
 
 }  // namespace dl

@@ -12,13 +12,14 @@ class ConvolutionLayer final : public Layer {
   std::vector<ParameterSegment> parameter_segments() const override;
   void initialize(float* host_params, RandomStream& rng) const override;
   void bind(Backend& backend, float* params, float* grads, int max_batch) override;
+  std::size_t workspace_floats() const override { return workspace_floats_; }
   void forward(const float* x, int batch, const StepContext& ctx) override;
   void backward(const float* x, const float* dy, float* dx, int batch) override;
 
  private:
   Conv2dGeometry geometry(int batch) const;
   std::size_t weight_count() const;
-  FloatBuffer workspace_;
+  std::size_t workspace_floats_ = 0;
 };
 
 }  // namespace dl

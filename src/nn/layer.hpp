@@ -43,9 +43,14 @@ class Layer {
   // Writes initial values into `host_params` (this layer's slice, in host memory).
   virtual void initialize(float* host_params, RandomStream& rng) const;
 
-  // Points the layer at its slices of the flat buffers and allocates its activations and
-  // workspaces for up to `max_batch` samples.
+  // Points the layer at its slices of the flat buffers and allocates its activations for up to
+  // `max_batch` samples.
   virtual void bind(Backend& backend, float* params, float* grads, int max_batch);
+  // Scratch floats this layer's ops need at the bound batch (known after bind). The model gives
+  // all its layers one workspace of the largest need (use_workspace): they run one after another
+  // on one backend stream, and no op keeps anything in it from one call to the next.
+  virtual std::size_t workspace_floats() const { return 0; }
+  void use_workspace(float* workspace) { workspace_ = workspace; }
 
   // x: [batch x input_size]. The result is left in output().
   virtual void forward(const float* x, int batch, const StepContext& ctx) = 0;
@@ -69,6 +74,7 @@ class Layer {
   float* grads_ = nullptr;
   int max_batch_ = 0;
   FloatBuffer output_;
+  float* workspace_ = nullptr;  // the model's shared workspace
 };
 
 }  // namespace dl

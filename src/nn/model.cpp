@@ -1,5 +1,7 @@
 #include "nn/model.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -69,16 +71,25 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     loss_sum_ = FloatBuffer(backend, 1);
   }
   std::size_t offset = 0;
+  std::size_t workspace_floats = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
-    // The layer's outputs, their gradients and its own buffers (workspace, masks, argmax).
+    // The layer's outputs, their gradients and its own buffers (masks, argmax).
     const AllocationPurpose purpose(
         fmt::format("the activations of layer {} ({}, {} values per sample) for batch {}", i,
                     layer_kind(layer.plan().config.type).name, layer.output_size(), max_batch));
     layer.bind(backend, params_.data() + offset, grads_.data() + offset, max_batch);
     offset += layer.parameter_count();
     output_grads_.emplace_back(backend, static_cast<std::size_t>(max_batch) * layer.output_size());
+    workspace_floats = std::max(workspace_floats, layer.workspace_floats());
   }
+  {
+    const AllocationPurpose purpose(
+        fmt::format("the convolutions' shared workspace ({} values) for batch {}", workspace_floats,
+                    max_batch));
+    workspace_ = FloatBuffer(backend, workspace_floats);
+  }
+  for (auto& layer : layers_) layer->use_workspace(workspace_.data());
 }
 
 void Model::initialize(std::uint64_t seed) {

@@ -73,6 +73,7 @@ class Model {
   IndexBuffer labels_;
   FloatBuffer loss_sum_;
   std::vector<FloatBuffer> output_grads_;  // per layer: gradient w.r.t. its output
+  FloatBuffer workspace_;  // every layer's scratch: the largest Layer::workspace_floats()
 };
 
 }  // namespace dl

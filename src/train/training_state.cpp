@@ -21,6 +21,10 @@ constexpr const char* kSamplesKey = "samples_trained";
 constexpr const char* kEpochSumsKey = "epoch_train_sums";
 // Followed by the local worker's index: "loss_scaler.0", "loss_scaler.1", ...
 constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
+// Config::deterministic and worker 0's Backend::convolution_algorithms(): a resume says when they
+// differ from the run's now (the bits may then differ from an uninterrupted run's).
+constexpr const char* kDeterministicKey = "deterministic";
+constexpr const char* kConvolutionAlgorithmsKey = "convolution_algorithms";
 
 const std::string* metadata(const CheckpointState& state, const std::string& key) {
   const auto it = state.metadata.find(key);
@@ -96,6 +100,9 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
     }
   }
   for (const auto& [key, value] : run_metadata_) state.metadata[key] = value;
+  state.metadata[kDeterministicKey] = config_.deterministic ? "true" : "false";
+  const std::string algorithms = model.backend().convolution_algorithms();
+  if (!algorithms.empty()) state.metadata[kConvolutionAlgorithmsKey] = algorithms;
   state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
   state.metadata[kSamplesKey] = std::to_string(progress_.samples_trained);
   state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", progress_.epoch_loss,
@@ -125,6 +132,7 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   check_data_order(state, path, position, log);
   if (state.config_hash != config_hash(config_))
     log.push_back("resume: note: the config differs from the one the checkpoint was saved with");
+  note_changed_algorithms(state, log);
   model.upload_parameters(state.parameters.data());
   trainer_.replicate_parameters();
   restore_updater_states(state, path);
@@ -143,6 +151,24 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   log.push_back(fmt::format("resume: {} (epoch {}, round {}, iteration {})", path, position.epoch,
                             position.round, position.iteration));
   return position;
+}
+
+// Not refused: the run goes on correctly, but its bits may differ from an uninterrupted run's.
+// Checkpoints written before these were recorded say nothing.
+void TrainingState::note_changed_algorithms(const CheckpointState& state,
+                                            std::vector<std::string>& log) const {
+  const std::string now_deterministic = config_.deterministic ? "true" : "false";
+  if (const std::string* saved = metadata(state, kDeterministicKey);
+      saved != nullptr && *saved != now_deterministic) {
+    log.push_back(fmt::format("resume: note: deterministic: {} -> {}", *saved, now_deterministic));
+  }
+  const std::string now = trainer_.model(0).backend().convolution_algorithms();
+  if (const std::string* saved = metadata(state, kConvolutionAlgorithmsKey);
+      saved != nullptr && *saved != now) {
+    log.push_back(fmt::format(
+        "resume: note: the convolution algorithms differ from the checkpoint's: {} -> {}", *saved,
+        now.empty() ? "(none)" : now));
+  }
 }
 
 // A position means the same samples only under the same batch size, data, seed, network and

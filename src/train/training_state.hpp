@@ -82,6 +82,7 @@ class TrainingState {
                         RunPosition& position, std::vector<std::string>& log) const;
   void restore_updater_states(const CheckpointState& state, const std::string& path);
   void restore_loss_scalers(const CheckpointState& state, const std::string& path);
+  void note_changed_algorithms(const CheckpointState& state, std::vector<std::string>& log) const;
 
   const Config& config_;
   ParallelTrainer& trainer_;

@@ -79,15 +79,28 @@ inline double dot(const std::vector<float>& a, const std::vector<float>& b) {
   return s;
 }
 
-// Runs body(backend, name) on every backend under test; says so when there is none.
+// Runs body(backend) on every float32 backend under test; says so when there is none.
 template <typename Body>
 void for_each_backend(Body&& body) {
-  const auto backends = backends_under_test();
-  if (backends.empty()) WARN("no backend under test in this program (see its first line)");
-  for (const auto& entry : backends) {
+  bool any = false;
+  for (const auto& entry : backends_under_test()) {
+    if (entry.products != DType::kFloat) continue;
+    any = true;
     INFO("backend: " << entry.name);
     auto backend = entry.make();
     body(*backend);
+  }
+  if (!any) WARN("no backend under test in this program (see its first line)");
+}
+
+// Runs body(backend, format) on every backend under test whose products are 16-bit.
+template <typename Body>
+void for_each_16bit_backend(Body&& body) {
+  for (const auto& entry : backends_under_test()) {
+    if (entry.products == DType::kFloat) continue;
+    INFO("backend: " << entry.name);
+    auto backend = entry.make();
+    body(*backend, entry.products);
   }
 }
 

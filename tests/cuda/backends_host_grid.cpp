@@ -15,6 +15,16 @@ std::vector<BackendUnderTest> backends_under_test() {
     list.push_back({"host grid, " + describe(limits),
                     [limits] { return std::make_unique<test::HostGridBackend>(limits); }});
   }
+  // The 16-bit products, with tight limits so the cast kernels' loops iterate.
+  for (const DType dtype : {DType::kHalf, DType::kBFloat16}) {
+    const gpu::LaunchLimits tight{3, 100};
+    list.push_back(
+        {"host grid, tight limits, " + std::string(dtype == DType::kHalf ? "HALF" : "BFLOAT16"),
+         [tight, dtype] {
+           return std::make_unique<test::HostGridBackend>(tight, gpu::half_format_of(dtype));
+         },
+         dtype});
+  }
   return list;
 }
 

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/backend_registry.hpp"
+#include "backend/cpu/cpu_backend.hpp"
 #include "core/random.hpp"
 #include "device_query.hpp"
 
@@ -54,6 +55,18 @@ std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block, DType dty
 std::unique_ptr<Backend> make_gpu_backend(DType dtype) {
   const Config defaults;
   return make_gpu_backend(defaults.cuda.maximumGridSize, defaults.cuda.maximumBlockSize, dtype);
+}
+
+std::vector<std::unique_ptr<Backend>> gpu_backends() {
+  std::vector<std::unique_ptr<Backend>> b;
+  b.push_back(make_gpu_backend());
+  b.push_back(make_gpu_backend(kTightGrid, kTightBlock));
+  return b;
+}
+
+CpuBackend& cpu() {
+  static CpuBackend backend;
+  return backend;
 }
 
 std::vector<float> random_floats(std::size_t n, std::uint64_t stream, float scale) {

@@ -12,6 +12,10 @@
 #include "backend/device_buffer.hpp"
 #include "config/config.hpp"
 
+namespace dl {
+class CpuBackend;
+}
+
 namespace dl::test {
 
 // False when no CUDA device is visible; the first such call prints why, and the number of
@@ -26,6 +30,10 @@ inline constexpr int kTightBlock = 100;
 // A CUDA backend on device 0 with the given launch limits and precision (Config::dtype).
 std::unique_ptr<Backend> make_gpu_backend(int max_grid, int max_block, DType dtype = DType::kFloat);
 std::unique_ptr<Backend> make_gpu_backend(DType dtype = DType::kFloat);
+// The default launch limits and the tight ones, in float32.
+std::vector<std::unique_ptr<Backend>> gpu_backends();
+// The CPU backend the [gpu] cases compare with.
+CpuBackend& cpu();
 
 // Normally distributed values (scaled), reproducible from `stream`.
 std::vector<float> random_floats(std::size_t n, std::uint64_t stream, float scale = 1.0f);

@@ -16,6 +16,7 @@
 #include "ops/gradient_clip.hpp"
 #include "ops/output_loss.hpp"
 #include "ops/pooling.hpp"
+#include "ops/precision_cast.hpp"
 #include "ops/updater.hpp"
 #include "ops/vector_ops.hpp"
 
@@ -25,16 +26,31 @@ namespace {
 
 constexpr cudaStream_t kStream = nullptr;
 
+std::size_t input_count(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.in_channels * g.in_height * g.in_width;
+}
+std::size_t weight_count(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.out_channels) * g.in_channels * g.kernel_height *
+         g.kernel_width;
+}
+std::size_t output_count(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.batch) * g.out_channels * g.out_height * g.out_width;
+}
+
 }  // namespace
 
-HostGridBackend::HostGridBackend(gpu::LaunchLimits limits)
+HostGridBackend::HostGridBackend(gpu::LaunchLimits limits, std::optional<gpu::HalfFormat> format)
     : limits_(limits),
+      format_(format),
       partials_(static_cast<std::size_t>(std::max(limits.max_grid, 1))),
       sum_partials_(gpu::kBiasSumPartials) {}
 
 std::string HostGridBackend::name() const {
+  const std::string format = !format_                             ? ""
+                             : *format_ == gpu::HalfFormat::kHalf ? ", HALF products"
+                                                                  : ", BFLOAT16 products";
   return "cuda kernels on the host grid (grid " + std::to_string(limits_.max_grid) + ", block " +
-         std::to_string(limits_.max_block) + ")";
+         std::to_string(limits_.max_block) + format + ")";
 }
 
 void HostGridBackend::fill(float* x, std::size_t n, float value) {
@@ -68,36 +84,67 @@ void HostGridBackend::scale_to_norm(std::size_t n, const float* sum_of_squares, 
   gpu::launch_scale_to_norm(n, sum_of_squares, threshold, always, x, limits_, kStream);
 }
 
+// ---- products: the CPU's in float32, standing in for cuBLAS and cuDNN ------------------------
+// With a 16-bit format the products read their inputs rounded to it by the cast kernels, and the
+// convolution's y is rounded once more, where cuDNN writes it in 16-bit (the backward pass by
+// columns accumulates and writes float32).
+
+std::vector<float> HostGridBackend::through_format(const float* v, std::size_t n) {
+  if (!format_) return std::vector<float>(v, v + n);
+  std::vector<std::uint16_t> bits(n);
+  std::vector<float> widened(n);
+  gpu::launch_cast_to_half_format(*format_, n, v, bits.data(), limits_, kStream);
+  gpu::launch_cast_to_float(*format_, n, bits.data(), widened.data(), limits_, kStream);
+  return widened;
+}
+
 // CudaBackend broadcasts the bias into y and lets the GEMM accumulate onto it; here the product
 // (the CPU's, without bias) is added by the axpy kernel.
 void HostGridBackend::dense_forward(int n, int in, int out, const float* x, const float* w,
                                     const float* b, float* y) {
   const std::size_t size = static_cast<std::size_t>(n) * out;
   std::vector<float> product(size), zero_bias(static_cast<std::size_t>(out), 0.0f);
-  CpuBackend::dense_forward(n, in, out, x, w, zero_bias.data(), product.data());
+  const auto x16 = through_format(x, static_cast<std::size_t>(n) * in);
+  const auto w16 = through_format(w, static_cast<std::size_t>(in) * out);
+  CpuBackend::dense_forward(n, in, out, x16.data(), w16.data(), zero_bias.data(), product.data());
   gpu::launch_broadcast_bias_rows(n, out, b, y, limits_, kStream);
   gpu::launch_axpy(size, 1.0f, product.data(), y, limits_, kStream);
 }
 void HostGridBackend::dense_backward(int n, int in, int out, const float* x, const float* w,
                                      const float* dy, float* dx, float* dw, float* db) {
-  CpuBackend::dense_backward(n, in, out, x, w, dy, dx, dw, db);
+  const auto x16 = through_format(x, static_cast<std::size_t>(n) * in);
+  const auto w16 = through_format(w, static_cast<std::size_t>(in) * out);
+  const auto dy16 = through_format(dy, static_cast<std::size_t>(n) * out);
+  CpuBackend::dense_backward(n, in, out, x16.data(), w16.data(), dy16.data(), dx, dw, db);
   gpu::launch_column_sums(n, out, dy, db, sum_partials_.data(), limits_, kStream);
 }
 
 void HostGridBackend::conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w,
                                      const float* b, float* y, float* workspace) {
+  const int spatial = g.out_height * g.out_width;
   std::vector<float> zero_bias(static_cast<std::size_t>(g.out_channels), 0.0f);
-  CpuBackend::conv2d_forward(g, x, w, zero_bias.data(), y, workspace);
-  gpu::launch_add_channel_bias(g.batch, g.out_channels, g.out_height * g.out_width, b, y, limits_,
-                               kStream);
+  const auto x16 = through_format(x, input_count(g));
+  const auto w16 = through_format(w, weight_count(g));
+  CpuBackend::conv2d_forward(g, x16.data(), w16.data(), zero_bias.data(), y, workspace);
+  if (!format_) {
+    gpu::launch_add_channel_bias(g.batch, g.out_channels, spatial, b, y, limits_, kStream);
+    return;
+  }
+  std::vector<std::uint16_t> y16(output_count(g));
+  gpu::launch_cast_to_half_format(*format_, y16.size(), y, y16.data(), limits_, kStream);
+  gpu::launch_add_channel_bias_from_half_format(*format_, g.batch, g.out_channels, spatial,
+                                                y16.data(), b, y, limits_, kStream);
 }
 void HostGridBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w,
                                       const float* dy, float* dx, float* dw, float* db,
                                       float* workspace) {
-  CpuBackend::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
+  const auto x16 = through_format(x, input_count(g));
+  const auto w16 = through_format(w, weight_count(g));
+  const auto dy16 = through_format(dy, output_count(g));
+  CpuBackend::conv2d_backward(g, x16.data(), w16.data(), dy16.data(), dx, dw, db, workspace);
   gpu::launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db,
                            sum_partials_.data(), limits_, kStream);
-  backward_by_columns(g, x, w, dy, dx, dw);
+  backward_by_columns(g, x16.data(), w16.data(), dy16.data(), dx, dw);
 }
 
 // The CUDA backend's backward pass by columns with its kernels and chunks; the products that

@@ -3,19 +3,24 @@
 // launches it through its launcher (with the host-side steps CudaBackend takes around it), and
 // the products that CudaBackend leaves to cuDNN and cuBLAS (convolution and dense y, dx, dw),
 // which cannot run here, are the CPU backend's; their bias and bias gradient are the kernels'.
+// With a 16-bit format (HALF, BFLOAT16) the products round their inputs (and cuDNN's forward its
+// output) through the cast kernels as CudaBackend does around cuDNN and cuBLAS.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "launch_limits.hpp"
+#include "ops/precision_cast.hpp"
 
 namespace dl::test {
 
 class HostGridBackend : public CpuBackend {
  public:
-  explicit HostGridBackend(gpu::LaunchLimits limits);
+  explicit HostGridBackend(gpu::LaunchLimits limits,
+                           std::optional<gpu::HalfFormat> format = std::nullopt);
   std::string name() const override;
 
   void fill(float* x, std::size_t n, float value) override;
@@ -67,7 +72,11 @@ class HostGridBackend : public CpuBackend {
                     float* state) override;
 
  private:
+  // v[0..n) rounded to format_ and widened back by the cast kernels (a copy without a format).
+  std::vector<float> through_format(const float* v, std::size_t n);
+
   gpu::LaunchLimits limits_;
+  std::optional<gpu::HalfFormat> format_;
   std::vector<double> partials_;  // per-block partial sums, limits.max_grid of them
   void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                            float* dx, float* dw);

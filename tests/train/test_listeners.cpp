@@ -2,6 +2,7 @@
 // resumes from a checkpoint, so the run directory reads as one uninterrupted run.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -244,4 +245,34 @@ TEST_CASE(
   CHECK(position.iteration == 6);
   RunFixture same;
   CHECK(same.state().restore(state, "c.dlck", log).round == 2);
+}
+
+TEST_CASE(
+    "checkpoints record deterministic and the convolution algorithms; a resume notes a change",
+    "[listeners]") {
+  dl::CheckpointState state;
+  {
+    RunFixture saved;
+    state = saved.state().capture(dl::kCheckpointKind, {1, 2, 6});
+  }
+  CHECK(state.metadata.at("deterministic") == "true");
+  // The CPU backend chooses no algorithms, so it records none.
+  CHECK(state.metadata.count("convolution_algorithms") == 0);
+  std::vector<std::string> log;
+  RunFixture same;
+  same.state().restore(state, "c.dlck", log);
+  for (const std::string& line : log) CHECK_THAT(line, !Contains("deterministic"));
+
+  state.metadata["convolution_algorithms"] = "conv2d 4x1x5x5 -> 2x3x3, kernel 3x3: forward GEMM";
+  RunFixture changed({"deterministic=false"});
+  log.clear();
+  changed.state().restore(state, "c.dlck", log);
+  const auto has = [&](const std::string& text) {
+    return std::any_of(log.begin(), log.end(),
+                       [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  CHECK(has("resume: note: deterministic: true -> false"));
+  CHECK(
+      has("resume: note: the convolution algorithms differ from the checkpoint's: conv2d "
+          "4x1x5x5 -> 2x3x3, kernel 3x3: forward GEMM -> (none)"));
 }
