@@ -12,6 +12,7 @@
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
 #include "library_check.hpp"
+#include "ops/augment.hpp"
 #include "ops/bias_sums.hpp"
 #include "ops/conv2d_cudnn.hpp"
 #include "ops/dense.hpp"
@@ -264,6 +265,14 @@ void CudaBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t*
   activate();
   launch_gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels, limits_,
                         stream_.get());
+}
+void CudaBackend::gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
+                                     const ops::SampleTransform& t, const std::int32_t* indices,
+                                     int n, const float* channel_mean, const float* channel_std,
+                                     float* images, std::int32_t* batch_labels) {
+  activate();
+  launch_gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std, images,
+                            batch_labels, limits_, stream_.get());
 }
 
 // ---- dense ------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/ops/augment.hpp"
 #include "backend/ops/batchnorm.hpp"
 #include "backend/ops/conv2d.hpp"
 #include "backend/ops/updater.hpp"
@@ -68,6 +69,15 @@ class Backend {
   virtual void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
                               std::size_t sample_bytes, const std::int32_t* indices, int n,
                               float* images, std::int32_t* batch_labels) = 0;
+  // gather_samples with the input pipeline (the contract: backend/ops/augment.hpp): image i is
+  // sample indices[i] cropped and flipped by augment_draw(t, indices[i]) when t.augment, then
+  // normalized with channel_mean[c] and channel_std[c] (t.channels values each in this backend's
+  // memory; unread without t.normalize). Bit-identical on every backend and to the host loader
+  // (Dataset::gather_training), so the data path never changes a result.
+  virtual void gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
+                                  const ops::SampleTransform& t, const std::int32_t* indices, int n,
+                                  const float* channel_mean, const float* channel_std,
+                                  float* images, std::int32_t* batch_labels) = 0;
 
   // ---- vector arithmetic over flat buffers --------------------------------------------------
   virtual void scale(std::size_t n, float alpha, float* x) = 0;                   // x *= a

@@ -71,12 +71,6 @@ void check_input_pipeline(const ReadContext& ctx, const Config& config) {
     fail_at(ctx.remembered(data.randomCrop > 0 ? "data.randomCrop" : "data.horizontalFlip"),
             "random crops and flips need image input",
             "use inputType: convolutionalFlat, or set randomCrop: 0 and horizontalFlip: false");
-  const bool transforms = data.normalize || data.randomCrop > 0 || data.horizontalFlip;
-  if (transforms && data.deviceResident == DeviceResidency::kAlways)
-    fail_at(ctx.remembered("data.deviceResident"),
-            "data.deviceResident: always gathers batches on the device, which does not normalize, "
-            "crop or flip",
-            "set data.deviceResident: auto or never (the host loader applies them)");
 }
 
 }  // namespace

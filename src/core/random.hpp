@@ -26,19 +26,21 @@ constexpr std::uint64_t mix(std::uint64_t key, std::uint64_t value) {
 
 class RandomStream {
  public:
-  RandomStream(std::uint64_t seed, std::uint64_t stream, std::uint64_t counter = 0)
+  // constexpr, like the draws below, so that device code (the input pipeline's crop and flip
+  // draws, backend/ops/augment.hpp) draws exactly what the host draws.
+  constexpr RandomStream(std::uint64_t seed, std::uint64_t stream, std::uint64_t counter = 0)
       : key_(mix(seed, stream + kStreamTag)), counter_(counter) {}
 
-  std::uint64_t next_u64() { return mix(key_, counter_++); }
+  constexpr std::uint64_t next_u64() { return mix(key_, counter_++); }
   // Uniform in [0, 1) with 24 random bits (exactly representable as float).
   float uniform() { return static_cast<float>(next_u64() >> 40) * (1.0f / 16777216.0f); }
   double uniform_double() {
     return static_cast<double>(next_u64() >> 11) * (1.0 / 9007199254740992.0);
   }
   // Uniform integer in [0, n) (n > 0), unbiased by rejection.
-  std::uint64_t below(std::uint64_t n) {
+  constexpr std::uint64_t below(std::uint64_t n) {
     const std::uint64_t limit = UINT64_MAX - UINT64_MAX % n;
-    std::uint64_t r;
+    std::uint64_t r = 0;
     do {
       r = next_u64();
     } while (r >= limit);

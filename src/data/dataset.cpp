@@ -136,7 +136,8 @@ void Dataset::gather_training(const std::int64_t* indices, std::size_t count, in
 void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const int* epoch,
                           float* images, std::int32_t* labels) const {
   const auto& unit = byte_to_unit();
-  const bool augment = epoch != nullptr && pipeline_.augments();
+  const ops::SampleTransform t =
+      pipeline_.sample_transform(channels_, rows_, cols_, epoch != nullptr, epoch ? *epoch : 0);
   for (std::size_t i = 0; i < count; ++i) {
     const std::int64_t index = indices[i];
     if (index < 0 || index >= size()) {
@@ -147,11 +148,9 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
     }
     const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
     float* dst = images + i * sample_bytes_;
-    if (augment) {
-      const AugmentDraw draw = draw_augmentation(pipeline_, *epoch, index);
-      transform_sample(src, channels_, rows_, cols_, pipeline_, &draw, dst);
-    } else if (pipeline_.normalizes()) {
-      transform_sample(src, channels_, rows_, cols_, pipeline_, nullptr, dst);
+    if (t.augment || t.normalize) {
+      ops::transform_sample(src, t, ops::augment_draw(t, index), pipeline_.mean.data(),
+                            pipeline_.std.data(), dst);
     } else {
       for (std::size_t p = 0; p < sample_bytes_; ++p) dst[p] = unit[src[p]];
     }

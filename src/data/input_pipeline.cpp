@@ -7,15 +7,11 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "core/random.hpp"
-
 namespace dl {
 
 namespace {
 
-constexpr float kMaxByte = 255.0f;
 constexpr int kByteValues = 256;
-constexpr std::uint64_t kDrawsPerSample = 3;
 
 }  // namespace
 
@@ -30,43 +26,33 @@ std::string InputPipeline::describe() const {
   return text.empty() ? "none" : text;
 }
 
+ops::SampleTransform InputPipeline::sample_transform(int channels, int rows, int cols, bool augment,
+                                                     int epoch) const {
+  ops::SampleTransform t;
+  t.channels = channels;
+  t.rows = rows;
+  t.cols = cols;
+  t.augment = augment && augments();
+  t.crop_padding = crop_padding;
+  t.horizontal_flip = horizontal_flip;
+  t.normalize = normalizes();
+  t.seed = seed;
+  t.epoch = epoch;
+  return t;
+}
+
 AugmentDraw draw_augmentation(const InputPipeline& p, int epoch, std::int64_t index) {
-  RandomStream rng(p.seed, kAugmentationStreamBase + static_cast<std::uint64_t>(epoch),
-                   static_cast<std::uint64_t>(index) * kDrawsPerSample);
-  AugmentDraw d;
-  const bool flip = rng.below(2) == 1;
-  const auto span = static_cast<std::uint64_t>(2 * p.crop_padding + 1);
-  d.dy = static_cast<int>(rng.below(span));
-  d.dx = static_cast<int>(rng.below(span));
-  d.flip = p.horizontal_flip && flip;
-  return d;
+  // Any shape: the draws depend on the seed, the epoch and the index only.
+  return ops::augment_draw(p.sample_transform(1, 1, 1, true, epoch), index);
 }
 
 void transform_sample(const std::uint8_t* src, int channels, int rows, int cols,
                       const InputPipeline& p, const AugmentDraw* draw, float* dst) {
-  const int pad = draw != nullptr ? p.crop_padding : 0;
-  const int dy = draw != nullptr ? draw->dy : 0;
-  const int dx = draw != nullptr ? draw->dx : 0;
-  const bool flip = draw != nullptr && draw->flip;
-  const auto plane = static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
-  for (int c = 0; c < channels; ++c) {
-    const std::uint8_t* in = src + static_cast<std::size_t>(c) * plane;
-    float* out = dst + static_cast<std::size_t>(c) * plane;
-    const bool norm = p.normalizes();
-    const float mean = norm ? p.mean[static_cast<std::size_t>(c)] : 0.0f;
-    const float sd = norm ? p.std[static_cast<std::size_t>(c)] : 1.0f;
-    for (int y = 0; y < rows; ++y) {
-      const int sy = y + dy - pad;
-      for (int x = 0; x < cols; ++x) {
-        const int sx = (flip ? cols - 1 - x : x) + dx - pad;
-        const bool inside = sy >= 0 && sy < rows && sx >= 0 && sx < cols;
-        const float v =
-            inside ? static_cast<float>(in[static_cast<std::size_t>(sy) * cols + sx]) / kMaxByte
-                   : 0.0f;
-        out[static_cast<std::size_t>(y) * cols + x] = norm ? (v - mean) / sd : v;
-      }
-    }
-  }
+  ops::SampleTransform t = p.sample_transform(channels, rows, cols, draw != nullptr, 0);
+  // A given draw is applied as given, also for a pipeline that does not augment (tests).
+  t.augment = draw != nullptr;
+  ops::transform_sample(src, t, draw != nullptr ? *draw : AugmentDraw{}, p.mean.data(),
+                        p.std.data(), dst);
 }
 
 ChannelStats channel_stats(const std::vector<std::uint8_t>& pixels, int channels,

@@ -6,12 +6,11 @@
 //  - every batch (training, validation, test, eval, predict): per-channel normalization
 //    (x - mean[c]) / std[c], padded pixels included (they are 0 before normalization).
 //
-// The draws of sample `index` in epoch `epoch` are counters index*3 .. index*3+2 of
-// RandomStream(seed, kAugmentationStreamBase + epoch): flip = below(2), then the crop's row and
-// column offsets below(2*padding+1). They depend on the sample's index in the training set, not on
-// its position in the epoch or on the worker that loads it, so the same config gives the same
-// batches for any number of workers and processes, and a resumed run draws what the
-// uninterrupted one drew.
+// The crop and flip draws and the arithmetic are the op contract's (backend/ops/augment.hpp), which
+// the backends' gather_transformed shares: the host loader and the device-resident path give the
+// same batch bits. Draws are keyed by (seed, epoch, the sample's index in the training set), so
+// the same config gives the same batches for any number of workers and processes, and a resumed
+// run draws what the uninterrupted one drew.
 #pragma once
 
 #include <cstddef>
@@ -19,11 +18,12 @@
 #include <string>
 #include <vector>
 
+#include "backend/ops/augment.hpp"
+
 namespace dl {
 
-// Stream ids of the augmentation draws, one per epoch: apart from the epoch orders and the
-// validation split.
-inline constexpr std::uint64_t kAugmentationStreamBase = 0x4155474d00000000ull;
+using ops::AugmentDraw;
+using ops::kAugmentationStreamBase;
 
 struct InputPipeline {
   std::vector<float> mean, std;  // per channel; empty: no normalization
@@ -36,11 +36,10 @@ struct InputPipeline {
   bool transforms() const { return augments() || normalizes(); }
   // "normalize mean [..] std [..]; random crop (padding 4); horizontal flip", or "none".
   std::string describe() const;
-};
-
-struct AugmentDraw {
-  bool flip = false;
-  int dy = 0, dx = 0;  // the crop's top-left corner in the padded image
+  // The op contract's transform of samples of this shape: a training batch of `epoch` when
+  // `augment` (crops and flips drawn when augments()), else an evaluation batch.
+  ops::SampleTransform sample_transform(int channels, int rows, int cols, bool augment,
+                                        int epoch) const;
 };
 
 AugmentDraw draw_augmentation(const InputPipeline& p, int epoch, std::int64_t index);

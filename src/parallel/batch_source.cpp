@@ -75,9 +75,20 @@ class ResidentBatches final : public BatchSource {
 
   int next(std::int64_t round) override {
     const int n = static_cast<int>(plan_->batch(round, global_worker_).count);
-    model_.backend().gather_samples(resident_.pixels.data(), resident_.labels.data(),
-                                    data_.sample_floats(), resident_.epoch_indices.data() + offset_,
-                                    n, model_.input(), model_.labels());
+    const std::int32_t* indices = resident_.epoch_indices.data() + offset_;
+    Backend& backend = model_.backend();
+    const InputPipeline& pipeline = data_.pipeline();
+    if (pipeline.transforms()) {
+      // The host loader's Dataset::gather_training, on the device (backend/ops/augment.hpp).
+      const ops::SampleTransform t = pipeline.sample_transform(data_.channels(), data_.rows(),
+                                                               data_.cols(), true, plan_->epoch());
+      backend.gather_transformed(resident_.pixels.data(), resident_.labels.data(), t, indices, n,
+                                 resident_.channel_mean.data(), resident_.channel_std.data(),
+                                 model_.input(), model_.labels());
+    } else {
+      backend.gather_samples(resident_.pixels.data(), resident_.labels.data(),
+                             data_.sample_floats(), indices, n, model_.input(), model_.labels());
+    }
     offset_ += static_cast<std::size_t>(n);
     return n;
   }
@@ -97,9 +108,13 @@ ResidentTrainingSet::ResidentTrainingSet(Backend& backend, const Dataset& data,
                                          std::size_t epoch_capacity)
     : pixels(backend, data.pixels().size()),
       labels(backend, data.labels().size()),
-      epoch_indices(backend, epoch_capacity) {
+      epoch_indices(backend, epoch_capacity),
+      channel_mean(backend, data.pipeline().mean.size()),
+      channel_std(backend, data.pipeline().std.size()) {
   backend.upload(pixels.data(), data.pixels().data(), pixels.bytes());
   backend.upload(labels.data(), data.labels().data(), labels.bytes());
+  backend.upload(channel_mean.data(), data.pipeline().mean.data(), channel_mean.bytes());
+  backend.upload(channel_std.data(), data.pipeline().std.data(), channel_std.bytes());
   host_indices.reserve(epoch_capacity);
 }
 
@@ -117,9 +132,7 @@ bool resolve_data_residency(const Config& config, const Dataset& data, BackendKi
       }
       return true;
     case DeviceResidency::kAuto:
-      // The device gathers plain b / 255 batches: the host loader normalizes, crops and flips.
-      return backend == BackendKind::kCuda && !data.pipeline().transforms() &&
-             indices_fit_int32(data) &&
+      return backend == BackendKind::kCuda && indices_fit_int32(data) &&
              resident_bytes(data) <= config.memory.maximumDeviceCacheableLength;
   }
   return false;
@@ -138,9 +151,6 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
   std::string why;
   if (config.data.deviceResident == DeviceResidency::kAuto) {
     why = backend != BackendKind::kCuda ? "; auto keeps it on the host for a CPU backend"
-          : data.pipeline().transforms()
-              ? "; the host loader normalizes, crops or flips the samples (data.normalize, "
-                "randomCrop, horizontalFlip), which the device path does not"
           : !indices_fit_int32(data)
               ? fmt::format("; its {} samples are more than int32 indices reach", data.size())
               : fmt::format(

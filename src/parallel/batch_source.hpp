@@ -3,8 +3,9 @@
 //    own thread) and every round uploads it into the model's input and labels;
 //  - the resident path: the training set was uploaded into the worker's backend once
 //    (ResidentTrainingSet); each epoch uploads the worker's sample indices for all its rounds
-//    once, and each round gathers its batch there (Backend::gather_samples), with no host copy and
-//    no loader thread.
+//    once, and each round gathers its batch there (Backend::gather_samples, or with the input
+//    pipeline's normalization, crops and flips Backend::gather_transformed), with no host copy
+//    and no loader thread.
 // Both give the same batch bits in the same order, so the choice never changes a result.
 #pragma once
 
@@ -39,6 +40,7 @@ struct ResidentTrainingSet {
   DeviceBuffer<std::uint8_t> pixels;
   IndexBuffer labels;
   IndexBuffer epoch_indices;
+  FloatBuffer channel_mean, channel_std;   // the pipeline's normalization (empty: none)
   std::vector<std::int32_t> host_indices;  // staging for epoch_indices, reused every epoch
 };
 

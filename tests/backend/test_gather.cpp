@@ -128,3 +128,58 @@ TEST_CASE("gather_samples with no samples writes nothing", "[backend][gather]") 
   for (const float v : got.images) CHECK(v == kSentinel);
   CHECK(got.labels.front() == kLabelSentinel);
 }
+
+// The device-resident path with the input pipeline (gather_transformed) against the host loader's
+// Dataset::gather_training and Dataset::gather: the same bits, training batches cropped and
+// flipped, evaluation batches only normalized.
+TEST_CASE("gather_transformed equals the host loader's batches bit for bit", "[backend][gather]") {
+  constexpr int kChannels = 3;
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(kSamples) * kChannels * kRows * kCols);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 53);
+  std::vector<std::int32_t> labels(static_cast<std::size_t>(kSamples));
+  for (std::size_t i = 0; i < labels.size(); ++i) labels[i] = static_cast<std::int32_t>(i % 3);
+  dl::Dataset data(kChannels, kRows, kCols, pixels, labels, kClasses);
+  dl::InputPipeline pipeline;
+  pipeline.mean = {0.4f, 0.5f, 0.6f};
+  pipeline.std = {0.25f, 0.3f, 0.35f};
+  pipeline.crop_padding = 3;
+  pipeline.horizontal_flip = true;
+  pipeline.seed = 19;
+  data.set_pipeline(pipeline);
+
+  const std::vector<std::int32_t> indices{10, 0, 5, 5, 2, 9, 1};
+  const std::vector<std::int64_t> wide(indices.begin(), indices.end());
+  const std::size_t n = indices.size(), sample = data.sample_floats();
+  dl::CpuBackend cpu;
+  dl::DeviceBuffer<std::uint8_t> device_pixels(cpu, pixels.size());
+  dl::IndexBuffer device_labels(cpu, labels.size()), device_indices(cpu, n);
+  dl::FloatBuffer mean(cpu, kChannels), sd(cpu, kChannels), images(cpu, n * sample);
+  dl::IndexBuffer batch_labels(cpu, n);
+  cpu.upload(device_pixels.data(), pixels.data(), device_pixels.bytes());
+  cpu.upload(device_labels.data(), labels.data(), device_labels.bytes());
+  cpu.upload(device_indices.data(), indices.data(), device_indices.bytes());
+  cpu.upload(mean.data(), pipeline.mean.data(), mean.bytes());
+  cpu.upload(sd.data(), pipeline.std.data(), sd.bytes());
+
+  for (const bool training : {true, false}) {
+    for (const int epoch : {0, 4}) {
+      INFO("training " << training << ", epoch " << epoch);
+      std::vector<float> host(n * sample), device(n * sample);
+      std::vector<std::int32_t> host_labels(n), device_labels_out(n);
+      if (training) {
+        data.gather_training(wide.data(), n, epoch, host.data(), host_labels.data());
+      } else {
+        data.gather(wide.data(), n, host.data(), host_labels.data());
+      }
+      const dl::ops::SampleTransform t =
+          pipeline.sample_transform(kChannels, kRows, kCols, training, epoch);
+      cpu.gather_transformed(device_pixels.data(), device_labels.data(), t, device_indices.data(),
+                             static_cast<int>(n), mean.data(), sd.data(), images.data(),
+                             batch_labels.data());
+      cpu.download(device.data(), images.data(), images.bytes());
+      cpu.download(device_labels_out.data(), batch_labels.data(), batch_labels.bytes());
+      CHECK(same_bits(device, host));
+      CHECK(device_labels_out == host_labels);
+    }
+  }
+}

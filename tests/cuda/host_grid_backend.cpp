@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ops/activation.hpp"
+#include "ops/augment.hpp"
 #include "ops/batchnorm.hpp"
 #include "ops/bias_sums.hpp"
 #include "ops/conv2d.hpp"
@@ -61,6 +62,13 @@ void HostGridBackend::gather_samples(const std::uint8_t* pixels, const std::int3
                                      float* images, std::int32_t* batch_labels) {
   gpu::launch_gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels,
                              limits_, kStream);
+}
+void HostGridBackend::gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
+                                         const ops::SampleTransform& t, const std::int32_t* indices,
+                                         int n, const float* channel_mean, const float* channel_std,
+                                         float* images, std::int32_t* batch_labels) {
+  gpu::launch_gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std, images,
+                                 batch_labels, limits_, kStream);
 }
 void HostGridBackend::scale(std::size_t n, float alpha, float* x) {
   gpu::launch_scale(n, alpha, x, limits_, kStream);

@@ -1,6 +1,6 @@
 // data.deviceResident: a training set resident in the workers' backends trains to exactly the
-// parameters of the host loader, with one or two workers, a short last round, averaging, and a
-// stop and resume in the middle of an epoch.
+// parameters of the host loader, with one or two workers, a short last round, averaging, a stop
+// and resume in the middle of an epoch, and the input pipeline (normalization, crops, flips).
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -10,6 +10,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "config/config_loader.hpp"
 #include "core/random.hpp"
+#include "data/data_sources.hpp"
 #include "data/dataset.hpp"
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/process_group.hpp"
@@ -33,7 +34,8 @@ dl::Dataset random_dataset(std::int64_t n, std::uint64_t seed) {
 
 // A small network with dropout (whose masks depend on the iteration, so a batch landing in the
 // wrong round would show) and a momentum updater (whose state the averaging carries).
-Config make_config(const std::string& parallel, int batch, const std::string& resident) {
+Config make_config(const std::string& parallel, int batch, const std::string& resident,
+                   const std::string& pipeline = "") {
   return dl::load_config_string(
       "seed: 5\nbatchSize: " + std::to_string(batch) +
           "\n"
@@ -45,7 +47,7 @@ Config make_config(const std::string& parallel, int batch, const std::string& re
           "  - dropout: {dropOut: 0.8}\n"
           "  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}\n"
           "data: {deviceResident: " +
-          resident + "}\nparallel: " + parallel + "\n",
+          resident + pipeline + "}\nparallel: " + parallel + "\n",
       "resident-test.yaml");
 }
 
@@ -166,4 +168,39 @@ TEST_CASE("deviceResident auto keeps the data on the host for the CPU backend an
   const std::size_t bytes = 20 * kRows * kCols + 20 * sizeof(std::int32_t);
   CHECK_THAT(always->data_placement(), Contains(std::to_string(bytes) + " bytes"));
   CHECK_THAT(always->data_placement(), Contains(std::to_string(2 * bytes) + " in all"));
+}
+
+TEST_CASE("resident data with normalization, crops and flips: bit-identical to the host loader",
+          "[parallel][resident]") {
+  const std::string parallel = "{mode: averaging, workers: 2, averagingFrequency: 2}";
+  const std::string pipeline = ", normalize: true, randomCrop: 2, horizontalFlip: true";
+  dl::Dataset data = random_dataset(5 * 16 + 3, 77);
+  const Config host_config = make_config(parallel, 8, "never", pipeline);
+  const Config resident_config = make_config(parallel, 8, "always", pipeline);
+  data.set_pipeline(dl::input_pipeline(host_config.data, host_config.seed, data));
+  REQUIRE(data.pipeline().augments());
+  REQUIRE(data.pipeline().normalizes());
+  const Trained host = train(host_config, data, 2, false);
+  const Trained resident = train(resident_config, data, 2, true);
+  for (int w = 0; w < 2; ++w) CHECK(resident.parameters[w] == host.parameters[w]);
+
+  // The pipeline changes the training: without it the parameters differ.
+  dl::Dataset plain = random_dataset(5 * 16 + 3, 77);
+  const Trained untransformed = train(make_config(parallel, 8, "always"), plain, 2, true);
+  CHECK(untransformed.parameters.front() != host.parameters.front());
+
+  // Stopped in epoch 1 and resumed on the resident path: the straight host run's parameters.
+  auto first = make_trainer(resident_config, data);
+  first->initialize(resident_config.seed);
+  std::int64_t iteration = 0;
+  first->run_epoch(0, 0, iteration, keep_going);
+  const std::int64_t next = first->run_epoch(1, 0, iteration, [](const dl::SyncPoint& p) {
+    return p.round == 1 ? dl::SyncAction::kStop : dl::SyncAction::kContinue;
+  });
+  const dl::testing::SavedTrainer saved = dl::testing::save_trainer(*first);
+  first.reset();
+  auto resumed = make_trainer(resident_config, data);
+  dl::testing::restore_trainer(*resumed, saved);
+  resumed->run_epoch(1, next, iteration, keep_going);
+  for (int w = 0; w < 2; ++w) CHECK(parameters_of(*resumed, w) == host.parameters[w]);
 }

@@ -50,6 +50,13 @@ void CpuBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* 
                                 float* images, std::int32_t* batch_labels) {
   cpu::gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels);
 }
+void CpuBackend::gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
+                                    const ops::SampleTransform& t, const std::int32_t* indices,
+                                    int n, const float* channel_mean, const float* channel_std,
+                                    float* images, std::int32_t* batch_labels) {
+  cpu::gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std, images,
+                          batch_labels);
+}
 
 void CpuBackend::fill(float* x, std::size_t n, float value) {
   for (std::size_t i = 0; i < n; ++i) x[i] = value;

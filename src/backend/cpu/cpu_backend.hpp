@@ -31,6 +31,10 @@ class CpuBackend : public Backend {
   void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
                       std::size_t sample_bytes, const std::int32_t* indices, int n, float* images,
                       std::int32_t* batch_labels) override;
+  void gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
+                          const ops::SampleTransform& t, const std::int32_t* indices, int n,
+                          const float* channel_mean, const float* channel_std, float* images,
+                          std::int32_t* batch_labels) override;
 
   void scale(std::size_t n, float alpha, float* x) override;
   void axpy(std::size_t n, float alpha, const float* x, float* y) override;
