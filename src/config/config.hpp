@@ -88,9 +88,11 @@ struct DataConfig {
   int64_t trainLimit = 0;  // use only the first N training images; 0 = all (every format)
   int64_t testLimit = 0;   // 0 = all
   // A validation set: this fraction of the training set held back (data/validation_split.hpp has
-  // the rule), or separate IDX files; unset and 0: no validation set.
+  // the rule), or separate IDX files, or one CIFAR batch file (a bare file name is looked up in
+  // `directory`); unset and 0: no validation set.
   double validationSplit = 0.0;
   std::optional<std::string> validationImages, validationLabels;
+  std::optional<std::string> validationFile;  // cifar10, cifar100 only
   // The input pipeline (data/input_pipeline.hpp): per-channel normalization with the given mean
   // and std (empty: computed from the training set), random crops from the image zero-padded by
   // randomCrop pixels on each side (0 = off), random horizontal flips.

@@ -206,6 +206,7 @@ const FieldTable<DataConfig>& data_fields() {
       real_field("validationSplit", &DataConfig::validationSplit, RealRange::from_below(0.0, 1.0)),
       optional_text_field("validationImages", &DataConfig::validationImages),
       optional_text_field("validationLabels", &DataConfig::validationLabels),
+      optional_text_field("validationFile", &DataConfig::validationFile),
       bool_field("normalize", &DataConfig::normalize),
       real_list_field("channelMean", &DataConfig::channelMean, RealRange::any()),
       real_list_field("channelStd", &DataConfig::channelStd, RealRange::above(0.0)),

@@ -23,8 +23,22 @@ bool input_fits_cifar(const InputTypeConfig& in) {
   return in.channels == cifar::kChannels && in.height == cifar::kSide && in.width == cifar::kSide;
 }
 
+// A CIFAR validation batch file: CIFAR formats only, one validation source.
+void check_validation_file(const ReadContext& ctx, const DataConfig& data) {
+  if (!data.validationFile) return;
+  if (data.format == DataFormat::kIdx)
+    fail_at(ctx.remembered("data.validationFile"),
+            "data.validationFile names a CIFAR batch file, but data.format is idx",
+            "give IDX validation files as data.validationImages and data.validationLabels");
+  if (data.validationSplit > 0.0)
+    fail_at(ctx.remembered("data.validationSplit"),
+            "data.validationSplit and data.validationFile both name a validation set",
+            "keep one: validationSplit: 0, or remove validationFile");
+}
+
 // Separate validation files come in pairs, are IDX files, and exclude validationSplit.
 void check_validation_source(const ReadContext& ctx, const DataConfig& data) {
+  check_validation_file(ctx, data);
   const bool images = data.validationImages.has_value();
   if (images != data.validationLabels.has_value())
     fail_at(ctx.remembered(images ? "data.validationImages" : "data.validationLabels"),
@@ -41,11 +55,11 @@ void check_validation_source(const ReadContext& ctx, const DataConfig& data) {
     fail_at(ctx.remembered("data.validationImages"),
             fmt::format("data.validationImages is read for format idx only, not {}",
                         enum_name(data.format)),
-            "hold back part of the training batches with data.validationSplit (e.g. 0.1)");
+            "name a CIFAR batch file as data.validationFile (e.g. test_batch.bin), or hold back "
+            "part of the training batches with data.validationSplit (e.g. 0.1)");
 }
 
-// Normalization lists need normalize and one value per channel; crops and flips need images;
-// none of them runs on the device-resident path (data/input_pipeline.hpp).
+// Normalization lists need normalize and one value per channel; crops and flips need images.
 void check_input_pipeline(const ReadContext& ctx, const Config& config) {
   const DataConfig& data = config.data;
   const bool image = config.inputType.kind == InputTypeConfig::Kind::kConvolutionalFlat;

@@ -60,6 +60,11 @@ Dataset load_test_set(const DataConfig& data) {
 
 TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
   Dataset all = load_training_set(data);
+  if (data.validationFile) {
+    return {std::move(all),
+            cifar_dataset(read_cifar_file(validation_source(data), cifar_source(data, data.format)),
+                          data.numClasses)};
+  }
   if (data.validationImages) {
     return {std::move(all),
             Dataset::load_idx(*data.validationImages, *data.validationLabels, data.numClasses)};
@@ -71,6 +76,11 @@ TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
 }
 
 std::string validation_source(const DataConfig& data) {
+  if (data.validationFile) {
+    const std::string& file = *data.validationFile;
+    if (file.find('/') != std::string::npos) return file;
+    return (std::filesystem::path(data.directory) / file).string();
+  }
   if (data.validationImages) return *data.validationImages;
   return fmt::format("{} (validationSplit {})", training_source(data), data.validationSplit);
 }

@@ -16,13 +16,15 @@ Dataset load_training_set(const DataConfig& data);
 
 // The training set for training: with data.validationSplit, the part of load_training_set not
 // held back (data/validation_split.hpp), and the part held back as the validation set; with
-// data.validationImages/validationLabels, the whole training set and those files; else no
-// validation set.
+// data.validationImages/validationLabels (IDX) or data.validationFile (one CIFAR batch file), the
+// whole training set and those files; else no validation set.
 struct TrainingData {
   Dataset train;
   std::optional<Dataset> validation;
 };
 TrainingData load_training_data(const DataConfig& data, std::uint64_t seed);
+// The validation set's file (data.validationFile as a path: a bare file name in data.directory),
+// or the split's description.
 std::string validation_source(const DataConfig& data);
 
 // The input pipeline data.normalize, channelMean/channelStd, randomCrop and horizontalFlip ask

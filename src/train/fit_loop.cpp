@@ -152,11 +152,22 @@ double FitLoop::aggregated_score(const SyncPoint& point) {
          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
 }
 
+// The epoch's training loss is Keras's: the output layer's loss plus the L2 term (0.5 * l2 *
+// sum(w^2), as in scores.csv), the latter taken at each sync point's parameters (after the
+// round's update; every replica holds them then) and counted once per sample of the window.
+// Without l2 and l2Bias the term is 0 and reads nothing back.
 void FitLoop::add_training_window(const SyncPoint& point) {
+  std::int64_t samples = 0;
   for (std::size_t w = 0; w < point.window_samples.size(); ++w) {
     progress_.epoch_loss += point.window_loss_sum[w];
     progress_.epoch_correct += point.window_correct[w];
-    progress_.epoch_samples += point.window_samples[w];
+    samples += point.window_samples[w];
+  }
+  progress_.epoch_samples += samples;
+  if (samples > 0) {
+    progress_.epoch_loss +=
+        static_cast<double>(samples) *
+        trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
   }
 }
 

@@ -2,7 +2,7 @@
 # CIFAR end to end on generated colour data in the official binary layout (there is no CIFAR-10
 # here): configs/cifar10.yaml validates with Keras's 282,250 parameters; each reader fault is one
 # line naming the file, the record and the fix, exit 3; a 3-channel network trains on the CPU
-# well above chance; a CIFAR-100 directory trains on its coarse labels.
+# well above chance; a validation batch file; a CIFAR-100 directory trains on its coarse labels.
 source "$(dirname "$0")/lib.sh"
 : "${MAKE_CIFAR:?MAKE_CIFAR must name the make_cifar_dataset tool}"
 cfg="$DL_SOURCE_DIR/configs/cifar10.yaml"
@@ -53,6 +53,25 @@ grep -q "data: 600 training and 200 test examples (3x32x32), 10 classes" "$WORK/
 accuracy=$(sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$WORK/train/summary.json")
 echo "ok: 3x32x32 generated colour data, 2 epochs: test accuracy $accuracy"
 awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.5) }' || fail "accuracy $accuracy is near chance (0.1)"
+
+# A CIFAR validation batch file (the seed's validation_data is the test batch): a bare name is
+# read in data.directory; each epoch reports val_*; the reader's checks apply to it.
+run "$data" valfile --set data.validationFile=test_batch.bin --set layers.0.nOut=4 \
+  --set layers.2.nOut=4 --set layers.4.nOut=8 >"$WORK/valfile.txt"
+grep -q "validation: 200 examples from $data/test_batch.bin" "$WORK/valfile.txt" ||
+  fail "validationFile: $(grep -i valid "$WORK/valfile.txt")"
+grep -q '"val_accuracy"' "$WORK/valfile/metrics.jsonl" || fail "no val_accuracy in metrics.jsonl"
+echo "ok: $(grep '^validation:' "$WORK/valfile.txt")"
+head -c 10000 "$data/test_batch.bin" >"$WORK/val_cut.bin"
+expect_failure 3 "val_cut.bin: truncated: 10000 bytes" -- \
+  run "$data" r6 --set "data.validationFile=$WORK/val_cut.bin"
+expect_failure 3 "no_such.bin" -- run "$data" r7 --set data.validationFile=no_such.bin
+expect_failure 2 "data.validationSplit and data.validationFile both name a validation set" -- \
+  "$DL_TRAIN" validate --config "$cfg" --set data.validationFile=test_batch.bin \
+  --set data.validationSplit=0.1
+expect_failure 2 "data.validationFile names a CIFAR batch file, but data.format is idx" \
+  "data.validationImages and data.validationLabels" -- "$DL_TRAIN" validate --config "$cfg" \
+  --set data.validationFile=test_batch.bin --set data.format=idx --set "inputType.convolutionalFlat.channels=1"
 
 # CIFAR-100 with its 20 coarse labels.
 hundred="$WORK/cifar-100-binary"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Validation sets: data.validationSplit and separate IDX files. Each epoch logs Keras's four
 # numbers (console and metrics.jsonl), early stopping judges the validation set, the test set is
-# evaluated once at the end; the held-back part does not depend on workers; a resumed run (from a
-# mid-epoch checkpoint) logs the same numbers; the config errors name the fix.
+# evaluated once at the end; the training loss includes L2; the held-back part does not depend on
+# workers; a resumed run (from a mid-epoch checkpoint) logs the same numbers; the config errors
+# name the fix.
 source "$(dirname "$0")/lib.sh"
 make_data "$WORK/data" 600 200
 make_data "$WORK/val" 100 10
@@ -44,6 +45,19 @@ stopping = json.load(open(sys.argv[2]))
 assert stopping["best_epoch"] == best, (stopping, best)
 print("ok: metrics.jsonl", json.dumps(epochs[-1]))
 PY
+# The epoch's training loss includes the L2 term, as Keras's does: with one round an epoch it is
+# that round's score in scores.csv (output loss + L2 at the same parameters).
+mapfile -t l2 < <(small_args "$WORK/data" "$WORK/l2" epochs=1 batchSize=600 l2=0.05 \
+  output.scoreEveryIterations=1)
+"$DL_TRAIN" "${l2[@]}" >/dev/null
+python3 - "$WORK/l2/metrics.jsonl" "$WORK/l2/scores.csv" <<'PY'
+import csv, json, sys
+loss = json.loads(open(sys.argv[1]).readline())["train_loss"]
+score = float(list(csv.DictReader(open(sys.argv[2])))[-1]["score"])
+assert abs(loss - score) <= 1e-6 * score and score > 3.0, (loss, score)
+print("ok: train_loss %.6f = the score with L2 %.6f" % (loss, score))
+PY
+
 # The held-back part depends on the seed only: 2 workers hold back the same 120 samples.
 mapfile -t two < <(small_args "$WORK/data" "$WORK/two" epochs=1 data.validationSplit=0.2 \
   parallel.workers=2)
