@@ -1,5 +1,6 @@
 #include "report/report_html.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 
@@ -41,6 +42,19 @@ ChartSeries epoch_series(const RunRecord& run, const std::string& name, Pick pic
   return series;
 }
 
+// The set each epoch evaluated: "validation" or "test" (run by run).
+std::string evaluated_set(const RunRecord& run) {
+  return run.validation ? "validation" : "test";
+}
+
+// The accuracy chart's title: the set every run evaluated each epoch, or both named.
+std::string accuracy_title(const std::vector<RunRecord>& runs) {
+  bool validation = false, test = false;
+  for (const RunRecord& run : runs) (run.validation ? validation : test) = true;
+  if (validation && test) return "Accuracy and F1 per epoch (validation or test set)";
+  return validation ? "Validation accuracy and F1 per epoch" : "Test accuracy and F1 per epoch";
+}
+
 // One chart per quantity; several runs are several lines on it.
 std::string charts(const std::vector<RunRecord>& runs) {
   const bool one = runs.size() == 1;
@@ -49,20 +63,29 @@ std::string charts(const std::vector<RunRecord>& runs) {
   };
   LineChart loss{"Training loss per iteration", "iteration", "loss", {}};
   LineChart epoch_loss{"Loss per epoch", "epoch", "loss", {}};
-  LineChart accuracy{"Test accuracy and F1 per epoch", "epoch", "", {}};
+  LineChart accuracy{accuracy_title(runs), "epoch", "", {}};
   epoch_loss.whole_x = accuracy.whole_x = true;
   LineChart rate{"Learning rate", "iteration", "learning rate", {}};
   LineChart speed{"Throughput", "iteration", "images/s", {}};
   for (const RunRecord& run : runs) {
+    const std::string set = evaluated_set(run);
     loss.series.push_back({label(run, ""), run.loss, false});
     epoch_loss.series.push_back(
         epoch_series(run, label(run, "train"), [](const EpochRecord& e) { return e.train_loss; }));
     epoch_loss.series.push_back(
-        epoch_series(run, label(run, "test"), [](const EpochRecord& e) { return e.test_loss; }));
-    accuracy.series.push_back(epoch_series(run, label(run, "accuracy"),
-                                           [](const EpochRecord& e) { return e.test_accuracy; }));
+        epoch_series(run, label(run, set), [](const EpochRecord& e) { return e.loss; }));
+    const bool train_accuracy =
+        std::any_of(run.epochs.begin(), run.epochs.end(),
+                    [](const EpochRecord& e) { return std::isfinite(e.train_accuracy); });
+    if (train_accuracy) {
+      accuracy.series.push_back(
+          epoch_series(run, label(run, "train accuracy"),
+                       [](const EpochRecord& e) { return e.train_accuracy; }));
+    }
+    accuracy.series.push_back(epoch_series(run, label(run, set + " accuracy"),
+                                           [](const EpochRecord& e) { return e.accuracy; }));
     accuracy.series.push_back(
-        epoch_series(run, label(run, "F1"), [](const EpochRecord& e) { return e.test_f1; }));
+        epoch_series(run, label(run, set + " F1"), [](const EpochRecord& e) { return e.f1; }));
     rate.series.push_back({label(run, ""), run.learning_rate, false});
     speed.series.push_back({label(run, ""), run.images_per_second, false});
   }
@@ -72,25 +95,37 @@ std::string charts(const std::vector<RunRecord>& runs) {
   return html + "</div>\n";
 }
 
+std::string accuracy_cell(double value) {
+  return std::isfinite(value) ? fmt::format("{:.4f}", value) : "";
+}
+
+// The test set's accuracy by the final model: metrics.jsonl's final record with a validation
+// set; without one the last epoch's evaluation is the test set's, and summary.json holds it.
+std::string final_test_cell(const RunRecord& run) {
+  if (run.validation) return accuracy_cell(run.final_test_accuracy);
+  if (!run.summary.is_object()) return "";
+  return number(run.summary.value("test_accuracy", Json()), "{:.4f}");
+}
+
 std::string overview(const std::vector<RunRecord>& runs) {
   std::string html =
-      "<h2>Runs</h2>\n<table><tr><th>run</th><th>epochs</th><th>last test accuracy</th>"
-      "<th>best test accuracy</th><th>train seconds</th><th>images/s</th><th>state</th></tr>\n";
+      "<h2>Runs</h2>\n<table><tr><th>run</th><th>epochs</th><th>evaluated each epoch</th>"
+      "<th>last accuracy</th><th>best accuracy</th><th>final test accuracy</th>"
+      "<th>train seconds</th><th>images/s</th><th>state</th></tr>\n";
   for (const RunRecord& run : runs) {
     double best = std::nan(""), last = std::nan("");
     for (const EpochRecord& e : run.epochs) {
-      last = e.test_accuracy;
-      if (!(best >= e.test_accuracy)) best = e.test_accuracy;
+      last = e.accuracy;
+      if (!(best >= e.accuracy)) best = e.accuracy;
     }
     const Json& s = run.summary;
     const bool ended = s.is_object();
     html += fmt::format(
-        "<tr><td>{}<div class=\"muted\">{}</div></td><td class=\"num\">{}</td>"
+        "<tr><td>{}<div class=\"muted\">{}</div></td><td class=\"num\">{}</td><td>{} set</td>"
         "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
-        "<td class=\"num\">{}</td><td>{}</td></tr>\n",
-        escape_html(run.name), escape_html(run.directory), run.epochs.size(),
-        std::isfinite(last) ? fmt::format("{:.4f}", last) : "",
-        std::isfinite(best) ? fmt::format("{:.4f}", best) : "",
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+        escape_html(run.name), escape_html(run.directory), run.epochs.size(), evaluated_set(run),
+        accuracy_cell(last), accuracy_cell(best), final_test_cell(run),
         ended ? number(s.value("train_seconds", Json()), "{:.1f}") : "",
         ended ? number(s.value("train_images_per_second", Json()), "{:.0f}") : "",
         ended ? escape_html(number(s.value("stopped_by", Json()))) : "running");
@@ -101,8 +136,11 @@ std::string overview(const std::vector<RunRecord>& runs) {
 std::string confusion(const RunRecord& run) {
   const auto it =
       run.evaluation.is_object() ? run.evaluation.find("confusion") : run.evaluation.end();
-  if (!run.evaluation.is_object() || it == run.evaluation.end() || !it->is_array())
-    return "<p class=\"muted\">No evaluation yet.</p>\n";
+  if (!run.evaluation.is_object() || it == run.evaluation.end() || !it->is_array()) {
+    return run.validation ? "<p class=\"muted\">The test set is evaluated once, by the final "
+                            "model, when the run ends.</p>\n"
+                          : "<p class=\"muted\">No evaluation yet.</p>\n";
+  }
   std::vector<std::vector<std::int64_t>> rows;
   for (const Json& row : *it) {
     std::vector<std::int64_t> cells;
@@ -139,7 +177,10 @@ std::string provenance(const RunRecord& run) {
 std::string run_details(const RunRecord& run, bool heading) {
   std::string html;
   if (heading) html += fmt::format("<h2>{}</h2>\n", escape_html(run.name));
-  html += "<h2>Confusion matrix (last epoch)</h2>\n" + confusion(run);
+  // evaluation.json is the test set's: each epoch's, or with a validation set the final model's.
+  html += fmt::format("<h2>Confusion matrix (test set, {})</h2>\n",
+                      run.validation ? "final model" : "last epoch") +
+          confusion(run);
   html += "<h2>Provenance and outcome</h2>\n" + provenance(run);
   html += "<h2>Layers</h2>\n<pre>" + escape_html(run.layer_table) + "</pre>\n";
   html += "<h2>Resolved config</h2>\n<pre>" + escape_html(run.config_yaml) + "</pre>\n";

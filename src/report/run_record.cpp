@@ -84,27 +84,35 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
                   const std::map<int, std::pair<double, int>>& epoch_loss) {
   std::ifstream in(path);
   std::string line;
+  run.final_test_accuracy = std::nan("");
   while (std::getline(in, line)) {
     Json record;
-    // The last record of a run with a validation set ("final", no "epoch") is the test set's.
-    if (!parse_json(line, record) || !record.is_object() || !record.contains("epoch")) continue;
-    EpochRecord e;
-    e.epoch = record.value("epoch", 0);
-    e.iteration = record.value("iteration", std::int64_t{0});
+    if (!parse_json(line, record) || !record.is_object()) continue;
     // Non-finite numbers are written as null: read as NaN so the chart leaves a gap.
-    auto number = [&](const char* key) {
+    auto number = [&](const std::string& key) {
       const auto it = record.find(key);
       return it != record.end() && it->is_number() ? it->get<double>() : std::nan("");
     };
-    // The evaluation of each epoch: the test set's, or with a validation set the validation set's.
-    const char* evaluated = record.contains("val_accuracy") ? "val_" : "test_";
-    e.test_accuracy = number((std::string(evaluated) + "accuracy").c_str());
-    e.test_f1 = number((std::string(evaluated) + "f1").c_str());
-    e.test_loss = number((std::string(evaluated) + "loss").c_str());
+    // The last record of a run with a validation set ("final", no "epoch") is the test set's.
+    if (!record.contains("epoch")) {
+      if (record.value("final", false)) run.final_test_accuracy = number("test_accuracy");
+      continue;
+    }
+    EpochRecord e;
+    e.epoch = record.value("epoch", 0);
+    e.iteration = record.value("iteration", std::int64_t{0});
+    e.validation = record.contains("val_accuracy");
+    run.validation = run.validation || e.validation;
+    const std::string evaluated = e.validation ? "val_" : "test_";
+    e.accuracy = number(evaluated + "accuracy");
+    e.f1 = number(evaluated + "f1");
+    e.loss = number(evaluated + "loss");
     e.seconds = number("epoch_seconds");
     e.images_per_second = number("train_images_per_second");
+    e.train_accuracy = number("train_accuracy");
     const auto loss = epoch_loss.find(e.epoch);
-    e.train_loss = loss != epoch_loss.end() && loss->second.second > 0
+    e.train_loss = record.contains("train_loss") ? number("train_loss")
+                   : loss != epoch_loss.end() && loss->second.second > 0
                        ? loss->second.first / loss->second.second
                        : std::nan("");
     run.epochs.push_back(e);

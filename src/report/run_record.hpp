@@ -21,9 +21,14 @@ struct SeriesPoint {
 struct EpochRecord {
   int epoch = 0;
   std::int64_t iteration = 0;
-  double test_accuracy = 0.0, test_f1 = 0.0, test_loss = 0.0;
+  // The set evaluated after the epoch: the validation set when the run has one (`validation`),
+  // else the test set.
+  bool validation = false;
+  double accuracy = 0.0, f1 = 0.0, loss = 0.0;
   double seconds = 0.0, images_per_second = 0.0;
-  double train_loss = 0.0;  // mean of the epoch's score rows in scores.csv
+  // metrics.jsonl's train_loss (with the L2 term) and train_accuracy; from a run that wrote no
+  // train_loss, the mean of the epoch's score rows in scores.csv (and no accuracy: NaN).
+  double train_loss = 0.0, train_accuracy = 0.0;
 };
 
 struct RunRecord {
@@ -33,10 +38,14 @@ struct RunRecord {
   std::vector<SeriesPoint> learning_rate;      // per iteration (scores.csv)
   std::vector<SeriesPoint> images_per_second;  // per iteration (timing.csv)
   std::vector<EpochRecord> epochs;             // metrics.jsonl
-  std::string config_yaml;                     // config.resolved.yaml
-  std::string layer_table;                     // from the resolved config
-  Json summary;                                // summary.json (null until the run ends)
-  Json evaluation;  // evaluation.json: the last epoch's evaluation (null before the first)
+  bool validation = false;                     // an epoch evaluated a validation set
+  // The test set's accuracy by the final model (metrics.jsonl's "final" record, written with a
+  // validation set); NaN without one.
+  double final_test_accuracy = 0.0;
+  std::string config_yaml;  // config.resolved.yaml
+  std::string layer_table;  // from the resolved config
+  Json summary;             // summary.json (null until the run ends)
+  Json evaluation;          // evaluation.json: the last epoch's evaluation (null before the first)
 };
 
 // Reads what there is; throws IoError when `directory` is not a directory.

@@ -94,6 +94,19 @@ std::vector<double> nice_ticks(double low, double high, int count) {
   return ticks;
 }
 
+// The legend sits in the plot's right-hand corner that the lines leave free: the top, unless
+// most points of the right third lie in the upper half (rising accuracy curves).
+bool legend_at_bottom(const LineChart& chart, const Range& xs, const Range& ys) {
+  const double right = xs.high - (xs.high - xs.low) / 3, middle = (ys.low + ys.high) / 2;
+  int upper = 0, lower = 0;
+  for (const ChartSeries& s : chart.series)
+    for (const SeriesPoint& p : s.points) {
+      if (!std::isfinite(p.y) || p.x < right) continue;
+      (p.y > middle ? upper : lower) += 1;
+    }
+  return upper > lower;
+}
+
 std::string svg_line_chart(const LineChart& chart) {
   Range xs, ys;
   for (const ChartSeries& s : chart.series)
@@ -140,6 +153,7 @@ std::string svg_line_chart(const LineChart& chart) {
         "no data yet</text>\n",
         kLeft + plot_w / 2, kTop + plot_h / 2);
   }
+  const bool bottom_legend = legend_at_bottom(chart, xs, ys);
   for (std::size_t i = 0; i < chart.series.size(); ++i) {
     const ChartSeries& s = chart.series[i];
     const char* color = kColors[i % std::size(kColors)];
@@ -159,7 +173,8 @@ std::string svg_line_chart(const LineChart& chart) {
     svg += fmt::format("<path d=\"{}\" stroke=\"{}\" class=\"line\"><title>{}</title></path>\n",
                        path, color, escape_html(s.name));
     if (chart.series.size() > 1) {
-      const double ly = kTop + 14 + 14 * static_cast<double>(i);
+      const double row = static_cast<double>(bottom_legend ? chart.series.size() - 1 - i : i);
+      const double ly = bottom_legend ? kTop + plot_h - 6 - 14 * row : kTop + 14 + 14 * row;
       svg += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
           "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\">{}</text>\n",

@@ -85,14 +85,50 @@ TEST_CASE("the report is one page with charts from the run directory's files", "
   CHECK(run.loss.size() == 4);
   REQUIRE(run.epochs.size() == 2);
   CHECK(run.epochs[0].train_loss == Approx(1.75));
-  CHECK(std::isnan(run.epochs[0].test_loss));  // null: an infinite loss leaves a gap
+  CHECK(std::isnan(run.epochs[0].loss));  // null: an infinite loss leaves a gap
+  CHECK_FALSE(run.validation);
   const std::string html = dl::render_report({run});
   CHECK_THAT(html, Contains("<!DOCTYPE html>"));
   CHECK_THAT(html, Contains("Training loss per iteration"));
   CHECK_THAT(html, Contains("confusion matrix"));
   CHECK_THAT(html, Contains("actual 1 predicted 1: 4"));
+  CHECK_THAT(html, Contains("Test accuracy and F1 per epoch"));
+  CHECK_THAT(html, Contains("Confusion matrix (test set, last epoch)"));
+  CHECK_THAT(html, !Contains("validation"));
   CHECK_THAT(html, !Contains("<script"));
   CHECK_THAT(html, !Contains("http://") || Contains("xmlns=\"http://www.w3.org/2000/svg\""));
+}
+
+TEST_CASE("a run with a validation set: its figures are labelled validation, the test set's final",
+          "[report]") {
+  dl::test::TempDirectory dir;
+  std::ofstream(dir.path() + "/scores.csv")
+      << "epoch,iteration,worker,score,learning_rate\n0,10,all,2.0,0.1\n1,20,all,1.0,0.1\n";
+  std::ofstream(dir.path() + "/metrics.jsonl")
+      << "{\"format_version\":1,\"epoch\":0,\"iteration\":10,\"train_loss\":2.5,"
+         "\"train_accuracy\":0.25,\"val_accuracy\":0.5,\"val_f1\":0.4,\"val_loss\":1.5}\n"
+         "{\"format_version\":1,\"epoch\":1,\"iteration\":20,\"train_loss\":1.25,"
+         "\"train_accuracy\":0.5,\"val_accuracy\":0.75,\"val_f1\":0.7,\"val_loss\":0.8}\n"
+         "{\"format_version\":1,\"final\":true,\"iteration\":20,\"test_accuracy\":0.625,"
+         "\"test_loss\":0.9}\n";
+  const dl::RunRecord run = dl::read_run_record(dir.path());
+  REQUIRE(run.epochs.size() == 2);
+  CHECK(run.validation);
+  CHECK(run.epochs[1].train_loss == 1.25);  // metrics.jsonl's (with L2), not the score rows'
+  CHECK(run.epochs[1].train_accuracy == 0.5);
+  CHECK(run.epochs[1].accuracy == 0.75);
+  CHECK(run.final_test_accuracy == 0.625);
+  const std::string html = dl::render_report({run});
+  CHECK_THAT(html, Contains("Validation accuracy and F1 per epoch"));
+  CHECK_THAT(html, Contains(">validation accuracy<"));
+  CHECK_THAT(html, Contains(">validation F1<"));
+  CHECK_THAT(html, Contains(">train accuracy<"));
+  CHECK_THAT(html, Contains("<td>validation set</td>"));
+  CHECK_THAT(html, Contains("0.6250"));  // the final test accuracy
+  CHECK_THAT(html, Contains("Confusion matrix (test set, final model)"));
+  CHECK_THAT(html, Contains("evaluated once, by the final model"));
+  CHECK_THAT(html, !Contains(">test accuracy<"));
+  CHECK_THAT(html, !Contains(">test<"));
 }
 
 TEST_CASE("a long series is thinned to a few thousand points, its last one kept", "[report]") {
