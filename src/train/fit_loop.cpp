@@ -152,22 +152,11 @@ double FitLoop::aggregated_score(const SyncPoint& point) {
          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
 }
 
-// The epoch's training loss is Keras's: the output layer's loss plus the L2 term (0.5 * l2 *
-// sum(w^2), as in scores.csv), the latter taken at each sync point's parameters (after the
-// round's update; every replica holds them then) and counted once per sample of the window.
-// Without l2 and l2Bias the term is 0 and reads nothing back.
 void FitLoop::add_training_window(const SyncPoint& point) {
-  std::int64_t samples = 0;
   for (std::size_t w = 0; w < point.window_samples.size(); ++w) {
     progress_.epoch_loss += point.window_loss_sum[w];
     progress_.epoch_correct += point.window_correct[w];
-    samples += point.window_samples[w];
-  }
-  progress_.epoch_samples += samples;
-  if (samples > 0) {
-    progress_.epoch_loss +=
-        static_cast<double>(samples) *
-        trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+    progress_.epoch_samples += point.window_samples[w];
   }
 }
 
@@ -189,7 +178,12 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     event.images_per_second = seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
     if (progress_.epoch_samples > 0) {
       const auto trained = static_cast<double>(progress_.epoch_samples);
-      event.train_loss = progress_.epoch_loss / trained;
+      // Keras's loss includes the regularization: the L2 term (0.5 * l2 * sum(w^2), as in
+      // scores.csv) at the epoch's last parameters, which every replica holds now. Taken once per
+      // epoch, it depends on neither the sync points nor a resume (0 without l2 and l2Bias).
+      event.train_loss =
+          progress_.epoch_loss / trained +
+          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
       event.train_accuracy = progress_.epoch_correct / trained;
     }
     // Reset before the listeners save the epoch-end checkpoint, which starts the next epoch.

@@ -117,9 +117,9 @@ struct EpochEnd {
   double epoch_seconds = 0.0;  // its rounds only
   std::int64_t epoch_samples = 0;
   double images_per_second = 0.0;
-  // The epoch's training loss (the output layer's loss per sample plus the L2 term, see
-  // FitLoop::add_training_window) and accuracy, over its rounds as they were trained (Keras's
-  // `loss` and `accuracy`).
+  // The epoch's training loss (the output layer's loss per sample over its rounds as they were
+  // trained, plus the L2 term at the epoch's last parameters) and accuracy (Keras's `loss` and
+  // `accuracy`).
   double train_loss = 0.0, train_accuracy = 0.0;
   // Each epoch evaluates the validation set when the run has one, else the test set (the other
   // pointer is null); with a validation set the test set is evaluated once, at the end (RunEnd).
