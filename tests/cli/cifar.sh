@@ -67,11 +67,12 @@ expect_failure 3 "val_cut.bin: truncated: 10000 bytes" -- \
   run "$data" r6 --set "data.validationFile=$WORK/val_cut.bin"
 expect_failure 3 "no_such.bin" -- run "$data" r7 --set data.validationFile=no_such.bin
 expect_failure 2 "data.validationSplit and data.validationFile both name a validation set" -- \
-  "$DL_TRAIN" validate --config "$cfg" --set data.validationFile=test_batch.bin \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set data.validationFile=test_batch.bin \
   --set data.validationSplit=0.1
 expect_failure 2 "data.validationFile names a CIFAR batch file, but data.format is idx" \
-  "data.validationImages and data.validationLabels" -- "$DL_TRAIN" validate --config "$cfg" \
-  --set data.validationFile=test_batch.bin --set data.format=idx --set "inputType.convolutionalFlat.channels=1"
+  "data.validationImages and data.validationLabels" -- \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set data.validationFile=test_batch.bin \
+  --set data.format=idx --set "inputType.convolutionalFlat.channels=1"
 
 # CIFAR-100 with its 20 coarse labels.
 hundred="$WORK/cifar-100-binary"
