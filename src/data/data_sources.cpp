@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <utility>
 
+#include "core/error.hpp"
 #include "data/cifar_format.hpp"
 #include "data/cifar_reader.hpp"
 #include "data/idx_reader.hpp"
@@ -48,6 +49,21 @@ std::string split_source(const DataConfig& data, CifarSplit split) {
   return (first.parent_path() / (name.substr(0, name.find_last_of('_') + 1) + "*.bin")).string();
 }
 
+// data.validationFile: one batch file of the format, named in the message when it is missing.
+Dataset load_validation_file(const DataConfig& data) {
+  const std::string path = validation_source(data);
+  const CifarSource source = cifar_source(data, data.format);
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw DataError(fmt::format(
+        "{}: {}; data.validationFile names one {} batch file (a bare name such as test_batch.bin "
+        "is read in data.directory, {}): fix the name, or run scripts/fetch_cifar10.sh",
+        path, std::filesystem::exists(path, error) ? "is not a regular file" : "missing",
+        cifar_name(source), data.directory));
+  }
+  return cifar_dataset(read_cifar_file(path, source), data.numClasses);
+}
+
 }  // namespace
 
 Dataset load_training_set(const DataConfig& data) {
@@ -60,11 +76,7 @@ Dataset load_test_set(const DataConfig& data) {
 
 TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
   Dataset all = load_training_set(data);
-  if (data.validationFile) {
-    return {std::move(all),
-            cifar_dataset(read_cifar_file(validation_source(data), cifar_source(data, data.format)),
-                          data.numClasses)};
-  }
+  if (data.validationFile) return {std::move(all), load_validation_file(data)};
   if (data.validationImages) {
     return {std::move(all),
             Dataset::load_idx(*data.validationImages, *data.validationLabels, data.numClasses)};

@@ -65,7 +65,8 @@ echo "ok: $(grep '^validation:' "$WORK/valfile.txt")"
 head -c 10000 "$data/test_batch.bin" >"$WORK/val_cut.bin"
 expect_failure 3 "val_cut.bin: truncated: 10000 bytes" -- \
   run "$data" r6 --set "data.validationFile=$WORK/val_cut.bin"
-expect_failure 3 "no_such.bin" -- run "$data" r7 --set data.validationFile=no_such.bin
+expect_failure 3 "no_such.bin: missing; data.validationFile names one CIFAR-10 batch file" -- \
+  run "$data" r7 --set data.validationFile=no_such.bin
 expect_failure 2 "data.validationSplit and data.validationFile both name a validation set" -- \
   "$DL_TRAIN" validate --config-only --config "$cfg" --set data.validationFile=test_batch.bin \
   --set data.validationSplit=0.1
