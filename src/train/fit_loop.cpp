@@ -181,9 +181,8 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
       // Keras's loss includes the regularization: the L2 term (0.5 * l2 * sum(w^2), as in
       // scores.csv) at the epoch's last parameters, which every replica holds now. Taken once per
       // epoch, it depends on neither the sync points nor a resume (0 without l2 and l2Bias).
-      event.train_loss =
-          progress_.epoch_loss / trained +
-          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+      event.train_loss = progress_.epoch_loss / trained +
+                         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
       event.train_accuracy = progress_.epoch_correct / trained;
     }
     // Reset before the listeners save the epoch-end checkpoint, which starts the next epoch.
