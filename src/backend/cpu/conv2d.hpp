@@ -8,10 +8,9 @@
 
 namespace dl::cpu {
 
-// im2col over chunks of the minibatch, one OpenBLAS sgemm per chunk and pass, in two batch slices
-// spread over the BLAS threads (thread_pool.hpp). The workspace holds each slice's chunk columns,
-// output and partial dW; backward recomputes the columns from x, so it does not depend on what
-// forward left there.
+// im2col over small chunks of the minibatch and one single-threaded sgemm per chunk and pass, in
+// tasks cut by the layer's size (conv2d.cpp). The workspace holds the backward tasks' partial dW
+// and db; backward recomputes the columns from x, so it does not depend on what forward left there.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g);
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                     float* y, float* workspace);

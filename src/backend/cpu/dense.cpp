@@ -5,16 +5,16 @@
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
-// A large layer (LeNet's 800 -> 500 at batch 128) is cut into tasks of kColumnsPerTask feature
-// columns run by parallel_slices, each with single-threaded GEMMs, which measured faster than one
-// GEMM split by OpenBLAS over the same two threads (forward 435 -> 390 us, backward 950 -> 890
-// us). Tasks cut the feature columns, not the batch: y, dW and db by output columns, dx by input
-// columns, so each task packs only its own part of the (large) weight matrix; cut by batch rows,
-// every task packed all of it, which measured slower. Every element of y, dx, dW and db is
-// computed within one task, its whole sum in one GEMM (or one loop), so the tasks need no
-// reduction, and their boundaries depend on the layer's size alone: the result is the same for
-// any thread count. A small layer (the output layer) stays one call: waking the pool costs more
-// than it saves there.
+// A large layer (LeNet's 800 -> 500 at batch 128) is cut into tiles of its outputs, run by
+// parallel_slices, each with single-threaded GEMMs, which measured faster than one GEMM split by
+// OpenBLAS over the same two threads. Every element of y, dx, dW and db is computed within one
+// tile, its whole sum in one GEMM (or one loop), so the tiles need no reduction, and their
+// boundaries depend on the layer's size alone: the result is the same for any thread count.
+// Tile shapes, from timing oneDNN's single-threaded sgemm on LeNet's products (GFLOP/s against
+// the whole product's): y in 32 rows x 32 columns (264 vs 260), dW in 256 input rows x 32 output
+// columns (264 vs 256), dx in 32 input columns by every row (219 vs 239; fewer rows fell to
+// 120-180). That makes 64 tiles for y, 64 for dW and 25 for dx at LeNet's size. A small layer
+// (the output layer) stays one call: waking the pool costs more than it saves there.
 
 namespace dl::cpu {
 
@@ -23,35 +23,39 @@ namespace {
 // Multiply-adds of one pass below which the layer runs as one call (LeNet's output layer: 640k).
 constexpr long long kMinSlicedMacs = 1LL << 22;
 
-// Feature columns per task (LeNet's dense layer: 4 tasks for y and dW, 7 for dx).
-constexpr int kColumnsPerTask = 128;
+// Tile sizes (see above): columns of y, dW and dx per tile; rows of y, and of dW, per tile.
+constexpr int kColumnsPerTile = 32;
+constexpr int kForwardRowsPerTile = 32;
+constexpr int kWeightRowsPerTile = 256;
 
 bool sliced(int n, int in, int out) {
   return static_cast<long long>(n) * in * out >= kMinSlicedMacs;
 }
 
-SliceRange columns_of_task(int count, int task) {
-  return {std::min(count, task * kColumnsPerTask), std::min(count, (task + 1) * kColumnsPerTask)};
+SliceRange part_of(int count, int per_part, int part) {
+  return {std::min(count, part * per_part), std::min(count, (part + 1) * per_part)};
 }
 
-// y[:, cols] = x w[:, cols] + b[cols]
-void forward_columns(SliceRange cols, int n, int in, int out, const float* x, const float* w,
-                     const float* b, float* y) {
-  if (cols.size() == 0) return;
+// y[rows, cols] = x[rows] w[:, cols] + b[cols]
+void forward_tile(SliceRange rows, SliceRange cols, int in, int out, const float* x, const float* w,
+                  const float* b, float* y) {
+  if (rows.size() == 0 || cols.size() == 0) return;
   // Start every row of y at the bias and let the GEMM accumulate onto it (beta = 1).
-  for (int r = 0; r < n; ++r) {
+  for (int r = rows.begin; r < rows.end; ++r) {
     std::copy(b + cols.begin, b + cols.end, y + static_cast<std::size_t>(r) * out + cols.begin);
   }
-  sgemm(false, false, n, cols.size(), in, 1.0f, x, in, w + cols.begin, out, 1.0f, y + cols.begin,
-        out);
+  float* y0 = y + static_cast<std::size_t>(rows.begin) * out + cols.begin;
+  sgemm(false, false, rows.size(), cols.size(), in, 1.0f,
+        x + static_cast<std::size_t>(rows.begin) * in, in, w + cols.begin, out, 1.0f, y0, out);
 }
 
-// dW and db for output columns `cols`: dw[in x cols] = x^T dy[:, cols], db = their column sums.
-void weight_gradient_columns(SliceRange cols, int n, int in, int out, const float* x,
-                             const float* dy, float* dw, float* db) {
-  if (cols.size() == 0) return;
-  sgemm(true, false, in, cols.size(), n, 1.0f, x, in, dy + cols.begin, out, 0.0f, dw + cols.begin,
-        out);
+// dW[ins, cols] = x[:, ins]^T dy[:, cols]; with `bias`, also db[cols] = column sums of dy.
+void weight_gradient_tile(SliceRange ins, SliceRange cols, bool bias, int n, int in, int out,
+                          const float* x, const float* dy, float* dw, float* db) {
+  if (ins.size() == 0 || cols.size() == 0) return;
+  sgemm(true, false, ins.size(), cols.size(), n, 1.0f, x + ins.begin, in, dy + cols.begin, out,
+        0.0f, dw + static_cast<std::size_t>(ins.begin) * out + cols.begin, out);
+  if (!bias) return;
   // The inner loop runs along a row, so it vectorizes.
   float* __restrict sums = db + cols.begin;
   std::fill(sums, sums + cols.size(), 0.0f);
@@ -73,26 +77,35 @@ void input_gradient_columns(SliceRange cols, int n, int in, int out, const float
 
 void dense_forward(int n, int in, int out, const float* x, const float* w, const float* b,
                    float* y) {
-  if (!sliced(n, in, out)) return forward_columns({0, out}, n, in, out, x, w, b, y);
-  parallel_slices(task_count(out, kColumnsPerTask),
-                  [&](int i) { forward_columns(columns_of_task(out, i), n, in, out, x, w, b, y); });
+  if (!sliced(n, in, out)) return forward_tile({0, n}, {0, out}, in, out, x, w, b, y);
+  const int row_tiles = task_count(n, kForwardRowsPerTile);
+  const int col_tiles = task_count(out, kColumnsPerTile);
+  parallel_slices(row_tiles * col_tiles, [&](int i) {
+    forward_tile(part_of(n, kForwardRowsPerTile, i / col_tiles),
+                 part_of(out, kColumnsPerTile, i % col_tiles), in, out, x, w, b, y);
+  });
 }
 
-// Tasks cover the output columns (dW, db) and the input columns (dx); task i does both its parts.
+// The dx tiles (the larger) come first, then the dW tiles; the dW tiles of the first input rows
+// also sum db.
 void dense_backward(int n, int in, int out, const float* x, const float* w, const float* dy,
                     float* dx, float* dw, float* db) {
   if (!sliced(n, in, out)) {
-    weight_gradient_columns({0, out}, n, in, out, x, dy, dw, db);
+    weight_gradient_tile({0, in}, {0, out}, true, n, in, out, x, dy, dw, db);
     if (dx != nullptr) input_gradient_columns({0, in}, n, in, out, w, dy, dx);
     return;
   }
-  const int weight_tasks = task_count(out, kColumnsPerTask);
-  const int input_tasks = dx != nullptr ? task_count(in, kColumnsPerTask) : 0;
-  parallel_slices(std::max(weight_tasks, input_tasks), [&](int i) {
-    if (i < weight_tasks) {
-      weight_gradient_columns(columns_of_task(out, i), n, in, out, x, dy, dw, db);
+  const int input_tiles = dx != nullptr ? task_count(in, kColumnsPerTile) : 0;
+  const int col_tiles = task_count(out, kColumnsPerTile);
+  const int weight_tiles = task_count(in, kWeightRowsPerTile) * col_tiles;
+  parallel_slices(input_tiles + weight_tiles, [&](int i) {
+    if (i < input_tiles) {
+      return input_gradient_columns(part_of(in, kColumnsPerTile, i), n, in, out, w, dy, dx);
     }
-    if (i < input_tasks) input_gradient_columns(columns_of_task(in, i), n, in, out, w, dy, dx);
+    const int t = i - input_tiles;
+    weight_gradient_tile(part_of(in, kWeightRowsPerTile, t / col_tiles),
+                         part_of(out, kColumnsPerTile, t % col_tiles), t < col_tiles, n, in, out, x,
+                         dy, dw, db);
   });
 }
 

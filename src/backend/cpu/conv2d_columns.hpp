@@ -1,0 +1,27 @@
+// The convolution's layout transforms (conv2d.cpp): im2col copies a chunk of samples' input
+// windows into the columns one matrix product consumes, col2im adds a product's columns back into
+// the input's gradient.
+#pragma once
+
+#include <cstddef>
+
+#include "backend/backend.hpp"
+
+namespace dl::cpu::conv_detail {
+
+// Floats im2col may write past its last column (its unit-stride copy moves whole SIMD registers);
+// the caller's buffer reserves them.
+constexpr std::size_t kCopySlack = 16;
+
+// col[(c, i, j)][(n, oh, ow)] = x[n][c][oh*sh + i - pad_top][ow*sw + j - pad_left], zero outside,
+// for `samples` samples starting at x, each row of col holding row_stride floats. x_end: the end
+// of the whole minibatch's input, which bounds how far a copy may read.
+void im2col_any(const Conv2dGeometry& g, const float* x, const float* x_end, int samples,
+                float* col, std::size_t row_stride);
+
+// dx[n][c] = the sum of dcol's entries placed where im2col read them, for `samples` samples
+// (overwrites dx).
+void col2im_any(const Conv2dGeometry& g, const float* dcol, int samples, std::size_t row_stride,
+                float* dx);
+
+}  // namespace dl::cpu::conv_detail
