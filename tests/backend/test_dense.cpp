@@ -87,7 +87,7 @@ Reference reference(const Problem& p) {
 
 TEST_CASE("dense matches naive matrix products, forward and backward", "[dense]") {
   std::mt19937 rng(kSeed);
-  // {33, 400, 350} is large enough to be cut into tiles (of 32 columns).
+  // {33, 400, 350} is large enough to be cut into tiles.
   const std::vector<Dims> cases = {{1, 1, 1},    {3, 5, 7},   {4, 800, 500} /* LeNet's hidden */,
                                    {4, 500, 10}, {17, 33, 9}, {33, 400, 350}};
   const int threads = GENERATE(1, 2);

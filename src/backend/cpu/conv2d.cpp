@@ -24,7 +24,7 @@
 //    2 samples, conv1: 1), 64-128 tasks at batch 128. oneDNN's product is as fast per column at
 //    64 columns as at 512, so small tasks cost the product nothing.
 //  - backward's dW and db: a sum over samples, so each task sums its own samples' partial
-//    (kMacsPerPartialFloat sets how many: LeNet conv2 8, conv1 1), one sample at a time, and
+//    (kMacsPerPartialFloat sets how many: LeNet conv2 16, conv1 2), one sample at a time, and
 //    the partials are then added in task order, spread over the weights. Whole-width products of
 //    one sample each (50 x 500 x 64 for conv2) run at oneDNN's full speed; cutting the weights
 //    into column groups instead would shrink them (125 columns: 30% slower per flop).
@@ -47,8 +47,9 @@ constexpr std::size_t kAlignFloats = 16;
 constexpr std::size_t kTaskColumns = 128;
 // A dW task takes enough samples for this many multiply-adds per float of its partial: adding a
 // partial is memory-bound, about ten times dearer per float than a multiply-add in the product,
-// so 512 keeps the sum of partials near 2% of the product (LeNet conv2: 8 samples of 64 columns).
-constexpr std::size_t kMacsPerPartialFloat = 512;
+// so 1024 keeps the sum of partials near 1% of the product (LeNet conv2: 8 partials of 16
+// samples, conv1: 64 of 2). Half that (16 partials for conv2) measured 4% slower on one thread.
+constexpr std::size_t kMacsPerPartialFloat = 1024;
 // Floats of dW each task of the partials' sum adds up.
 constexpr std::size_t kReduceFloats = 4096;
 // Partial sums kept side by side when reducing a row: one AVX-512 register's worth of lanes.

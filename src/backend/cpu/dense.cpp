@@ -10,10 +10,10 @@
 // OpenBLAS over the same two threads. Every element of y, dx, dW and db is computed within one
 // tile, its whole sum in one GEMM (or one loop), so the tiles need no reduction, and their
 // boundaries depend on the layer's size alone: the result is the same for any thread count.
-// Tile shapes, from timing oneDNN's single-threaded sgemm on LeNet's products (GFLOP/s against
-// the whole product's): y in 32 rows x 32 columns (264 vs 260), dW in 256 input rows x 32 output
-// columns (264 vs 256), dx in 32 input columns by every row (219 vs 239; fewer rows fell to
-// 120-180). That makes 64 tiles for y, 64 for dW and 25 for dx at LeNet's size. A small layer
+// Tile shapes, from one-thread timings of LeNet's layer with oneDNN's sgemm: y in 64 rows x 32
+// columns and dW in 400 input rows x 32 output columns cost nothing against whole products (32
+// tiles each); dx keeps 128 input columns by every row (7 tiles), since narrower dx tiles, or
+// fewer rows, measured 5-15% slower (the product dy w^T packs its B per tile). A small layer
 // (the output layer) stays one call: waking the pool costs more than it saves there.
 
 namespace dl::cpu {
@@ -23,10 +23,11 @@ namespace {
 // Multiply-adds of one pass below which the layer runs as one call (LeNet's output layer: 640k).
 constexpr long long kMinSlicedMacs = 1LL << 22;
 
-// Tile sizes (see above): columns of y, dW and dx per tile; rows of y, and of dW, per tile.
-constexpr int kColumnsPerTile = 32;
-constexpr int kForwardRowsPerTile = 32;
-constexpr int kWeightRowsPerTile = 256;
+// Tile sizes (see above).
+constexpr int kForwardRowsPerTile = 64;
+constexpr int kWeightRowsPerTile = 400;
+constexpr int kColumnsPerTile = 32;        // of y and dW
+constexpr int kInputColumnsPerTile = 128;  // of dx
 
 bool sliced(int n, int in, int out) {
   return static_cast<long long>(n) * in * out >= kMinSlicedMacs;
@@ -95,12 +96,12 @@ void dense_backward(int n, int in, int out, const float* x, const float* w, cons
     if (dx != nullptr) input_gradient_columns({0, in}, n, in, out, w, dy, dx);
     return;
   }
-  const int input_tiles = dx != nullptr ? task_count(in, kColumnsPerTile) : 0;
+  const int input_tiles = dx != nullptr ? task_count(in, kInputColumnsPerTile) : 0;
   const int col_tiles = task_count(out, kColumnsPerTile);
   const int weight_tiles = task_count(in, kWeightRowsPerTile) * col_tiles;
   parallel_slices(input_tiles + weight_tiles, [&](int i) {
     if (i < input_tiles) {
-      return input_gradient_columns(part_of(in, kColumnsPerTile, i), n, in, out, w, dy, dx);
+      return input_gradient_columns(part_of(in, kInputColumnsPerTile, i), n, in, out, w, dy, dx);
     }
     const int t = i - input_tiles;
     weight_gradient_tile(part_of(in, kWeightRowsPerTile, t / col_tiles),
