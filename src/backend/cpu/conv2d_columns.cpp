@@ -207,6 +207,40 @@ bool unit_stride_unpadded(const Conv2dGeometry& g) {
          g.out_width + g.kernel_width - 1 <= g.in_width;
 }
 
+// im2row for stride 1 without padding and kernel rows of at most kNarrowPiece floats: each
+// (c, i) part of a row of col_t is kernel_width inputs from one input row, copied as one piece of
+// kNarrowPiece floats whose excess lands where the next parts go (written afterwards) or in the
+// kCopySlack floats after the last row; near the end of x, where a whole piece would read past
+// it, the part is copied exactly.
+void im2row_unit_stride_unpadded(const Conv2dGeometry& g, const float* __restrict x,
+                                 const float* x_end, float* __restrict col_t) {
+  const int W = g.in_width, kh = g.kernel_height, kw = g.kernel_width;
+  const std::size_t in_plane = static_cast<std::size_t>(g.in_height) * W;
+  for (int oh = 0; oh < g.out_height; ++oh) {
+    for (int ow = 0; ow < g.out_width; ++ow) {
+      const float* plane = x + oh * W + ow;
+      for (int c = 0; c < g.in_channels; ++c, plane += in_plane) {
+        for (int i = 0; i < kh; ++i, col_t += kw) {
+          const float* __restrict src = plane + i * W;
+          if (x_end - src >= kNarrowPiece) {
+            for (int l = 0; l < kNarrowPiece; ++l) col_t[l] = src[l];
+          } else {
+            for (int j = 0; j < kw; ++j) col_t[j] = src[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+// The transpose of one sample's im2col columns (k rows of ohw) into col_t, k floats per row.
+void transpose_columns(const float* __restrict col, std::size_t k, std::size_t ohw,
+                       float* __restrict col_t) {
+  for (std::size_t p = 0; p < ohw; ++p) {
+    for (std::size_t r = 0; r < k; ++r) col_t[p * k + r] = col[r * ohw + p];
+  }
+}
+
 // The layouts' loops, inlined into im2col_any and col2im_any twice: for one sample (backward's
 // and a one-sample chunk's case), where the compiler drops the loop over samples and folds its
 // offsets, which measured about 5% of LeNet's backward convolution, and for any count.
@@ -249,6 +283,17 @@ void col2im_any(const Conv2dGeometry& g, const float* dcol, int samples, std::si
                 float* dx) {
   if (samples == 1) return col2im_dispatch(g, dcol, 1, row_stride, dx);
   col2im_dispatch(g, dcol, samples, row_stride, dx);
+}
+
+void im2row_any(const Conv2dGeometry& g, const float* x, const float* x_end, float* col_t,
+                float* scratch) {
+  if (unit_stride_unpadded(g) && g.kernel_width <= kNarrowPiece) {
+    return im2row_unit_stride_unpadded(g, x, x_end, col_t);
+  }
+  const std::size_t k = static_cast<std::size_t>(g.in_channels) * g.kernel_height * g.kernel_width;
+  const std::size_t ohw = static_cast<std::size_t>(g.out_height) * g.out_width;
+  im2col_any(g, x, x_end, 1, scratch, ohw);
+  transpose_columns(scratch, k, ohw, col_t);
 }
 
 }  // namespace dl::cpu::conv_detail

@@ -19,6 +19,13 @@ constexpr std::size_t kCopySlack = 16;
 void im2col_any(const Conv2dGeometry& g, const float* x, const float* x_end, int samples,
                 float* col, std::size_t row_stride);
 
+// One sample's columns transposed: col_t[(oh, ow)][(c, i, j)], out_h*out_w rows of
+// in_channels*kh*kw floats (plus kCopySlack after them), so that the weight gradient is a product
+// without transposes, dy * col_t. Geometries other than stride 1 without padding go through
+// im2col into `scratch` (as large as col_t) and a transpose.
+void im2row_any(const Conv2dGeometry& g, const float* x, const float* x_end, float* col_t,
+                float* scratch);
+
 // dx[n][c] = the sum of dcol's entries placed where im2col read them, for `samples` samples
 // (overwrites dx).
 void col2im_any(const Conv2dGeometry& g, const float* dcol, int samples, std::size_t row_stride,
