@@ -21,9 +21,10 @@
 //
 // Work is cut into tasks run by parallel_slices, each with single-threaded GEMMs (gemm.hpp), whose
 // boundaries follow from the layer's size alone, so the result is the same on any thread count:
-//  - forward, and backward's dx: a few samples per task (kTaskColumns output columns; LeNet conv2:
-//    2 samples, conv1: 1), 64-128 tasks at batch 128. oneDNN's product is as fast per column at
-//    64 columns as at 512, so small tasks cost the product nothing.
+//  - forward, and backward's dx: a few samples per task (kTaskColumns output columns and kTaskMacs
+//    multiply-adds; LeNet conv2: 2 samples, 64 tasks at batch 128; conv1: 4 samples, 32 tasks).
+//    oneDNN's product is as fast per column at 64 columns as at 512, so small tasks cost the
+//    product nothing.
 //  - backward's dW and db: a sum over samples, so each task sums its own samples' partial
 //    (kMacsPerPartialFloat sets how many: LeNet conv2 16, conv1 2), one sample at a time, and
 //    the partials are then added in task order, spread over the weights. Whole-width products of
@@ -48,6 +49,9 @@ using conv_detail::kCopySlack;
 constexpr std::size_t kAlignFloats = 16;
 // Output columns (samples * out_h * out_w) a forward or dx task takes at least.
 constexpr std::size_t kTaskColumns = 128;
+// ... and at least this many multiply-adds: smaller tasks of LeNet's first layer (one sample,
+// 288k) ran its forward pass 45% slower on two threads than tasks of 4 samples.
+constexpr std::size_t kTaskMacs = std::size_t{1} << 20;
 // A dW task takes enough samples for this many multiply-adds per float of its partial: adding a
 // partial is memory-bound, about ten times dearer per float than a multiply-add in the product,
 // so 1024 keeps the sum of partials near 1% of the product (LeNet conv2: 8 partials of 16
@@ -92,7 +96,9 @@ Plan plan_of(const Conv2dGeometry& g) {
     return static_cast<int>(std::clamp<std::size_t>((per_task + per_sample - 1) / per_sample, 1,
                                                     static_cast<std::size_t>(batch)));
   };
-  s.task_samples = samples_for(kTaskColumns);
+  const std::size_t sample_macs = std::max<std::size_t>(s.weights * s.ohw, 1);
+  s.task_samples = std::max(samples_for(kTaskColumns),
+                            samples_for((kTaskMacs + sample_macs - 1) / sample_macs * s.ohw));
   s.partial_samples = samples_for(kMacsPerPartialFloat);
   s.tasks = task_count(g.batch, s.task_samples);
   s.partials = task_count(g.batch, s.partial_samples);

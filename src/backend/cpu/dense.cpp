@@ -10,11 +10,12 @@
 // OpenBLAS over the same two threads. Every element of y, dx, dW and db is computed within one
 // tile, its whole sum in one GEMM (or one loop), so the tiles need no reduction, and their
 // boundaries depend on the layer's size alone: the result is the same for any thread count.
-// Tile shapes, from one-thread timings of LeNet's layer with oneDNN's sgemm: y in 64 rows x 32
-// columns and dW in 400 input rows x 32 output columns cost nothing against whole products (32
-// tiles each); dx keeps 128 input columns by every row (7 tiles), since narrower dx tiles, or
-// fewer rows, measured 5-15% slower (the product dy w^T packs its B per tile). A small layer
-// (the output layer) stays one call: waking the pool costs more than it saves there.
+// Tile shapes, from timings of LeNet's layer with oneDNN's sgemm: y in 128 rows x 32 columns (16
+// tiles; 64-row tiles cost nothing on one thread but 25% on two) and dW in 400 input rows x 32
+// output columns (32 tiles) cost nothing against whole products; dx keeps 128 input columns by
+// every row (7 tiles), since narrower dx tiles, or fewer rows, measured 5-15% slower (the product
+// dy w^T packs its B per tile). A small layer (the output layer) stays one call: waking the pool
+// costs more than it saves there.
 
 namespace dl::cpu {
 
@@ -24,7 +25,7 @@ namespace {
 constexpr long long kMinSlicedMacs = 1LL << 22;
 
 // Tile sizes (see above).
-constexpr int kForwardRowsPerTile = 64;
+constexpr int kForwardRowsPerTile = 128;
 constexpr int kWeightRowsPerTile = 400;
 constexpr int kColumnsPerTile = 32;        // of y and dW
 constexpr int kInputColumnsPerTile = 128;  // of dx
