@@ -208,6 +208,8 @@ if ((!with_mpi)); then
     sed -n 's/^\(tests\/cuda\/[A-Za-z0-9_]*\): cpp_LINKER$/\1/p' | sort)
 fi
 programs=(dl-train "${test_programs[@]}")
+# The generator of CIFAR-format batches, for gpu_checks.sh's cifar stage (no CIFAR-10 here).
+((with_mpi)) || programs+=(tests/tools/make_cifar_dataset)
 echo "==> ninja -j$jobs ${programs[*]}"
 ninja -C "$build_dir" -j"$jobs" -k 0 "${programs[@]}" || true
 

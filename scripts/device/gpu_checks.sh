@@ -17,7 +17,7 @@
 #             not by the GPU's arithmetic (what the CUDA-graph work must remove)
 #   mpi       mpirun -np 1 dl-train, backend cuda, cuda.nccl always (NCCL bootstrapped over MPI
 #             with one rank), from the MPI kit (device-kit-mpi)
-#   graphs, profile: see gpu_stages_speed.sh
+#   graphs, profile, cifar: see gpu_stages_more.sh
 # Every invocation first prints the machine (nvidia-smi, CPU), where the CUDA libraries were
 # found, and `dl-train info`; it stops with exit 3 when no GPU is visible.
 #
@@ -39,7 +39,7 @@ set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo_root" || exit 2
 
-readonly kStages=" tests sanitize train bench scale mpi graphs profile "
+readonly kStages=" tests sanitize train bench scale mpi graphs profile cifar "
 readonly kNoGpuExit=3
 readonly kUsageExit=2
 readonly kMinStepSeconds=20   # a step with less time left is skipped, not started
@@ -55,6 +55,9 @@ readonly kParallelSetups=(1:averaging 2:averaging 2:synchronous)
 readonly kConfig=configs/fashion-mnist.yaml
 readonly kScaleBatchSizes=(128 512 2048)
 readonly kScaleEpochs=3
+# The cifar stage's generated data: many rounds for 2 workers at the config's batch of 32.
+readonly kCifarTrainImages=5000
+readonly kCifarTestImages=1000
 # bench/RESULTS.md, 2026-11-21: one epoch on the 2-core build machine, OpenBLAS, 1 worker.
 readonly kCpuReference="CPU reference (bench/RESULTS.md, 2026-11-21, 1 epoch, 1 worker): dl-train accuracy 0.8367 at 7,336 images/s; PyTorch 0.8342 at 4,092 images/s"
 readonly kCudaLibraries=(libcublas.so.13 libcublasLt.so.13 libcudnn.so.9 libnccl.so.2)
@@ -259,13 +262,15 @@ stage_sanitize() {
   grep -E "ERROR SUMMARY|All tests passed|test cases:" "$work/memcheck.out" | sed 's/^/      /' | tee -a "$log"
 }
 
-# train_run NAME ARGS...: one dl-train epoch; its summary goes into the results.
-train_run() {
-  local name="$1"
-  shift
+# config_run CONFIG NAME ARGS...: one dl-train epoch of CONFIG on the GPU (ARGS may set more);
+# its summary goes into the results. train_run NAME ARGS...: the same for the Fashion-MNIST
+# config on the kit's data.
+config_run() {
+  local config="$1" name="$2"
+  shift 2
   local run_dir="$work/$name"
-  step "$name" "$kTrainLimitSeconds" "$KIT/bin/dl-train" --config "$kConfig" --set backend=cuda \
-    --set epochs=1 "${data_overrides[@]}" --set "output.directory=$run_dir" --overwrite "$@" "${extra_set[@]}"
+  step "$name" "$kTrainLimitSeconds" "$KIT/bin/dl-train" --config "$config" --set backend=cuda \
+    --set epochs=1 --set "output.directory=$run_dir" --overwrite "$@" "${extra_set[@]}"
   local rc=$? summary="$run_dir/summary.json"
   if [[ -f "$summary" ]]; then
     {
@@ -277,6 +282,12 @@ train_run() {
   else
     printf 'dl-train\t%s\t\t\t\t%s\n' "$name" "$rc" >>"$results_tsv"
   fi
+}
+
+train_run() {
+  local name="$1"
+  shift
+  config_run "$kConfig" "$name" "${data_overrides[@]}" "$@"
 }
 
 stage_train() {
@@ -350,8 +361,8 @@ stage_mpi() {
   fi
 }
 
-# shellcheck source=gpu_stages_speed.sh
-source "$repo_root/scripts/device/gpu_stages_speed.sh"
+# shellcheck source=gpu_stages_more.sh
+source "$repo_root/scripts/device/gpu_stages_more.sh"
 
 for stage in "$@"; do
   say "### stage $stage ($((deadline - SECONDS))s of the budget left)"

@@ -1,9 +1,13 @@
-# Sourced by gpu_checks.sh: the stages that look at the step's speed.
+# Sourced by gpu_checks.sh: the stages beyond the first session's.
 #   graphs    FLOAT, HALF and BFLOAT16 with 1 worker and FLOAT with 2 synchronous workers, 2 epochs
 #             each with cuda.graphs false and true: scores.csv must be the same bytes (a replayed
 #             step is the same arithmetic), and images/s shows what the replay saves
 #   profile   Nsight Compute's duration of every kernel of 300 launches in the middle of an epoch
 #             (FLOAT, 1 worker, batch 128, op by op), summed per kernel: where the GPU's time goes
+#   cifar     configs/cifar10.yaml (the Keras seed's network) on generated CIFAR-10 binary batches
+#             (the kit's make_cifar_dataset; no real CIFAR-10 here), 2 epochs: FLOAT with 1 worker,
+#             2 averaging and 2 synchronous, HALF with 1; and with crops, flips and normalization
+#             the training set on the GPU must give the host loader's scores.csv
 
 stage_graphs() {
   local setup dtype workers mode name
@@ -62,4 +66,31 @@ print(f"      profile: {sum(count.values())} kernels, {whole / 1e3:.1f} us in al
 for k, t in sorted(total.items(), key=lambda kv: -kv[1])[:25]:
     print(f"      {t / whole * 100:5.1f}%  {count[k]:4d} x {t / count[k] / 1e3:8.2f} us  {k}")
 PY
+}
+
+stage_cifar() {
+  local data="$work/cifar-data" maker="$KIT/bin/make_cifar_dataset"
+  if [[ ! -x "$maker" ]]; then
+    fail_check "cifar: $maker missing; rebuild the kit (scripts/device/build_kit.sh)"
+    return
+  fi
+  mkdir -p "$data"
+  step cifar-data 60 "$maker" "$data" "$kCifarTrainImages" "$kCifarTestImages" || return
+  local setup dtype workers mode
+  for setup in FLOAT:1:averaging FLOAT:2:averaging FLOAT:2:synchronous HALF:1:averaging; do
+    IFS=: read -r dtype workers mode <<<"$setup"
+    config_run configs/cifar10.yaml "cifar-$dtype-${workers}w-$mode" --set "data.directory=$data" \
+      --set epochs=2 --set "dtype=$dtype" --set "parallel.workers=$workers" --set "parallel.mode=$mode"
+  done
+  local residency
+  for residency in always never; do
+    config_run configs/cifar10.yaml "cifar-pipeline-$residency" --set "data.directory=$data" \
+      --set data.normalize=true --set data.randomCrop=2 --set data.horizontalFlip=true \
+      --set "data.deviceResident=$residency" --set output.scoreEveryIterations=1
+  done
+  if cmp -s "$work/cifar-pipeline-always/scores.csv" "$work/cifar-pipeline-never/scores.csv"; then
+    say "      cifar: crops, flips and normalization on the GPU give the host loader's scores.csv"
+  else
+    fail_check "cifar: scores.csv differs between deviceResident always and never (or is missing)"
+  fi
 }
