@@ -17,7 +17,7 @@
 #             not by the GPU's arithmetic (what the CUDA-graph work must remove)
 #   mpi       mpirun -np 1 dl-train, backend cuda, cuda.nccl always (NCCL bootstrapped over MPI
 #             with one rank), from the MPI kit (device-kit-mpi)
-#   graphs, profile, cifar: see gpu_stages_more.sh
+#   graphs, profile, cifar: see gpu_stages_more.sh (where scale and bench live too)
 # Every invocation first prints the machine (nvidia-smi, CPU), where the CUDA libraries were
 # found, and `dl-train info`; it stops with exit 3 when no GPU is visible.
 #
@@ -303,34 +303,6 @@ stage_train() {
   done
 }
 
-stage_scale() {
-  local batch
-  for batch in "${kScaleBatchSizes[@]}"; do
-    train_run "scale-FLOAT-b$batch" --set dtype=FLOAT --set parallel.workers=1 \
-      --set "batchSize=$batch" --set "epochs=$kScaleEpochs"
-  done
-}
-
-stage_bench() {
-  local python
-  if ! python="$(python_with_torch)"; then
-    fail_check "bench: no python3 here imports torch"
-    return
-  fi
-  say "      bench: $python, torch $("$python" -c 'import torch; print(torch.__version__)' 2>&1)"
-  PYTHONUNBUFFERED=1 step pytorch "$kBenchLimitSeconds" "$python" bench/gpu/pytorch_lenet_gpu.py \
-    --data-dir "$data" "${bench_args[@]}"
-  local line
-  while read -r line; do
-    printf 'pytorch\t%s\t%s\t%s\t%s\t%s\n' \
-      "$(echo "$line" | sed -n 's/.*"precision": "\([^"]*\)".*"mode": "\([^"]*\)".*/\1-\2/p')" \
-      "$(echo "$line" | sed -n 's/.*"train_images_per_second": \([0-9.]*\).*/\1/p')" \
-      "$(echo "$line" | sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p')" \
-      "$(echo "$line" | sed -n 's/.*"train_seconds": \([0-9.]*\).*/\1/p')" \
-      "$(echo "$line" | sed -n 's/.*"\(error\|skipped\)": "\([^"]*\)".*/\1: \2/p')" >>"$results_tsv"
-  done < <(grep '^{"framework": "pytorch"' "$work/pytorch.out")
-}
-
 stage_mpi() {
   local mpirun="$MPI_KIT/bin/mpirun"
   if [[ ! -x "$mpirun" || ! -x "$MPI_KIT/bin/dl-train" ]]; then
@@ -374,7 +346,7 @@ done
 # 1-worker runs (FLOAT against float32, HALF against fp16, BFLOAT16 against bf16).
 if [[ -s "$results_tsv" ]]; then
   {
-    echo "# dl-train CUDA backend vs PyTorch, LeNet on Fashion-MNIST, 1 epoch, batch 128 per worker"
+    echo "# dl-train CUDA backend vs PyTorch: LeNet on Fashion-MNIST, batch 128 per worker (cifar-*: configs/cifar10.yaml)"
     echo
     echo "$(date -u +%Y-%m-%dT%H:%M:%SZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1);" \
       "kit: $(sed -n 's/^source: //p' "$KIT/MANIFEST.txt" 2>/dev/null)"

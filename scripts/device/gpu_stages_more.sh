@@ -1,4 +1,5 @@
-# Sourced by gpu_checks.sh: the stages beyond the first session's.
+# Sourced by gpu_checks.sh: the speed stages (scale and bench are documented there) and those
+# added after the first session.
 #   graphs    FLOAT, HALF and BFLOAT16 with 1 worker and FLOAT with 2 synchronous workers, 2 epochs
 #             each with cuda.graphs false and true: scores.csv must be the same bytes (a replayed
 #             step is the same arithmetic), and images/s shows what the replay saves
@@ -93,4 +94,32 @@ stage_cifar() {
   else
     fail_check "cifar: scores.csv differs between deviceResident always and never (or is missing)"
   fi
+}
+
+stage_scale() {
+  local batch
+  for batch in "${kScaleBatchSizes[@]}"; do
+    train_run "scale-FLOAT-b$batch" --set dtype=FLOAT --set parallel.workers=1 \
+      --set "batchSize=$batch" --set "epochs=$kScaleEpochs"
+  done
+}
+
+stage_bench() {
+  local python
+  if ! python="$(python_with_torch)"; then
+    fail_check "bench: no python3 here imports torch"
+    return
+  fi
+  say "      bench: $python, torch $("$python" -c 'import torch; print(torch.__version__)' 2>&1)"
+  PYTHONUNBUFFERED=1 step pytorch "$kBenchLimitSeconds" "$python" bench/gpu/pytorch_lenet_gpu.py \
+    --data-dir "$data" "${bench_args[@]}"
+  local line
+  while read -r line; do
+    printf 'pytorch\t%s\t%s\t%s\t%s\t%s\n' \
+      "$(echo "$line" | sed -n 's/.*"precision": "\([^"]*\)".*"mode": "\([^"]*\)".*/\1-\2/p')" \
+      "$(echo "$line" | sed -n 's/.*"train_images_per_second": \([0-9.]*\).*/\1/p')" \
+      "$(echo "$line" | sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p')" \
+      "$(echo "$line" | sed -n 's/.*"train_seconds": \([0-9.]*\).*/\1/p')" \
+      "$(echo "$line" | sed -n 's/.*"\(error\|skipped\)": "\([^"]*\)".*/\1: \2/p')" >>"$results_tsv"
+  done < <(grep '^{"framework": "pytorch"' "$work/pytorch.out")
 }
