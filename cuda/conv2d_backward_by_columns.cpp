@@ -25,6 +25,13 @@ std::size_t CudaBackend::backward_by_columns_workspace_floats(const Conv2dGeomet
 void CudaBackend::conv2d_backward_by_columns(const Conv2dGeometry& g, const float* x,
                                              const float* w, const float* dy, float* dx, float* dw,
                                              float* workspace) {
+  if (g.batch <= 0) {  // no samples: a zero gradient, as the CPU backend gives
+    DL_CUDA_CALL(cudaMemsetAsync(dw, 0,
+                                 static_cast<std::size_t>(g.out_channels) * g.in_channels *
+                                     g.kernel_height * g.kernel_width * sizeof(float),
+                                 stream_.get()));
+    return;
+  }
   const ColumnChunks chunks = column_chunks(g);
   float* columns = workspace;  // then the columns' gradient
   float* channel_major = workspace + chunks.column_floats;

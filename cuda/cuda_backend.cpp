@@ -380,10 +380,6 @@ void CudaBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const
   activate();
   launch_channel_sums(g.batch, g.out_channels, g.out_height * g.out_width, dy, db, sum_partials_,
                       limits_, stream_.get());
-  if (g.batch <= 0) {
-    convolution_->backward(g, x, w, dy, dx, dw, workspace, limits_, stream_.get());
-    return;
-  }
   conv2d_backward_by_columns(g, x, w, dy, dx, dw, workspace);
 }
 

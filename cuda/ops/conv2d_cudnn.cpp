@@ -127,13 +127,10 @@ struct CudnnConvolution::Plan {
   // Byte offsets into the workspace (see the header's layout). input_bytes is 0 for float32
   // without explicit padding (cuDNN reads x itself).
   std::size_t input_bytes = 0;
-  std::size_t weights_offset = 0, output_offset = 0, weight_grad_offset = 0;  // 16-bit only
+  std::size_t weights_offset = 0, output_offset = 0;  // 16-bit only
   std::size_t cudnn_offset = 0;
   Choice<cudnnConvolutionFwdAlgo_t> forward{CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
                                             CUDNN_FMA_MATH, 0};
-  Choice<cudnnConvolutionBwdDataAlgo_t> data{CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_FMA_MATH, 0};
-  Choice<cudnnConvolutionBwdFilterAlgo_t> filter{CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1,
-                                                 CUDNN_FMA_MATH, 0};
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -146,8 +143,7 @@ struct CudnnConvolution::Plan {
     if (x_desc != nullptr) cudnnDestroyTensorDescriptor(x_desc);
   }
 
-  std::size_t cudnn_bytes() const { return std::max({forward.bytes, data.bytes, filter.bytes}); }
-  std::size_t workspace_floats() const { return bytes_to_floats(cudnn_offset + cudnn_bytes()); }
+  std::size_t workspace_floats() const { return bytes_to_floats(cudnn_offset + forward.bytes); }
   static void* at(float* workspace, std::size_t offset) {
     return reinterpret_cast<char*>(workspace) + offset;
   }
@@ -197,8 +193,6 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
     offset = round_up(offset + weight_count(g) * kHalfBytes, kAlignBytes);
     p.output_offset = offset;
     offset = round_up(offset + output_count(g) * kHalfBytes, kAlignBytes);
-    p.weight_grad_offset = offset;
-    offset = round_up(offset + weight_count(g) * kHalfBytes, kAlignBytes);
   }
   p.cudnn_offset = offset;
 
@@ -262,51 +256,6 @@ std::unique_ptr<CudnnConvolution::Plan> CudnnConvolution::make_plan(const Conv2d
                    : kUnusable;
       });
 
-  DL_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle_, &max_count));
-  p.data = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
-      "backward-data", describe(g), half_format_, deterministic_, measure, limit,
-      reuse ? &reuse->data : nullptr, {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1}, max_count,
-      [&](int kind, int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
-        p.use_math(default_math(half_format_));
-        return kind == 0 ? cudnnFindConvolutionBackwardDataAlgorithm(handle_, p.w_desc, p.y_desc,
-                                                                     p.conv_desc, p.x_desc, count,
-                                                                     returned, results)
-                         : cudnnGetConvolutionBackwardDataAlgorithm_v7(handle_, p.w_desc, p.y_desc,
-                                                                       p.conv_desc, p.x_desc, count,
-                                                                       returned, results);
-      },
-      [&](cudnnConvolutionBwdDataAlgo_t algo, cudnnMathType_t math) {
-        std::size_t bytes = 0;
-        p.use_math(math);
-        return cudnnGetConvolutionBackwardDataWorkspaceSize(handle_, p.w_desc, p.y_desc,
-                                                            p.conv_desc, p.x_desc, algo,
-                                                            &bytes) == CUDNN_STATUS_SUCCESS
-                   ? bytes
-                   : kUnusable;
-      });
-
-  DL_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle_, &max_count));
-  p.filter = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
-      "backward-filter", describe(g), half_format_, deterministic_, measure, limit,
-      reuse ? &reuse->filter : nullptr, {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1}, max_count,
-      [&](int kind, int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
-        p.use_math(default_math(half_format_));
-        return kind == 0 ? cudnnFindConvolutionBackwardFilterAlgorithm(handle_, p.x_desc, p.y_desc,
-                                                                       p.conv_desc, p.w_desc, count,
-                                                                       returned, results)
-                         : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                               handle_, p.x_desc, p.y_desc, p.conv_desc, p.w_desc, count, returned,
-                               results);
-      },
-      [&](cudnnConvolutionBwdFilterAlgo_t algo, cudnnMathType_t math) {
-        std::size_t bytes = 0;
-        p.use_math(math);
-        return cudnnGetConvolutionBackwardFilterWorkspaceSize(handle_, p.x_desc, p.y_desc,
-                                                              p.conv_desc, p.w_desc, algo,
-                                                              &bytes) == CUDNN_STATUS_SUCCESS
-                   ? bytes
-                   : kUnusable;
-      });
   return plan;
 }
 
@@ -417,80 +366,6 @@ void CudnnConvolution::forward(const Conv2dGeometry& g, const float* x, const fl
                                         p.y_desc, y16));
   launch_add_channel_bias_from_half_format(f, g.batch, g.out_channels, g.out_height * g.out_width,
                                            y16, b, y, limits, stream);
-}
-
-void CudnnConvolution::backward(const Conv2dGeometry& g, const float* x, const float* w,
-                                const float* dy, float* dx, float* dw, float* workspace,
-                                const LaunchLimits& limits, cudaStream_t stream) {
-  if (g.batch <= 0) {  // no samples: a zero gradient, as the CPU backend gives
-    DL_CUDA_CALL(cudaMemsetAsync(dw, 0, weight_count(g) * sizeof(float), stream));
-    return;
-  }
-  const Plan& p = plan_for_call(g);
-  const float one = 1.0f, zero = 0.0f;
-  void* cudnn_workspace = Plan::at(workspace, p.cudnn_offset);
-  if (!half_format_) {
-    // The padded input is rebuilt rather than trusted from forward: it costs one copy and keeps
-    // backward correct whatever ran on the workspace in between.
-    const float* input = x;
-    if (p.explicit_padding) {
-      launch_pad_planes(p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x, workspace, limits,
-                        stream);
-      input = workspace;
-    }
-    if (dw != nullptr) {
-      p.use_math(p.filter.math);
-      DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, input, p.y_desc, dy,
-                                                   p.conv_desc, p.filter.algo, cudnn_workspace,
-                                                   p.filter.bytes, &zero, p.w_desc, dw));
-    }
-    if (dx == nullptr) return;
-    // With explicit padding the data gradient lands in the padded buffer (the filter gradient,
-    // earlier on the same stream, is done with it) and is cropped into dx.
-    float* data_gradient = p.explicit_padding ? workspace : dx;
-    p.use_math(p.data.math);
-    DL_CUDNN_CALL(cudnnConvolutionBackwardData(handle_, &one, p.w_desc, w, p.y_desc, dy,
-                                               p.conv_desc, p.data.algo, cudnn_workspace,
-                                               p.data.bytes, &zero, p.x_desc, data_gradient));
-    if (p.explicit_padding)
-      launch_crop_planes(p.padded_planes, p.x_planes, g.pad_top, g.pad_left, workspace, dx, limits,
-                         stream);
-    return;
-  }
-  // 16-bit: x, w and dy are rounded again rather than trusted from forward, for the same reason.
-  const HalfFormat f = *half_format_;
-  void* x16 = Plan::at(workspace, 0);
-  void* w16 = Plan::at(workspace, p.weights_offset);
-  void* dy16 = Plan::at(workspace, p.output_offset);
-  void* dw16 = Plan::at(workspace, p.weight_grad_offset);
-  launch_cast_to_half_format(f, output_count(g), dy, dy16, limits, stream);
-  if (dw != nullptr) {
-    if (p.explicit_padding) {
-      launch_pad_planes_to_half_format(f, p.x_planes, p.padded_planes, g.pad_top, g.pad_left, x,
-                                       x16, limits, stream);
-    } else {
-      launch_cast_to_half_format(f, p.input_bytes / kHalfBytes, x, x16, limits, stream);
-    }
-    p.use_math(p.filter.math);
-    DL_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle_, &one, p.x_desc, x16, p.y_desc, dy16,
-                                                 p.conv_desc, p.filter.algo, cudnn_workspace,
-                                                 p.filter.bytes, &zero, p.w_desc, dw16));
-    launch_cast_to_float(f, weight_count(g), dw16, dw, limits, stream);
-  }
-  if (dx == nullptr) return;
-  // The data gradient (padded when padding is explicit) overwrites x16, which backward-filter,
-  // earlier on the same stream, is done with.
-  launch_cast_to_half_format(f, weight_count(g), w, w16, limits, stream);
-  p.use_math(p.data.math);
-  DL_CUDNN_CALL(cudnnConvolutionBackwardData(handle_, &one, p.w_desc, w16, p.y_desc, dy16,
-                                             p.conv_desc, p.data.algo, cudnn_workspace,
-                                             p.data.bytes, &zero, p.x_desc, x16));
-  if (p.explicit_padding) {
-    launch_crop_planes_from_half_format(f, p.padded_planes, p.x_planes, g.pad_top, g.pad_left, x16,
-                                        dx, limits, stream);
-  } else {
-    launch_cast_to_float(f, p.input_bytes / kHalfBytes, x16, dx, limits, stream);
-  }
 }
 
 }  // namespace dl::gpu

@@ -1,16 +1,18 @@
-// Convolution through cuDNN's convolution API: descriptors and algorithms per geometry, chosen
-// once and cached.
+// The forward convolution through cuDNN's convolution API: descriptors and algorithms per
+// geometry, chosen once and cached. (The backward pass is CudaBackend's own: columns and cuBLAS
+// products, ops/conv2d_columns.hpp.)
 //
 // Precision. Without a 16-bit format (Config::dtype FLOAT) every tensor is float32 and the math
 // is CUDNN_FMA_MATH: no TF32 tensor cores, so results agree with the CPU backend to float
-// rounding. With a 16-bit format (HALF or BFLOAT16) x, w and dy are rounded to it by our kernels
-// into the layer's workspace and cuDNN runs its "pseudo" 16-bit configuration: 16-bit x, w, y
-// (and dx, dw, dy) with float32 arithmetic (the convolution descriptor's compute type is FLOAT),
-// tensor-core math allowed. cuDNN writes y, dx and dw in the 16-bit format; our kernels widen
-// them back into the float32 buffers of the Backend interface (y together with the bias add).
+// rounding. With a 16-bit format (HALF or BFLOAT16) x and w are rounded to it by our kernels
+// into the layer's workspace and cuDNN runs its "pseudo" 16-bit configuration: 16-bit x, w and y
+// with float32 arithmetic (the convolution descriptor's compute type is FLOAT), tensor-core math
+// allowed. cuDNN writes y in the 16-bit format; our kernel widens it back into the float32 output
+// of the Backend interface together with the bias add.
 // Only GEMM-based or direct algorithms are taken, in every format: FFT and Winograd re-round
 // transformed data, which would void the error bound docs/CUDA.md states for 16-bit and float32's
-// parity with the CPU (a Winograd-like backward-data pass was seen 2% off on an H200).
+// parity with the CPU (a Winograd-like backward-data pass, when cuDNN still ran backward, was seen
+// 2% off on an H200).
 //
 // Algorithm choice. conv2d_workspace_floats(g) is called when a layer is bound, for its largest
 // batch: that call times the algorithms (cudnnFind*, which allocates its own scratch memory, once)
@@ -23,12 +25,11 @@
 // Padding. cuDNN pads symmetrically; the Backend contract pads pad_top/pad_left before and
 // whatever the output size implies after (ConvolutionMode::Same can need one more row below than
 // above). When symmetric padding gives the requested output size, cuDNN pads. Otherwise the input
-// is copied into a zero-padded buffer in the workspace first (and the data gradient cropped back
-// from it), and cuDNN runs unpadded.
+// is copied into a zero-padded buffer in the workspace first, and cuDNN runs unpadded.
 //
 // Workspace layout, each part starting on a 256-byte boundary: float32: [padded input, when
-// padding is explicit] [cuDNN's workspace]. 16-bit: [x (padded when explicit; backward-data
-// writes dx here after backward-filter has read x)] [w] [y or dy] [dw] [cuDNN's workspace].
+// padding is explicit] [cuDNN's workspace]. 16-bit: [x (padded when explicit)] [w] [y]
+// [cuDNN's workspace].
 #pragma once
 
 #include <cudnn.h>
@@ -68,10 +69,6 @@ class CudnnConvolution {
   std::string algorithms() const;
   void forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
                float* workspace, const LaunchLimits& limits, cudaStream_t stream);
-  // dx and dw (dw may be null, when the backend computes it itself); the bias gradient
-  // is launch_channel_sums (ops/bias_sums.hpp).
-  void backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy, float* dx,
-                float* dw, float* workspace, const LaunchLimits& limits, cudaStream_t stream);
 
   struct Plan;  // descriptors, algorithms and workspace layout of one geometry
 

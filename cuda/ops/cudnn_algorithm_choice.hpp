@@ -33,18 +33,6 @@ inline bool transforms(cudnnConvolutionFwdAlgo_t a) {
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
          a == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
 }
-inline bool transforms(cudnnConvolutionBwdDataAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
-}
-inline bool transforms(cudnnConvolutionBwdFilterAlgo_t a) {
-  return a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD ||
-         a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
-}
 
 // A measured or suggested algorithm may run here: it succeeded, it is deterministic (same
 // gradients every run) unless `deterministic` is false (Config::deterministic), it does not
