@@ -1,6 +1,6 @@
-// The convolution's own kernels around cuDNN: explicit zero padding (and its gradient, a crop)
-// for padding cuDNN cannot express, and the bias add (the bias gradient is in bias_sums.cu).
-// Padding, crop and bias are templates over the element types on each side, so the
+// The convolution's own kernels around cuDNN's forward: explicit zero padding for padding cuDNN
+// cannot express, and the bias add (the bias gradient is in bias_sums.cu; the backward pass in
+// conv2d_columns.cu). Padding and bias are templates over the element types on each side, so the
 // mixed-precision path converts to or from 16-bit in the same pass (float -> float
 // instantiations are the float32 path).
 #include "cuda_check.hpp"
@@ -32,24 +32,6 @@ __global__ void pad_planes_kernel(PlaneDims x_dims, PlaneDims padded_dims, int p
   }
 }
 
-template <typename In, typename Index>
-__global__ void crop_planes_kernel(PlaneDims padded_dims, PlaneDims x_dims, int pad_top,
-                                   int pad_left, const In* padded, float* dx) {
-  const Index plane_size = static_cast<Index>(x_dims.height) * x_dims.width;
-  const Index total = plane_size * x_dims.planes;
-  for (Index i = first_index(); i < total; i += grid_stride()) {
-    const std::size_t plane = i / plane_size;
-    const int in_plane = static_cast<int>(i % plane_size);
-    const int h = in_plane / x_dims.width + pad_top;
-    const int w = in_plane % x_dims.width + pad_left;
-    const bool inside = h < padded_dims.height && w < padded_dims.width;
-    dx[i] = inside ? to_float(padded[(plane * padded_dims.height + h) *
-                                         static_cast<std::size_t>(padded_dims.width) +
-                                     w])
-                   : 0.0f;
-  }
-}
-
 // y[i] = src[i] + b[channel of i]; src may be y itself (float32 path: read, then write, the same
 // element in the same thread).
 template <typename In, typename Index>
@@ -72,19 +54,6 @@ void pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int pad_le
     pad_planes_kernel<Out, decltype(index)><<<limits.grid(total, block), block, 0, stream>>>(
         x_dims, padded_dims, pad_top, pad_left, x, padded);
     DL_CUDA_LAUNCHED(pad_planes_kernel);
-  });
-}
-
-template <typename In>
-void crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
-                 const In* padded, float* dx, const LaunchLimits& limits, cudaStream_t stream) {
-  const std::size_t total = static_cast<std::size_t>(x_dims.planes) * x_dims.height * x_dims.width;
-  if (total == 0) return;
-  const int block = limits.block();
-  with_index_type(total, [&](auto index) {
-    crop_planes_kernel<In, decltype(index)><<<limits.grid(total, block), block, 0, stream>>>(
-        padded_dims, x_dims, pad_top, pad_left, padded, dx);
-    DL_CUDA_LAUNCHED(crop_planes_kernel);
   });
 }
 
@@ -117,22 +86,6 @@ void launch_pad_planes_to_half_format(HalfFormat f, PlaneDims x_dims, PlaneDims 
   with_half_format(f, [&](auto format) {
     using T = StorageOf<decltype(format)>;
     pad_planes(x_dims, padded_dims, pad_top, pad_left, x, static_cast<T*>(padded), limits, stream);
-  });
-}
-
-void launch_crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
-                        const float* padded, float* dx, const LaunchLimits& limits,
-                        cudaStream_t stream) {
-  crop_planes(padded_dims, x_dims, pad_top, pad_left, padded, dx, limits, stream);
-}
-
-void launch_crop_planes_from_half_format(HalfFormat f, PlaneDims padded_dims, PlaneDims x_dims,
-                                         int pad_top, int pad_left, const void* padded, float* dx,
-                                         const LaunchLimits& limits, cudaStream_t stream) {
-  with_half_format(f, [&](auto format) {
-    using T = StorageOf<decltype(format)>;
-    crop_planes(padded_dims, x_dims, pad_top, pad_left, static_cast<const T*>(padded), dx, limits,
-                stream);
   });
 }
 

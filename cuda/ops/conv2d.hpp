@@ -19,20 +19,11 @@ struct PlaneDims {
 void launch_pad_planes(PlaneDims x_dims, PlaneDims padded_dims, int pad_top, int pad_left,
                        const float* x, float* padded, const LaunchLimits& limits,
                        cudaStream_t stream);
-// dx[p][h][w] = padded[p][h + pad_top][w + pad_left] where that lies inside padded, else 0: the
-// gradient of launch_pad_planes.
-void launch_crop_planes(PlaneDims padded_dims, PlaneDims x_dims, int pad_top, int pad_left,
-                        const float* padded, float* dx, const LaunchLimits& limits,
-                        cudaStream_t stream);
 // launch_pad_planes with `padded` in format f (16-bit values, rounded to nearest even): the
 // padded input of a mixed-precision convolution in one pass.
 void launch_pad_planes_to_half_format(HalfFormat f, PlaneDims x_dims, PlaneDims padded_dims,
                                       int pad_top, int pad_left, const float* x, void* padded,
                                       const LaunchLimits& limits, cudaStream_t stream);
-// launch_crop_planes from a 16-bit `padded` in format f into float32 dx.
-void launch_crop_planes_from_half_format(HalfFormat f, PlaneDims padded_dims, PlaneDims x_dims,
-                                         int pad_top, int pad_left, const void* padded, float* dx,
-                                         const LaunchLimits& limits, cudaStream_t stream);
 // y[n][c][s] += b[c] over `spatial` positions per channel.
 void launch_add_channel_bias(int batch, int channels, int spatial, const float* b, float* y,
                              const LaunchLimits& limits, cudaStream_t stream);

@@ -4,7 +4,7 @@
 // is bit for bit; reductions that add in another order (sums of squares, losses, batch-norm
 // statistics, softmax) get a tolerance; the bias gradients are checked against their documented
 // order in cuda_kernels_on_host_sums.cpp. The kernels
-// of the convolution that have no CPU op of their own (padding, cropping, 16-bit variants) are
+// of the convolution that have no CPU op of their own (padding, 16-bit variants) are
 // checked against a naive loop. host_grid_main.cpp then checks that every kernel ran.
 #include <algorithm>
 #include <cstdint>
