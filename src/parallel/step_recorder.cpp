@@ -22,12 +22,10 @@ void StepRecorder::run(const RecordedStepKey& key, const std::function<void()>& 
   RecordedWork* work = enabled_ ? find(key) : nullptr;
   // The first run of a key is not recorded: it is where libraries set themselves up lazily
   // (allocating workspaces, loading kernels), which a recording must not contain.
-  if (work == nullptr && enabled_ && seen_last_ && last_unrecorded_ == key)
-    work = record(key, part);
+  if (work == nullptr && enabled_ && last_unrecorded_ == key) work = record(key, part);
   if (work == nullptr) {
     part();
     last_unrecorded_ = key;
-    seen_last_ = true;
     return;
   }
   work->replay();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,7 @@ class StepRecorder {
 
   Backend& backend_;
   bool enabled_;
-  bool seen_last_ = false;
-  RecordedStepKey last_unrecorded_;  // the key of the last part run as is (its warm-up)
+  std::optional<RecordedStepKey> last_unrecorded_;  // the last part run as is (its warm-up)
   std::vector<Recording> recordings_;
   std::int64_t replays_ = 0;
 };
