@@ -9,23 +9,10 @@
 #include "backend/backend_registry.hpp"
 #include "config/config_loader.hpp"
 #include "gpu_test_support.hpp"
+#include "parallel/parallel_test_support.hpp"
 #include "parallel/parallel_trainer.hpp"
-#include "parallel/process_group.hpp"
-#include "parallel/thread_collective.hpp"
 
 namespace {
-
-dl::Dataset random_images(std::int64_t n) {
-  constexpr int kSide = 12, kClasses = 5;
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(n) * kSide * kSide);
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(n));
-  std::uint32_t state = 2024;
-  for (auto& p : pixels)
-    p = static_cast<std::uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
-  for (auto& l : labels)
-    l = static_cast<std::int32_t>((state = state * 1664525u + 1013904223u) >> 29) % kClasses;
-  return dl::Dataset(kSide, kSide, std::move(pixels), std::move(labels), kClasses);
-}
 
 struct Trained {
   std::vector<float> parameters;
@@ -33,19 +20,16 @@ struct Trained {
 };
 
 Trained train_two_epochs(const dl::Config& c, const dl::Dataset& data) {
-  static const std::unique_ptr<dl::ProcessGroup> single = dl::make_single_process_group();
   dl::ParallelTrainer trainer(
       c, data, [&c](int) { return dl::make_backend(dl::BackendKind::kCuda, c, 0); },
-      [](const std::vector<dl::Backend*>&) { return std::make_unique<dl::LocalCollective>(); },
-      *single);
+      dl::testing::collective_for(1), dl::testing::single_process());
   trainer.initialize(c.seed);
   std::int64_t iteration = 0;
   for (int epoch = 0; epoch < 2; ++epoch)
     trainer.run_epoch(epoch, 0, iteration,
                       [](const dl::SyncPoint&) { return dl::SyncAction::kContinue; });
   Trained t;
-  t.parameters.resize(trainer.model(0).parameter_count());
-  trainer.model(0).download_parameters(t.parameters.data());
+  t.parameters = dl::testing::parameters_of(trainer);
   t.replays = trainer.step_recorder(0).replays();
   return t;
 }
@@ -56,7 +40,8 @@ TEST_CASE(
     "[gpu] a step replayed from its CUDA graph trains bit-identically to one launched op by op",
     "[gpu][graph]") {
   if (!dl::test::gpu_test_can_run()) return;
-  const dl::Dataset data = random_images(32 * 9 + 7);  // 10 rounds: 9 full, one of 7
+  // 10 rounds: 9 full, one of 7.
+  const dl::Dataset data = dl::testing::random_dataset(32 * 9 + 7, 2024, {12, 12, 5});
   for (const char* dtype : {"FLOAT", "HALF"}) {
     INFO("dtype " << dtype);
     dl::Config c = dl::load_config_string(std::string(R"(
