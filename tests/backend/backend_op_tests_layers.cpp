@@ -165,7 +165,9 @@ TEST_CASE("op dense: reference, gradient, parity") {
   });
 }
 
-TEST_CASE("op convolution (Same padding, stride 2): gradient, parity") {
+// Same padding with stride 2 (the CPU's columns path), and stride 1 with padding on all sides over
+// one input channel (a first layer: the CPU's direct path).
+TEST_CASE("op convolution (Same padding, stride 2; stride 1, padding): gradient, parity") {
   Conv2dGeometry g;
   g.batch = 2;
   g.in_channels = 2;
@@ -176,7 +178,17 @@ TEST_CASE("op convolution (Same padding, stride 2): gradient, parity") {
   g.stride_height = g.stride_width = 2;
   g.out_height = 3;  // ceil(5 / 2), ceil(4 / 2); padding (3-1)*2+2-5 = 1 after, 0 before
   g.out_width = 2;
-  const std::size_t xs = 2u * 2 * 5 * 4, ws = 3u * 2 * 2 * 2, ys = 2u * 3 * 3 * 2;
+  if (GENERATE(false, true)) {
+    g.in_channels = 1;
+    g.stride_height = g.stride_width = 1;
+    g.kernel_height = 3;
+    g.pad_top = g.pad_left = 1;
+    g.out_height = 5;  // padding 1 on every side
+    g.out_width = 5;
+  }
+  const std::size_t xs = std::size_t{2} * g.in_channels * 5 * 4;
+  const std::size_t ws = std::size_t{3} * g.in_channels * g.kernel_height * 2;
+  const std::size_t ys = std::size_t{2} * 3 * g.out_height * g.out_width;
   const auto x = uniform(xs, 17), w = uniform(ws, 18), bias = uniform(3, 19), r = uniform(ys, 20);
   auto forward = [&](Backend& b, const std::vector<float>& xv, const std::vector<float>& wv,
                      const std::vector<float>& bv) {

@@ -1,5 +1,6 @@
 // The CPU convolution against a direct (seven nested loops) convolution, and against finite
-// differences of a scalar loss.
+// differences of a scalar loss: conv2d_forward and conv2d_backward as the backend calls them
+// (the direct path, conv2d_direct.hpp, where it applies) and the columns path on every geometry.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -14,6 +15,7 @@
 
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/conv2d.hpp"
+#include "backend/cpu/conv2d_direct.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
 
@@ -159,6 +161,18 @@ Problem random_problem(const Conv2dGeometry& g, std::mt19937& rng) {
           random_values(g.out_channels, rng), random_values(y_size(g), rng)};
 }
 
+struct Path {
+  const char* name;
+  void (*forward)(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
+                  float* workspace);
+  void (*backward)(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                   float* dx, float* dw, float* db, float* workspace);
+};
+const Path kPaths[] = {
+    {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward},
+    {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns},
+};
+
 std::vector<Conv2dGeometry> geometries() {
   return {
       truncate_geometry({2, 1, 28, 28, 20, 5, 5}),           // LeNet's first layer
@@ -175,6 +189,13 @@ std::vector<Conv2dGeometry> geometries() {
       // Weights large enough for multi-sample chunks in backward when BLAS is threaded.
       truncate_geometry({5, 16, 6, 6, 32, 3, 3}, 1, 1),
       truncate_geometry({3, 16, 9, 9, 32, 3, 3, 2, 2}, 1, 1),
+      // The direct path: a batch that ends inside a task and a channel count that ends inside
+      // a register block; padding and a non-square kernel over 11 x 13 outputs (the last
+      // vector of positions partial); rows narrower than a vector; one output channel.
+      truncate_geometry({19, 1, 28, 28, 13, 5, 5}),
+      truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2),
+      truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
+      truncate_geometry({1, 1, 17, 40, 1, 3, 7}, 2, 3),
   };
 }
 
@@ -210,8 +231,9 @@ class EndsAtGuardPage {
 }  // namespace
 
 TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]") {
+  const Path& path = kPaths[GENERATE(0, 1)];
   const int threads = GENERATE(1, 2);
-  INFO("BLAS threads " << threads);
+  INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
   std::mt19937 rng(kSeed);
   for (const Conv2dGeometry& g : geometries()) {
@@ -220,11 +242,10 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
     const std::size_t ws_floats = dl::cpu::conv2d_workspace_floats(g);
     Guarded<float> ws(ws_floats), y(y_size(g)), dx(x_size(g)), dw(w_size(g)), db(g.out_channels);
 
-    dl::cpu::conv2d_forward(g, p.x.data(), p.w.data(), p.b.data(), y.get(), ws.get());
+    path.forward(g, p.x.data(), p.w.data(), p.b.data(), y.get(), ws.get());
     check_close("y", y.get(), reference_forward(g, p.x, p.w, p.b), kTolerance);
 
-    dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.get(), dw.get(), db.get(),
-                             ws.get());
+    path.backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.get(), dw.get(), db.get(), ws.get());
     const Gradients want = reference_backward(g, p.x, p.w, p.dy);
     check_close("dx", dx.get(), want.dx, kTolerance);
     check_close("dw", dw.get(), want.dw, kTolerance);
@@ -238,8 +259,9 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
 }
 
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {
+  const Path& path = kPaths[GENERATE(0, 1)];
   const int threads = GENERATE(1, 2);
-  INFO("BLAS threads " << threads);
+  INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
   std::mt19937 rng(kSeed + 1);
   for (const Conv2dGeometry& g : geometries()) {
@@ -248,19 +270,20 @@ TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv
     std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g)), y(y_size(g));
     std::vector<float> dx(x_size(g)), dw_full(w_size(g)), db_full(g.out_channels);
     std::vector<float> dw_first(w_size(g)), db_first(g.out_channels);
-    dl::cpu::conv2d_forward(g, p.x.data(), p.w.data(), p.b.data(), y.data(), ws.data());
-    dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), p.dy.data(), nullptr, dw_first.data(),
-                             db_first.data(), ws.data());
-    dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.data(), dw_full.data(),
-                             db_full.data(), ws.data());
+    path.forward(g, p.x.data(), p.w.data(), p.b.data(), y.data(), ws.data());
+    path.backward(g, p.x.data(), p.w.data(), p.dy.data(), nullptr, dw_first.data(), db_first.data(),
+                  ws.data());
+    path.backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.data(), dw_full.data(), db_full.data(),
+                  ws.data());
     CHECK(dw_first == dw_full);
     CHECK(db_first == db_full);
   }
 }
 
 TEST_CASE("conv2d reads nothing past the end of x", "[conv2d]") {
+  const Path& path = kPaths[GENERATE(0, 1)];
   const int threads = GENERATE(1, 2);
-  INFO("BLAS threads " << threads);
+  INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
   std::mt19937 rng(kSeed + 4);
   for (const Conv2dGeometry& g : geometries()) {
@@ -270,9 +293,8 @@ TEST_CASE("conv2d reads nothing past the end of x", "[conv2d]") {
     std::copy(p.x.begin(), p.x.end(), x.get());
     std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g)), y(y_size(g));
     std::vector<float> dx(x_size(g)), dw(w_size(g)), db(g.out_channels);
-    dl::cpu::conv2d_forward(g, x.get(), p.w.data(), p.b.data(), y.data(), ws.data());
-    dl::cpu::conv2d_backward(g, x.get(), p.w.data(), p.dy.data(), dx.data(), dw.data(), db.data(),
-                             ws.data());
+    path.forward(g, x.get(), p.w.data(), p.b.data(), y.data(), ws.data());
+    path.backward(g, x.get(), p.w.data(), p.dy.data(), dx.data(), dw.data(), db.data(), ws.data());
     check_close("y", y.data(), reference_forward(g, p.x, p.w, p.b), kTolerance);
   }
 }
@@ -295,9 +317,12 @@ TEST_CASE("conv2d backward may run twice after one forward", "[conv2d]") {
 }
 
 TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
+  const Path& path = kPaths[GENERATE(0, 1)];
+  INFO(path.name);
   std::mt19937 rng(kSeed + 3);
   const std::vector<Conv2dGeometry> cases = {
       truncate_geometry({2, 2, 6, 5, 3, 3, 3}),
+      truncate_geometry({2, 1, 7, 9, 6, 3, 4}, 1, 2),
       truncate_geometry({2, 2, 7, 6, 2, 3, 2, 2, 1}, 1, 1),
       same_geometry({1, 2, 7, 8, 3, 4, 3, 2, 2}),
   };
@@ -308,15 +333,14 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
     std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g)), y(y_size(g));
     const auto loss = [&](const std::vector<float>& x, const std::vector<float>& w,
                           const std::vector<float>& b) {
-      dl::cpu::conv2d_forward(g, x.data(), w.data(), b.data(), y.data(), ws.data());
+      path.forward(g, x.data(), w.data(), b.data(), y.data(), ws.data());
       double sum = 0.0;
       for (std::size_t i = 0; i < y.size(); ++i) sum += static_cast<double>(y[i]) * r[i];
       return sum;
     };
     std::vector<float> dx(x_size(g)), dw(w_size(g)), db(g.out_channels);
     loss(p.x, p.w, p.b);
-    dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), r.data(), dx.data(), dw.data(), db.data(),
-                             ws.data());
+    path.backward(g, p.x.data(), p.w.data(), r.data(), dx.data(), dw.data(), db.data(), ws.data());
     dl::testing::check_gradient("dx", p.x, dx,
                                 [&](const std::vector<float>& v) { return loss(v, p.w, p.b); });
     dl::testing::check_gradient("dw", p.w, dw,
@@ -328,7 +352,10 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
 
 TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
-  const Conv2dGeometry g = truncate_geometry({19, 20, 12, 12, 50, 5, 5});
+  // The columns path, then the direct one (a first layer).
+  const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
+                                    truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0));
+  INFO(describe(g));
   const Problem p = random_problem(g, rng);
   const auto run = [&](int threads) {
     const BlasThreads blas(threads);
@@ -341,4 +368,11 @@ TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d
     return r;
   };
   dl::testing::check_same_bits_on_any_thread_count(run);
+}
+
+TEST_CASE("conv2d takes the direct path for stride-1 layers with few taps", "[conv2d]") {
+  CHECK(dl::cpu::conv2d_direct_applies(truncate_geometry({128, 1, 28, 28, 20, 5, 5})));
+  CHECK(dl::cpu::conv2d_direct_applies(truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2)));
+  CHECK_FALSE(dl::cpu::conv2d_direct_applies(truncate_geometry({128, 20, 12, 12, 50, 5, 5})));
+  CHECK_FALSE(dl::cpu::conv2d_direct_applies(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
 }

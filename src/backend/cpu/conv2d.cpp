@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/cpu/conv2d_columns.hpp"
+#include "backend/cpu/conv2d_direct.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
@@ -237,11 +238,27 @@ void add_partials(const Conv2dGeometry& g, const Plan& s, const float* partials,
 
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const Plan s = plan_of(g);
-  return partial_floats(g, s) * (s.partials - 1);
+  return std::max(partial_floats(g, s) * (s.partials - 1), conv2d_direct_workspace_floats(g));
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, float* /*workspace*/) {
+                    float* y, float* workspace) {
+  if (conv2d_direct_applies(g)) return conv2d_direct_forward(g, x, w, b, y);
+  conv2d_forward_columns(g, x, w, b, y, workspace);
+}
+
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                     float* dx, float* dw, float* db, float* workspace) {
+  if (conv2d_direct_applies(g)) {
+    conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace);
+    if (dx != nullptr) conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
+    return;
+  }
+  conv2d_backward_columns(g, x, w, dy, dx, dw, db, workspace);
+}
+
+void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                            float* y, float* /*workspace*/) {
   const Plan s = plan_of(g);
   parallel_slices(s.tasks, [&](int i) {
     forward_samples(g, s, samples_of(g, s.task_samples, i), x, w, b, y,
@@ -249,26 +266,26 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   });
 }
 
-void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                     float* dx, float* dw, float* db, float* workspace) {
+void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const float* w,
+                             const float* dy, float* dx, float* dw, float* db, float* workspace) {
   const Plan s = plan_of(g);
   // dW task 0 sums straight into dw and db, the others into their part of the workspace.
   const auto partial_dw = [&](int i) {
     return i == 0 ? dw : workspace + (i - 1) * partial_floats(g, s);
   };
   const int dx_tasks = dx != nullptr ? s.tasks : 0;
-  parallel_slices(s.partials + dx_tasks, [&](int i) {
+  const int partials = dw != nullptr ? s.partials : 0;
+  parallel_slices(partials + dx_tasks, [&](int i) {
     float* scratch = thread_scratch(backward_scratch_floats(g, s));
-    if (i < s.partials) {
+    if (i < partials) {
       float* pdw = partial_dw(i);
       float* pdb = i == 0 ? db : pdw + s.weights;
       weight_gradient_samples(g, s, samples_of(g, s.partial_samples, i), x, dy, pdw, pdb, scratch);
     } else {
-      input_gradient_samples(g, s, samples_of(g, s.task_samples, i - s.partials), w, dy, dx,
-                             scratch);
+      input_gradient_samples(g, s, samples_of(g, s.task_samples, i - partials), w, dy, dx, scratch);
     }
   });
-  if (s.partials > 1) add_partials(g, s, workspace, dw, db);
+  if (partials > 1) add_partials(g, s, workspace, dw, db);
 }
 
 }  // namespace dl::cpu

@@ -1,0 +1,27 @@
+// The direct convolution for stride-1 layers with few input channels (a network's first layer),
+// where im2col's columns plus a product with a short inner dimension (LeNet's first layer:
+// 25 = 1 x 5 x 5) cost more than the arithmetic itself. conv2d.cpp calls it where
+// conv2d_direct_applies; the columns path does the rest, and dx for this path too.
+#pragma once
+
+#include <cstddef>
+
+#include "backend/backend.hpp"
+
+namespace dl::cpu {
+
+// Stride 1 and at most kDirectMaxTaps = in_channels * kernel_height * kernel_width.
+bool conv2d_direct_applies(const Conv2dGeometry& g);
+
+// Floats of workspace conv2d_direct_weight_gradient needs (its tasks' partial dW and db).
+std::size_t conv2d_direct_workspace_floats(const Conv2dGeometry& g);
+
+// y = conv(x, w) + b.
+void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                           float* y);
+
+// dw and db (overwritten) from x and dy; the workspace as conv2d_direct_workspace_floats says.
+void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
+                                   float* dw, float* db, float* workspace);
+
+}  // namespace dl::cpu
