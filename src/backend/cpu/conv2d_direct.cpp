@@ -192,7 +192,9 @@ struct ForwardArgs {
 template <int C, int V>
 void forward_block(const ForwardArgs& a, int c0, int p0) {
   Vec acc[C][V];
+#pragma GCC unroll 16
   for (int c = 0; c < C; ++c) {
+#pragma GCC unroll 16
     for (int v = 0; v < V; ++v) acc[c][v] = Vec{} + a.bias[c0 + c];
   }
   const float* x0 = a.planes + p0;
@@ -200,15 +202,20 @@ void forward_block(const ForwardArgs& a, int c0, int p0) {
   for (int t = 0; t < a.taps; ++t, w += a.out_channels) {
     const float* xt = x0 + a.offsets[t];
     Vec xv[V];
+#pragma GCC unroll 16
     for (int v = 0; v < V; ++v) xv[v] = load(xt + v * kLanes);
+#pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
       const float wc = w[c];
+#pragma GCC unroll 16
       for (int v = 0; v < V; ++v) acc[c][v] += wc * xv[v];
     }
   }
   float* out = a.y + static_cast<std::size_t>(c0) * a.positions + p0;
   const int last = std::min(kLanes, a.positions - p0 - (V - 1) * kLanes);  // in the last vector
+#pragma GCC unroll 16
   for (int c = 0; c < C; ++c, out += a.positions) {
+#pragma GCC unroll 16
     for (int v = 0; v + 1 < V; ++v) store(out + v * kLanes, acc[c][v]);
     if (last == kLanes) {
       store(out + (V - 1) * kLanes, acc[c][V - 1]);
@@ -262,12 +269,15 @@ template <int C, int T, bool kBias>
 __attribute__((always_inline)) inline void gradient_step(Vec (&acc)[C][T], Vec (&bias)[C],
                                                          const Vec (&d)[C],
                                                          const float* const (&xt)[T], int p) {
+#pragma GCC unroll 16
   for (int c = 0; c < C; ++c) {
     if (kBias) bias[c] += d[c];
   }
+#pragma GCC unroll 16
   for (int t = 0; t < T; ++t) {
     Vec xv = load(xt[t] + p);
     keep_in_register(xv);
+#pragma GCC unroll 16
     for (int c = 0; c < C; ++c) acc[c][t] += d[c] * xv;
   }
 }
@@ -282,8 +292,11 @@ void gradient_block(const GradientArgs& a, int c0, int t0) {
     return a.sums + (a.out_channels * a.taps + c0 + c) * kLanes;
   };
   const float* xt[T];
+#pragma GCC unroll 16
   for (int t = 0; t < T; ++t) xt[t] = a.planes + a.offsets[t0 + t];
+#pragma GCC unroll 16
   for (int c = 0; c < C; ++c) {
+#pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[c][t] = load(sum_of(c, t));
     bias[c] = kBias ? load(bias_sum_of(c)) : Vec{};
   }
@@ -291,15 +304,19 @@ void gradient_block(const GradientArgs& a, int c0, int t0) {
   Vec d[C];
   int p = 0;
   for (; p + kLanes <= a.positions; p += kLanes) {
+#pragma GCC unroll 16
     for (int c = 0; c < C; ++c) d[c] = load(dy + c * a.positions + p);
     gradient_step<C, T, kBias>(acc, bias, d, xt, p);
   }
   if (p < a.positions) {
-    // Zeros past the last position: their products (with finite planes) add nothing.
+// Zeros past the last position: their products (with finite planes) add nothing.
+#pragma GCC unroll 16
     for (int c = 0; c < C; ++c) d[c] = load_first(dy + c * a.positions + p, a.positions - p);
     gradient_step<C, T, kBias>(acc, bias, d, xt, p);
   }
+#pragma GCC unroll 16
   for (int c = 0; c < C; ++c) {
+#pragma GCC unroll 16
     for (int t = 0; t < T; ++t) store(sum_of(c, t), acc[c][t]);
     if (kBias) store(bias_sum_of(c), bias[c]);
   }
