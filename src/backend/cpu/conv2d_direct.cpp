@@ -141,35 +141,41 @@ std::size_t partial_floats(const Conv2dGeometry& g, const Layout& l) {
   return round_up(l.weights + g.out_channels);
 }
 
-// One sample's shifted planes (the layout above) from its input x.
+// Row r of one plane: x's row r - pad_top (src, already moved by the plane's shift), columns
+// [lo, hi) of the row; zeros elsewhere.
+__attribute__((noinline)) void padded_row(const float* src, int lo, int hi, int ow, float* row) {
+  std::fill(row, row + lo, 0.0f);
+  std::copy(src + lo, src + hi, row + lo);
+  std::fill(row + hi, row + ow, 0.0f);
+}
+
+// One sample's shifted planes (the layout above) from its input x. Rows without horizontal
+// padding are copied in whole vectors, the last one overlapping its neighbour: a library call
+// per row of a few dozen floats made the copy a tenth of LeNet's first layer's forward pass.
 void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, float* planes) {
-  const int ow = g.out_width;
+  const int ow = g.out_width, in_w = g.in_width;
+  // Rows [top, bottom) of every plane read x, the others are padding.
+  const int top = std::min(g.pad_top, l.rows);
+  const int bottom = std::clamp(g.pad_top + g.in_height, top, l.rows);
   for (int ci = 0; ci < g.in_channels; ++ci) {
     for (int j = 0; j < g.kernel_width; ++j) {
       float* plane = planes + (ci * g.kernel_width + j) * l.plane;
-      // Columns q in [lo, hi) read x's columns q + j - pad_left; the others are padding.
+      std::fill(plane, plane + top * ow, 0.0f);
+      std::fill(plane + bottom * ow, plane + l.rows * ow, 0.0f);
+      // Columns q in [lo, hi) read x's columns q + shift; the others are padding.
       const int shift = j - g.pad_left;
       const int lo = std::clamp(-shift, 0, ow);
-      const int hi = std::clamp(g.in_width - shift, lo, ow);
-      for (int r = 0; r < l.rows; ++r) {
-        float* row = plane + r * ow;
-        const int ih = r - g.pad_top;
-        if (ih < 0 || ih >= g.in_height) {
-          std::fill(row, row + ow, 0.0f);
-          continue;
-        }
-        const float* src =
-            x + (static_cast<std::size_t>(ci) * g.in_height + ih) * g.in_width + shift;
-        if (lo == 0 && hi == ow && ow >= kLanes) {
-          // Whole vectors, the last one overlapping its neighbour: a library call per row of a
-          // few dozen floats cost LeNet's first layer 10% of its forward pass.
-          for (int q = 0; q + kLanes < ow; q += kLanes) store(row + q, load(src + q));
-          store(row + ow - kLanes, load(src + ow - kLanes));
-          continue;
-        }
-        std::fill(row, row + lo, 0.0f);
-        std::copy(src + lo, src + hi, row + lo);
-        std::fill(row + hi, row + ow, 0.0f);
+      const int hi = std::clamp(in_w - shift, lo, ow);
+      const float* src =
+          x + (static_cast<std::size_t>(ci) * g.in_height + top - g.pad_top) * in_w + shift;
+      float* row = plane + top * ow;
+      if (lo > 0 || hi < ow || ow < kLanes) {
+        for (int r = top; r < bottom; ++r, src += in_w, row += ow) padded_row(src, lo, hi, ow, row);
+        continue;
+      }
+      for (int r = top; r < bottom; ++r, src += in_w, row += ow) {
+        for (int q = 0; q + kLanes < ow; q += kLanes) store(row + q, load(src + q));
+        store(row + ow - kLanes, load(src + ow - kLanes));
       }
     }
   }
