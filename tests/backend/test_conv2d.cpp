@@ -191,11 +191,13 @@ std::vector<Conv2dGeometry> geometries() {
       truncate_geometry({3, 16, 9, 9, 32, 3, 3, 2, 2}, 1, 1),
       // The direct path: a batch that ends inside a task and a channel count that ends inside
       // a register block; padding and a non-square kernel over 11 x 13 outputs (the last
-      // vector of positions partial); rows narrower than a vector; one output channel.
+      // vector of positions partial); rows narrower than a vector; one output channel; small
+      // planes.
       truncate_geometry({19, 1, 28, 28, 13, 5, 5}),
       truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2),
       truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
       truncate_geometry({1, 1, 17, 40, 1, 3, 7}, 2, 3),
+      truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW in groups of 13 samples, then 6
   };
 }
 

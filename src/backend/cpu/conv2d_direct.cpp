@@ -18,9 +18,10 @@
 //            a block of (kForwardChannels output channels x kForwardVectors position vectors)
 //            accumulates in registers, the weights broadcast.
 //   dW       dw[co][tap] = sum over samples and positions of dy[co][p..] * X[tap][p..]
-//            a block of (kGradientChannels x kGradientTaps) vectors of lane sums, kept between
-//            samples in the task's scratch and summed across lanes once at the task's end; db's
-//            lane sums ride along with the first tap block.
+//            a block of (kGradientChannels x kGradientTaps) vectors of lane sums in registers
+//            runs through a group of samples (kGroupPositions), is kept between groups in the
+//            task's scratch and summed across lanes once at the task's end; db's lane sums ride
+//            along with the first tap block.
 // The copies are small (LeNet's first layer: 5 planes of 28 x 24 floats from a 28 x 28 image)
 // next to the 16-fold re-reading of each input that im2col's 25 rows of 576 columns cost.
 //
@@ -37,9 +38,14 @@ namespace {
 constexpr int kLanes = 16;
 using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
 
-// The largest in_channels * kernel_height * kernel_width the direct path takes. Measured on
-// LeNet (cpu_step_profile, one thread, batch 128): TODO.
-constexpr int kDirectMaxTaps = 64;
+// The largest in_channels * kernel_height * kernel_width the direct path takes. One thread, batch
+// 128, 5x5 kernels, microseconds, direct against columns (oneDNN):
+//   28x28 -> 20 x 24x24:  Cin 1: forward 340 / 475, dW 388 / 757;  Cin 8: 2588 / 3463, 3395 / 4642
+//   12x12 -> 50 x 8x8:    Cin 1: forward 108 / 126, dW 138 / 211;  Cin 4: 398 / 427, 544 / 698
+//                         Cin 6: 582 / 592, 802 / 774;  Cin 20 (LeNet's second layer): 1951 /
+//                         2037, 2814 / 2192
+// Large planes gain at every channel count measured; small ones lose dW's share from 150 taps.
+constexpr int kDirectMaxTaps = 100;
 
 // Register blocks: 20 accumulators plus the operands of one step in AVX-512's 32 registers.
 constexpr int kForwardChannels = 5, kForwardVectors = 4;
@@ -47,8 +53,13 @@ constexpr int kGradientChannels = 4, kGradientTaps = 5;
 // Multiply-adds a forward task takes at least (LeNet's first layer: 4 samples).
 constexpr std::size_t kTaskMacs = std::size_t{1} << 20;
 // Multiply-adds per weight a dW task takes at least (LeNet's first layer: 8 samples, 16 tasks at
-// batch 128). TODO measured.
+// batch 128). Tasks of 16 samples measured 3% faster on one thread and would halve the threads
+// that can share the layer.
 constexpr std::size_t kMacsPerPartialFloat = 4096;
+// Output positions a dW register block covers between loading and storing its lane sums: a
+// group of samples where one sample has fewer. 12x12 -> 50 x 8x8 from one channel (64
+// positions): 283 us one sample at a time, 154 in groups of 4 samples, 138 of 8, 143 of 16.
+constexpr std::size_t kGroupPositions = 512;
 constexpr std::size_t kAlignFloats = 16;
 
 std::size_t round_up(std::size_t n) {
@@ -104,7 +115,8 @@ struct Layout {
   std::size_t shifted = 0;  // one sample's planes, then kLanes zeros that tail vectors may read
   std::size_t x_sample = 0, y_sample = 0, weights = 0;
   int forward_samples = 1, gradient_samples = 1;  // per task
-  std::vector<int> offsets;                       // tap (ci, i, j) -> X[ci][j] + i * out_w
+  int group = 1;             // samples a dW register block runs through before it stores its sums
+  std::vector<int> offsets;  // tap (ci, i, j) -> X[ci][j] + i * out_w
 };
 
 int samples_for(const Conv2dGeometry& g, std::size_t per_sample, std::size_t wanted) {
@@ -126,6 +138,7 @@ Layout layout_of(const Conv2dGeometry& g) {
   l.weights = static_cast<std::size_t>(g.out_channels) * l.taps;
   l.forward_samples = samples_for(g, l.weights * l.positions, kTaskMacs);
   l.gradient_samples = samples_for(g, l.positions, kMacsPerPartialFloat);
+  l.group = std::min(samples_for(g, l.positions, kGroupPositions), l.gradient_samples);
   for (int ci = 0; ci < g.in_channels; ++ci) {
     for (int i = 0; i < g.kernel_height; ++i) {
       for (int j = 0; j < g.kernel_width; ++j) {
@@ -264,11 +277,12 @@ void forward_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, con
 // ---- weight gradient -------------------------------------------------------------------------
 
 struct GradientArgs {
-  const float* planes;  // one sample's shifted planes
+  const float* planes;  // a group of samples' shifted planes, one after another
   const int* offsets;   // per tap
-  const float* dy;      // one sample's output gradient, [out_channels][positions]
+  const float* dy;      // their output gradients, [out_channels][positions] each
   float* sums;          // lane sums: dw's [out_channels][taps] vectors, then db's [out_channels]
-  int taps, out_channels, positions;
+  std::size_t planes_stride, dy_stride;  // from one sample to the next
+  int samples, taps, out_channels, positions;
 };
 
 template <int C, int T, bool kBias>
@@ -288,8 +302,8 @@ __attribute__((always_inline)) inline void gradient_step(Vec (&acc)[C][T], Vec (
   }
 }
 
-// Adds one sample's products of channels c0 .. c0+C-1 and taps t0 .. t0+T-1 (and db's sums of
-// those channels, with kBias) to their lane sums.
+// Adds a group of samples' products of channels c0 .. c0+C-1 and taps t0 .. t0+T-1 (and db's
+// sums of those channels, with kBias) to their lane sums.
 template <int C, int T, bool kBias>
 void gradient_block(const GradientArgs& a, int c0, int t0) {
   Vec acc[C][T], bias[C];
@@ -297,28 +311,30 @@ void gradient_block(const GradientArgs& a, int c0, int t0) {
   const auto bias_sum_of = [&](int c) {
     return a.sums + (a.out_channels * a.taps + c0 + c) * kLanes;
   };
-  const float* xt[T];
-#pragma GCC unroll 16
-  for (int t = 0; t < T; ++t) xt[t] = a.planes + a.offsets[t0 + t];
 #pragma GCC unroll 16
   for (int c = 0; c < C; ++c) {
 #pragma GCC unroll 16
     for (int t = 0; t < T; ++t) acc[c][t] = load(sum_of(c, t));
     bias[c] = kBias ? load(bias_sum_of(c)) : Vec{};
   }
-  const float* dy = a.dy + static_cast<std::size_t>(c0) * a.positions;
-  Vec d[C];
-  int p = 0;
-  for (; p + kLanes <= a.positions; p += kLanes) {
+  for (int n = 0; n < a.samples; ++n) {
+    const float* xt[T];
 #pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) d[c] = load(dy + c * a.positions + p);
-    gradient_step<C, T, kBias>(acc, bias, d, xt, p);
-  }
-  if (p < a.positions) {
+    for (int t = 0; t < T; ++t) xt[t] = a.planes + n * a.planes_stride + a.offsets[t0 + t];
+    const float* dy = a.dy + n * a.dy_stride + static_cast<std::size_t>(c0) * a.positions;
+    Vec d[C];
+    int p = 0;
+    for (; p + kLanes <= a.positions; p += kLanes) {
+#pragma GCC unroll 16
+      for (int c = 0; c < C; ++c) d[c] = load(dy + c * a.positions + p);
+      gradient_step<C, T, kBias>(acc, bias, d, xt, p);
+    }
+    if (p < a.positions) {
 // Zeros past the last position: their products (with finite planes) add nothing.
 #pragma GCC unroll 16
-    for (int c = 0; c < C; ++c) d[c] = load_first(dy + c * a.positions + p, a.positions - p);
-    gradient_step<C, T, kBias>(acc, bias, d, xt, p);
+      for (int c = 0; c < C; ++c) d[c] = load_first(dy + c * a.positions + p, a.positions - p);
+      gradient_step<C, T, kBias>(acc, bias, d, xt, p);
+    }
   }
 #pragma GCC unroll 16
   for (int c = 0; c < C; ++c) {
@@ -347,13 +363,17 @@ constexpr auto kGradientKernels =
 void gradient_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, const float* x,
                       const float* dy, float* dw, float* db) {
   const std::size_t sums_floats = (l.weights + g.out_channels) * kLanes;
-  float* sums = thread_scratch(sums_floats + l.shifted);
+  float* sums = thread_scratch(sums_floats + l.shifted * l.group);
   float* planes = sums + sums_floats;
   std::fill(sums, sums + sums_floats, 0.0f);
-  for (int n = r.begin; n < r.end; ++n) {
-    build_shifted(g, l, x + n * l.x_sample, planes);
-    const GradientArgs a{planes, l.offsets.data(), dy + n * l.y_sample, sums,
-                         l.taps, g.out_channels,   l.positions};
+  for (int n0 = r.begin; n0 < r.end; n0 += l.group) {
+    const int samples = std::min(l.group, r.end - n0);
+    for (int n = 0; n < samples; ++n) {
+      build_shifted(g, l, x + (n0 + n) * l.x_sample, planes + n * l.shifted);
+    }
+    const GradientArgs a{
+        planes,  l.offsets.data(), dy + n0 * l.y_sample, sums,       l.shifted, l.y_sample,
+        samples, l.taps,           g.out_channels,       l.positions};
     for (int c0 = 0; c0 < g.out_channels; c0 += kGradientChannels) {
       const int channels = std::min(kGradientChannels, g.out_channels - c0);
       for (int t0 = 0; t0 < l.taps; t0 += kGradientTaps) {
