@@ -1,6 +1,7 @@
 // The CPU convolution against a direct (seven nested loops) convolution, and against finite
-// differences of a scalar loss: conv2d_forward and conv2d_backward as the backend calls them
-// (the direct path, conv2d_direct.hpp, where it applies) and the columns path on every geometry.
+// differences of a scalar loss: conv2d_forward and conv2d_backward as the backend calls them,
+// the columns path on every geometry and the direct path (conv2d_direct.hpp) on every stride-1
+// geometry, whichever the build dispatches to.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -161,17 +162,33 @@ Problem random_problem(const Conv2dGeometry& g, std::mt19937& rng) {
           random_values(g.out_channels, rng), random_values(y_size(g), rng)};
 }
 
+void direct_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                    float* y, float* /*workspace*/) {
+  dl::cpu::conv2d_direct_forward(g, x, w, b, y);
+}
+// dx from the columns path, as conv2d_backward does it.
+void direct_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                     float* dx, float* dw, float* db, float* workspace) {
+  dl::cpu::conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace);
+  if (dx != nullptr) dl::cpu::conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
+}
+
 struct Path {
   const char* name;
   void (*forward)(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
                   float* workspace);
   void (*backward)(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                    float* dx, float* dw, float* db, float* workspace);
+  bool stride_one_only;
 };
 const Path kPaths[] = {
-    {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward},
-    {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns},
+    {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward, false},
+    {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns, false},
+    {"direct", direct_forward, direct_backward, true},
 };
+bool takes(const Path& path, const Conv2dGeometry& g) {
+  return !path.stride_one_only || (g.stride_height == 1 && g.stride_width == 1);
+}
 
 std::vector<Conv2dGeometry> geometries() {
   return {
@@ -194,8 +211,7 @@ std::vector<Conv2dGeometry> geometries() {
       // vector of positions partial); rows narrower than a vector; one output channel; small
       // planes.
       truncate_geometry({19, 1, 28, 28, 13, 5, 5}),
-      truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2),
-      truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
+      truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2), truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
       truncate_geometry({1, 1, 17, 40, 1, 3, 7}, 2, 3),
       truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW in groups of 13 samples, then 6
   };
@@ -233,12 +249,13 @@ class EndsAtGuardPage {
 }  // namespace
 
 TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1)];
+  const Path& path = kPaths[GENERATE(0, 1, 2)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
   std::mt19937 rng(kSeed);
   for (const Conv2dGeometry& g : geometries()) {
+    if (!takes(path, g)) continue;
     INFO(describe(g));
     Problem p = random_problem(g, rng);
     const std::size_t ws_floats = dl::cpu::conv2d_workspace_floats(g);
@@ -261,12 +278,13 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
 }
 
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1)];
+  const Path& path = kPaths[GENERATE(0, 1, 2)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
   std::mt19937 rng(kSeed + 1);
   for (const Conv2dGeometry& g : geometries()) {
+    if (!takes(path, g)) continue;
     INFO(describe(g));
     Problem p = random_problem(g, rng);
     std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g)), y(y_size(g));
@@ -283,12 +301,13 @@ TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv
 }
 
 TEST_CASE("conv2d reads nothing past the end of x", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1)];
+  const Path& path = kPaths[GENERATE(0, 1, 2)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
   std::mt19937 rng(kSeed + 4);
   for (const Conv2dGeometry& g : geometries()) {
+    if (!takes(path, g)) continue;
     INFO(describe(g));
     Problem p = random_problem(g, rng);
     EndsAtGuardPage x(p.x.size());
@@ -319,7 +338,7 @@ TEST_CASE("conv2d backward may run twice after one forward", "[conv2d]") {
 }
 
 TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
-  const Path& path = kPaths[GENERATE(0, 1)];
+  const Path& path = kPaths[GENERATE(0, 1, 2)];
   INFO(path.name);
   std::mt19937 rng(kSeed + 3);
   const std::vector<Conv2dGeometry> cases = {
@@ -329,6 +348,7 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
       same_geometry({1, 2, 7, 8, 3, 4, 3, 2, 2}),
   };
   for (const Conv2dGeometry& g : cases) {
+    if (!takes(path, g)) continue;
     INFO(describe(g));
     Problem p = random_problem(g, rng);
     const std::vector<float>& r = p.dy;  // loss = sum(y * r), so dloss/dy = r
@@ -354,27 +374,30 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
 
 TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
-  // The columns path, then the direct one (a first layer).
+  const Path& path = kPaths[GENERATE(0, 2)];
+  // LeNet's second layer (dispatched to the columns path), then a first layer.
   const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
                                     truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0));
-  INFO(describe(g));
+  INFO(path.name << ", " << describe(g));
   const Problem p = random_problem(g, rng);
   const auto run = [&](int threads) {
     const BlasThreads blas(threads);
     std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g));
     dl::testing::LayerPass r{std::vector<float>(y_size(g)), std::vector<float>(x_size(g)),
                              std::vector<float>(w_size(g)), std::vector<float>(g.out_channels)};
-    dl::cpu::conv2d_forward(g, p.x.data(), p.w.data(), p.b.data(), r.y.data(), ws.data());
-    dl::cpu::conv2d_backward(g, p.x.data(), p.w.data(), p.dy.data(), r.dx.data(), r.dw.data(),
-                             r.db.data(), ws.data());
+    path.forward(g, p.x.data(), p.w.data(), p.b.data(), r.y.data(), ws.data());
+    path.backward(g, p.x.data(), p.w.data(), p.dy.data(), r.dx.data(), r.dw.data(), r.db.data(),
+                  ws.data());
     return r;
   };
   dl::testing::check_same_bits_on_any_thread_count(run);
 }
 
 TEST_CASE("conv2d takes the direct path for stride-1 layers with few taps", "[conv2d]") {
-  CHECK(dl::cpu::conv2d_direct_applies(truncate_geometry({128, 1, 28, 28, 20, 5, 5})));
-  CHECK(dl::cpu::conv2d_direct_applies(truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2)));
+  // Builds for plain x86-64 keep the columns path (conv2d_direct_kernels.hpp).
+  const bool built = dl::cpu::conv2d_direct_pays();
+  CHECK(dl::cpu::conv2d_direct_applies(truncate_geometry({128, 1, 28, 28, 20, 5, 5})) == built);
+  CHECK(dl::cpu::conv2d_direct_applies(truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2)) == built);
   CHECK_FALSE(dl::cpu::conv2d_direct_applies(truncate_geometry({128, 20, 12, 12, 50, 5, 5})));
   CHECK_FALSE(dl::cpu::conv2d_direct_applies(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
 }

@@ -10,8 +10,13 @@
 
 namespace dl::cpu {
 
-// Stride 1 and at most kDirectMaxTaps = in_channels * kernel_height * kernel_width.
+// Stride 1 and at most kDirectMaxTaps = in_channels * kernel_height * kernel_width, in a build
+// for AVX2 with FMA or wider (conv2d_direct_kernels.hpp). The functions below take any stride-1
+// geometry on any build, and the tests run them wherever conv2d_forward does not.
 bool conv2d_direct_applies(const Conv2dGeometry& g);
+
+// Whether this build's vectors make the direct path pay at all (conv2d_direct_kernels.hpp).
+bool conv2d_direct_pays();
 
 // Floats of workspace conv2d_direct_weight_gradient needs (its tasks' partial dW and db).
 std::size_t conv2d_direct_workspace_floats(const Conv2dGeometry& g);
