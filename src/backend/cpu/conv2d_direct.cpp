@@ -131,8 +131,8 @@ __attribute__((noinline)) void padded_row(const float* src, int lo, int hi, int 
 }
 
 // One sample's shifted planes (the layout above) from its input x. Rows without horizontal
-// padding are copied in whole vectors, the last one overlapping its neighbour: a library call
-// per row of a few dozen floats made the copy a tenth of LeNet's first layer's forward pass.
+// padding are copied in whole vectors, the last one overlapping its neighbour: library calls per
+// row of a few dozen floats cost LeNet's first layer 4% of its forward pass (355 us against 342).
 void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, float* planes) {
   const int ow = g.out_width, in_w = g.in_width;
   // Rows [top, bottom) of every plane read x, the others are padding.
