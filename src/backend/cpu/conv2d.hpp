@@ -20,8 +20,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
                      float* dx, float* dw, float* db, float* workspace);
 
 // The columns path alone, whatever the geometry (conv2d_forward and conv2d_backward take the
-// direct path, conv2d_direct.hpp, where it applies): for tests and comparisons. Its backward skips
-// dw and db when dw is null.
+// direct path, conv2d_direct.hpp, where it applies): for tests and comparisons, and the direct
+// path's dx. Its backward skips dw and db when dw is null.
 void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                             float* y, float* workspace);
 void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const float* w,
