@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/cpu/conv2d_columns.hpp"
+#include "backend/cpu/conv2d_winograd.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
@@ -235,12 +236,12 @@ void add_partials(const Conv2dGeometry& g, const Plan& s, const float* partials,
 
 }  // namespace
 
-std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
+std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g) {
   const Plan s = plan_of(g);
   return partial_floats(g, s) * (s.partials - 1);
 }
 
-void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+void conv2d_columns_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                     float* y, float* /*workspace*/) {
   const Plan s = plan_of(g);
   parallel_slices(s.tasks, [&](int i) {
@@ -249,8 +250,8 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
   });
 }
 
-void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                     float* dx, float* dw, float* db, float* workspace) {
+void conv2d_columns_backward(const Conv2dGeometry& g, const float* x, const float* w,
+                             const float* dy, float* dx, float* dw, float* db, float* workspace) {
   const Plan s = plan_of(g);
   // dW task 0 sums straight into dw and db, the others into their part of the workspace.
   const auto partial_dw = [&](int i) {
@@ -269,6 +270,29 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     }
   });
   if (s.partials > 1) add_partials(g, s, workspace, dw, db);
+}
+
+// The layer's path: where the Winograd domain applies (conv2d_winograd.hpp) it computes y and dx,
+// and the columns path dW and db; the workspace holds the columns path's partials, then the
+// transformed filters.
+std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
+  const std::size_t columns = conv2d_columns_workspace_floats(g);
+  return winograd_applies(g) ? columns + conv2d_winograd_workspace_floats(g) : columns;
+}
+
+void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                    float* y, float* workspace) {
+  if (!winograd_applies(g)) return conv2d_columns_forward(g, x, w, b, y, workspace);
+  conv2d_winograd_forward(g, x, w, b, y, workspace + conv2d_columns_workspace_floats(g));
+}
+
+void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                     float* dx, float* dw, float* db, float* workspace) {
+  if (!winograd_applies(g)) return conv2d_columns_backward(g, x, w, dy, dx, dw, db, workspace);
+  conv2d_columns_backward(g, x, w, dy, nullptr, dw, db, workspace);
+  if (dx != nullptr) {
+    conv2d_winograd_input_gradient(g, w, dy, dx, workspace + conv2d_columns_workspace_floats(g));
+  }
 }
 
 }  // namespace dl::cpu
