@@ -109,7 +109,8 @@ void conv2d_winograd_input_gradient(const Conv2dGeometry& g, const float* w, con
     const Chunk chunk = chunk_of(g, s, task);
     float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
     float* dv = dm + dm_floats;
-    output_gradients_to_domain(g, chunk, dy, dm);
+    output_gradients_to_domain(
+        g, chunk, dy, dy + static_cast<std::size_t>(g.batch) * cout * g.out_height * g.out_width, dm);
     for (int p = 0; p < s.positions; ++p) {
       // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
       lanes_product(cin, cout, u + p * s.pairs, 1, cin, dm + p * cout * s.tiles,

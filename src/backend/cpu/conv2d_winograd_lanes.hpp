@@ -145,4 +145,35 @@ inline void scatter_add_windows(const Lanes* dd, const int* offsets, const Runs&
   }
 }
 
+// Output tiles (2 x 2) of a run of side-by-side lanes: the run's row i is 2L floats, float
+// 2q + j coming from lane first + q of y[i * 2 + j].
+constexpr int interleave_pick(int first, int p) {
+  const int lane = first + p / 2;
+  return (p % 2) * kLanes + (lane < kLanes ? lane : kLanes - 1);
+}
+template <std::size_t... kLane>
+constexpr std::array<LaneIndex, kLanes> interleave_masks(std::index_sequence<kLane...>) {
+  std::array<LaneIndex, kLanes> m{};
+  for (int first = 0; first < kLanes; ++first) {
+    m[first] = LaneIndex{interleave_pick(first, static_cast<int>(kLane))...};
+  }
+  return m;
+}
+inline constexpr std::array<LaneIndex, kLanes> kInterleave =
+    interleave_masks(std::make_index_sequence<kLanes>{});
+
+// Row i of the run starting at lane `first` (its first 2L floats; the rest is filler).
+inline Lanes run_row(const Lanes* y, int i, int first) {
+  return __builtin_shuffle(y[2 * i], y[2 * i + 1], kInterleave[first]);
+}
+
+// The inverse: lanes first .. first + length - 1 of column j take floats j, 2 + j, ... of row,
+// the other lanes zero.
+inline Lanes run_column(Lanes row, int first, int length, int j) {
+  const LaneIndex lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  const LaneIndex pick = 2 * (lane - first) + j;
+  const LaneIndex mask = (lane >= first && lane < first + length) ? pick : LaneIndex{} + kLanes;
+  return __builtin_shuffle(row, Lanes{}, mask);
+}
+
 }  // namespace dl::cpu::winograd

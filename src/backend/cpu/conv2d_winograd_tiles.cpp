@@ -173,6 +173,29 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
   }
 }
 
+// Runs of side-by-side output tiles lying wholly inside their plane (at most kLanes / kM
+// tiles: a run's row fits one lane vector); a lane whose tile is cut by the plane's edge, or that
+// has none, is a run of length 0 at that lane, for the element-wise path.
+Runs output_runs(const Conv2dGeometry& g, const LaneTiles& l) {
+  Runs runs;
+  for (int lane = 0; lane < kLanes; ++lane) {
+    const bool inside = l.sample[lane] >= 0 && l.out_row[lane] + kM <= g.out_height &&
+                        l.out_col[lane] + kM <= g.out_width;
+    const int r = runs.count - 1;
+    const bool extends = inside && r >= 0 && runs.length[r] > 0 &&
+                         runs.length[r] < kLanes / kM && l.sample[lane] == l.sample[lane - 1] &&
+                         l.out_row[lane] == l.out_row[lane - 1] &&
+                         l.out_col[lane] == l.out_col[lane - 1] + kM;
+    if (extends) {
+      ++runs.length[r];
+    } else {
+      runs.first[runs.count] = lane;
+      runs.length[runs.count++] = inside ? 1 : 0;
+    }
+  }
+  return runs;
+}
+
 template <int R>
 void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* m,
                            const float* bias, float* y) {
@@ -180,19 +203,31 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
   Staging<kM, kM> s;
   Lanes t[n * n], out[kM * kM];
+  alignas(64) float row[kLanes];
   for (std::size_t first = 0; first < c.tiles; first += kLanes) {
     const LaneTiles l = lanes_at(g, c, first);
+    const Runs runs = output_runs(g, l);
     for (int co = 0; co < g.out_channels; ++co) {
       load_domain<n * n>(m, g.out_channels, co, c, first, t);
       output_transform<R>(t, out);
+      for (Lanes& v : out) v += bias[co];
       s.store(out);
-      for (int lane = 0; lane < kLanes && l.sample[lane] >= 0; ++lane) {
+      for (int r = 0; r < runs.count; ++r) {
+        const int lane = runs.first[r];
+        if (l.sample[lane] < 0) break;
         float* dst = plane_of(y, l.sample[lane], g.out_channels, co, plane) +
                      l.out_row[lane] * g.out_width + l.out_col[lane];
+        if (runs.length[r] > 0) {
+          for (int i = 0; i < kM; ++i) {
+            store_lanes(row, run_row(out, i, lane));
+            std::copy(row, row + kM * runs.length[r], dst + i * g.out_width);
+          }
+          continue;
+        }
         const int rows = std::min(kM, g.out_height - l.out_row[lane]);
         const int cols = std::min(kM, g.out_width - l.out_col[lane]);
         for (int i = 0; i < rows; ++i)
-          for (int j = 0; j < cols; ++j) dst[i * g.out_width + j] = s.at(i, j, lane) + bias[co];
+          for (int j = 0; j < cols; ++j) dst[i * g.out_width + j] = s.at(i, j, lane);
       }
     }
   }
@@ -200,23 +235,44 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
 
 template <int R>
 void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* dy,
-                                  float* dm) {
+                                  const float* dy_end, float* dm) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
   Staging<kM, kM> s;
   Lanes d[kM * kM], t[n * n];
   for (std::size_t first = 0; first < c.tiles; first += kLanes) {
     const LaneTiles l = lanes_at(g, c, first);
+    const Runs runs = output_runs(g, l);
     for (int co = 0; co < g.out_channels; ++co) {
-      for (int lane = 0; lane < kLanes; ++lane) {
-        if (l.sample[lane] < 0) {
-          s.zero(lane);
-        } else {
-          s.gather(plane_of(dy, l.sample[lane], g.out_channels, co, plane), g.out_height,
-                   g.out_width, l.out_row[lane], l.out_col[lane], lane);
+      bool staged = false;
+      for (Lanes& v : d) v = Lanes{};
+      for (int r = 0; r < runs.count; ++r) {
+        const int lane = runs.first[r];
+        if (l.sample[lane] < 0) break;
+        const float* src = plane_of(dy, l.sample[lane], g.out_channels, co, plane) +
+                           l.out_row[lane] * g.out_width + l.out_col[lane];
+        // A run's rows are read as whole lane vectors while those stay inside dy.
+        if (runs.length[r] > 0 && dy_end - src >= (kM - 1) * g.out_width + kLanes) {
+          for (int i = 0; i < kM; ++i) {
+            const Lanes row_values = load_lanes(src + i * g.out_width);
+            for (int j = 0; j < kM; ++j) d[i * kM + j] += run_column(row_values, lane, runs.length[r], j);
+          }
+          continue;
+        }
+        if (!staged) {
+          for (int other = 0; other < kLanes; ++other) s.zero(other);
+          staged = true;
+        }
+        for (int q = 0; q < std::max(runs.length[r], 1); ++q) {
+          s.gather(plane_of(dy, l.sample[lane + q], g.out_channels, co, plane), g.out_height,
+                   g.out_width, l.out_row[lane + q], l.out_col[lane + q], lane + q);
         }
       }
-      s.load(d);
+      if (staged) {
+        Lanes e[kM * kM];
+        s.load(e);
+        for (int k = 0; k < kM * kM; ++k) d[k] += e[k];
+      }
       output_transform_adjoint<R>(d, t);
       store_domain<n * n>(t, g.out_channels, co, c, first, dm);
     }
@@ -314,8 +370,9 @@ void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m
   by_filter(g, [&](auto r) { outputs_from_domain_r<decltype(r)::value>(g, c, m, bias, y); });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
-                                float* dm) {
-  by_filter(g, [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dm); });
+                                const float* dy_end, float* dm) {
+  by_filter(g,
+            [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dy_end, dm); });
 }
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx) {

@@ -25,9 +25,9 @@ void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x,
 // y = At M Att + bias for every output tile and channel (outputs past the plane's edge dropped).
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m,
                          const float* bias, float* y);
-// dM = Att dY At (dY zero past the plane's edge).
+// dM = Att dY At (dY zero past the plane's edge); dy_end is the end of the batch's dy.
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
-                                float* dm);
+                                const float* dy_end, float* dm);
 // dx = the sum over tiles of Btt dV Bt (padding dropped); the chunk's dx is overwritten.
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx);
