@@ -14,6 +14,7 @@
 
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/conv2d.hpp"
+#include "backend/cpu/conv2d_winograd.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
 
@@ -175,6 +176,13 @@ std::vector<Conv2dGeometry> geometries() {
       // Weights large enough for multi-sample chunks in backward when BLAS is threaded.
       truncate_geometry({5, 16, 6, 6, 32, 3, 3}, 1, 1),
       truncate_geometry({3, 16, 9, 9, 32, 3, 3, 2, 2}, 1, 1),
+      // The Winograd path (conv2d_winograd.hpp): tiles cut by the plane's edge (odd outputs),
+      // padding, channel counts that leave remainders in the products' register blocks, batches
+      // that end inside a task, and planes wider than one run of tiles.
+      same_geometry({3, 8, 9, 7, 6, 5, 5}),
+      truncate_geometry({5, 12, 6, 7, 13, 3, 3}),
+      same_geometry({2, 9, 33, 20, 4, 3, 3}),
+      truncate_geometry({7, 10, 13, 11, 3, 5, 5}, 1, 2),
   };
 }
 
@@ -235,6 +243,27 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
     CHECK(dw.guard_intact());
     CHECK(db.guard_intact());
   }
+}
+
+TEST_CASE("conv2d: the columns path alone matches a direct convolution where Winograd applies",
+          "[conv2d]") {
+  std::mt19937 rng(kSeed + 5);
+  int winograd_layers = 0;
+  for (const Conv2dGeometry& g : geometries()) {
+    if (!dl::cpu::winograd_applies(g)) continue;
+    ++winograd_layers;
+    INFO(describe(g));
+    Problem p = random_problem(g, rng);
+    std::vector<float> ws(dl::cpu::conv2d_columns_workspace_floats(g) + 1), y(y_size(g));
+    std::vector<float> dx(x_size(g)), dw(w_size(g)), db(g.out_channels);
+    dl::cpu::conv2d_columns_forward(g, p.x.data(), p.w.data(), p.b.data(), y.data(), ws.data());
+    check_close("y", y.data(), reference_forward(g, p.x, p.w, p.b), kTolerance);
+    dl::cpu::conv2d_columns_backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.data(),
+                                     dw.data(), db.data(), ws.data());
+    check_close("dx", dx.data(), reference_backward(g, p.x, p.w, p.dy).dx, kTolerance);
+  }
+  // LeNet's second layer, the batch of several tasks, and the four Winograd cases above.
+  CHECK(winograd_layers == 7);
 }
 
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {
@@ -300,6 +329,8 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
       truncate_geometry({2, 2, 6, 5, 3, 3, 3}),
       truncate_geometry({2, 2, 7, 6, 2, 3, 2, 2, 1}, 1, 1),
       same_geometry({1, 2, 7, 8, 3, 4, 3, 2, 2}),
+      same_geometry({1, 8, 5, 6, 2, 3, 3}),     // Winograd, 3x3
+      truncate_geometry({1, 8, 7, 6, 2, 5, 5}),  // Winograd, 5x5, cut tiles
   };
   for (const Conv2dGeometry& g : cases) {
     INFO(describe(g));

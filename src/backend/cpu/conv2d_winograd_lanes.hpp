@@ -167,13 +167,12 @@ inline Lanes run_row(const Lanes* y, int i, int first) {
   return __builtin_shuffle(y[2 * i], y[2 * i + 1], kInterleave[first]);
 }
 
-// The inverse: lanes first .. first + length - 1 of column j take floats j, 2 + j, ... of row,
-// the other lanes zero.
-inline Lanes run_column(Lanes row, int first, int length, int j) {
+// The inverse's lane picks: lanes first .. first + length - 1 of column j take floats j, 2 + j,
+// ... of a run's row, the other lanes zero (pick kLanes of a zero vector).
+inline LaneIndex run_column_mask(int first, int length, int j) {
   const LaneIndex lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
   const LaneIndex pick = 2 * (lane - first) + j;
-  const LaneIndex mask = (lane >= first && lane < first + length) ? pick : LaneIndex{} + kLanes;
-  return __builtin_shuffle(row, Lanes{}, mask);
+  return (lane >= first && lane < first + length) ? pick : LaneIndex{} + kLanes;
 }
 
 }  // namespace dl::cpu::winograd

@@ -211,18 +211,23 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
       load_domain<n * n>(m, g.out_channels, co, c, first, t);
       output_transform<R>(t, out);
       for (Lanes& v : out) v += bias[co];
-      s.store(out);
+      bool staged = false;
       for (int r = 0; r < runs.count; ++r) {
         const int lane = runs.first[r];
         if (l.sample[lane] < 0) break;
         float* dst = plane_of(y, l.sample[lane], g.out_channels, co, plane) +
                      l.out_row[lane] * g.out_width + l.out_col[lane];
         if (runs.length[r] > 0) {
+          const int count = kM * runs.length[r];
           for (int i = 0; i < kM; ++i) {
             store_lanes(row, run_row(out, i, lane));
-            std::copy(row, row + kM * runs.length[r], dst + i * g.out_width);
+            for (int e = 0; e < count; ++e) dst[i * g.out_width + e] = row[e];
           }
           continue;
+        }
+        if (!staged) {
+          s.store(out);
+          staged = true;
         }
         const int rows = std::min(kM, g.out_height - l.out_row[lane]);
         const int cols = std::min(kM, g.out_width - l.out_col[lane]);
@@ -240,9 +245,12 @@ void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
   Staging<kM, kM> s;
   Lanes d[kM * kM], t[n * n];
+  LaneIndex masks[kLanes][kM];
   for (std::size_t first = 0; first < c.tiles; first += kLanes) {
     const LaneTiles l = lanes_at(g, c, first);
     const Runs runs = output_runs(g, l);
+    for (int r = 0; r < runs.count; ++r)
+      for (int j = 0; j < kM; ++j) masks[r][j] = run_column_mask(runs.first[r], runs.length[r], j);
     for (int co = 0; co < g.out_channels; ++co) {
       bool staged = false;
       for (Lanes& v : d) v = Lanes{};
@@ -255,7 +263,9 @@ void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const
         if (runs.length[r] > 0 && dy_end - src >= (kM - 1) * g.out_width + kLanes) {
           for (int i = 0; i < kM; ++i) {
             const Lanes row_values = load_lanes(src + i * g.out_width);
-            for (int j = 0; j < kM; ++j) d[i * kM + j] += run_column(row_values, lane, runs.length[r], j);
+            for (int j = 0; j < kM; ++j) {
+              d[i * kM + j] += __builtin_shuffle(row_values, Lanes{}, masks[r][j]);
+            }
           }
           continue;
         }
