@@ -258,8 +258,8 @@ TEST_CASE("conv2d: the columns path alone matches a direct convolution where Win
     std::vector<float> dx(x_size(g)), dw(w_size(g)), db(g.out_channels);
     dl::cpu::conv2d_columns_forward(g, p.x.data(), p.w.data(), p.b.data(), y.data(), ws.data());
     check_close("y", y.data(), reference_forward(g, p.x, p.w, p.b), kTolerance);
-    dl::cpu::conv2d_columns_backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.data(),
-                                     dw.data(), db.data(), ws.data());
+    dl::cpu::conv2d_columns_backward(g, p.x.data(), p.w.data(), p.dy.data(), dx.data(), dw.data(),
+                                     db.data(), ws.data());
     check_close("dx", dx.data(), reference_backward(g, p.x, p.w, p.dy).dx, kTolerance);
   }
   // LeNet's second layer, the batch of several tasks, and the four Winograd cases above.
@@ -329,7 +329,7 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
       truncate_geometry({2, 2, 6, 5, 3, 3, 3}),
       truncate_geometry({2, 2, 7, 6, 2, 3, 2, 2, 1}, 1, 1),
       same_geometry({1, 2, 7, 8, 3, 4, 3, 2, 2}),
-      same_geometry({1, 8, 5, 6, 2, 3, 3}),     // Winograd, 3x3
+      same_geometry({1, 8, 5, 6, 2, 3, 3}),      // Winograd, 3x3
       truncate_geometry({1, 8, 7, 6, 2, 5, 5}),  // Winograd, 5x5, cut tiles
   };
   for (const Conv2dGeometry& g : cases) {

@@ -1,6 +1,7 @@
 #include "backend/cpu/conv2d.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "backend/cpu/conv2d_columns.hpp"
 #include "backend/cpu/conv2d_winograd.hpp"
@@ -242,7 +243,7 @@ std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g) {
 }
 
 void conv2d_columns_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, float* /*workspace*/) {
+                            float* y, float* /*workspace*/) {
   const Plan s = plan_of(g);
   parallel_slices(s.tasks, [&](int i) {
     forward_samples(g, s, samples_of(g, s.task_samples, i), x, w, b, y,
@@ -250,26 +251,38 @@ void conv2d_columns_forward(const Conv2dGeometry& g, const float* x, const float
   });
 }
 
-void conv2d_columns_backward(const Conv2dGeometry& g, const float* x, const float* w,
-                             const float* dy, float* dx, float* dw, float* db, float* workspace) {
+namespace {
+
+// dW and db by columns, and dx by the columns' tasks or by `dx_tasks` tasks of another path, all
+// in one call so that a many-core machine runs the dx tasks beside the few dW tasks.
+void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                         float* dx, float* dw, float* db, float* workspace, int dx_tasks,
+                         const std::function<void(int)>& dx_task) {
   const Plan s = plan_of(g);
   // dW task 0 sums straight into dw and db, the others into their part of the workspace.
   const auto partial_dw = [&](int i) {
     return i == 0 ? dw : workspace + (i - 1) * partial_floats(g, s);
   };
-  const int dx_tasks = dx != nullptr ? s.tasks : 0;
   parallel_slices(s.partials + dx_tasks, [&](int i) {
+    if (i >= s.partials) return dx_task(i - s.partials);
     float* scratch = thread_scratch(backward_scratch_floats(g, s));
-    if (i < s.partials) {
-      float* pdw = partial_dw(i);
-      float* pdb = i == 0 ? db : pdw + s.weights;
-      weight_gradient_samples(g, s, samples_of(g, s.partial_samples, i), x, dy, pdw, pdb, scratch);
-    } else {
-      input_gradient_samples(g, s, samples_of(g, s.task_samples, i - s.partials), w, dy, dx,
-                             scratch);
-    }
+    float* pdw = partial_dw(i);
+    float* pdb = i == 0 ? db : pdw + s.weights;
+    weight_gradient_samples(g, s, samples_of(g, s.partial_samples, i), x, dy, pdw, pdb, scratch);
   });
   if (s.partials > 1) add_partials(g, s, workspace, dw, db);
+}
+
+}  // namespace
+
+void conv2d_columns_backward(const Conv2dGeometry& g, const float* x, const float* w,
+                             const float* dy, float* dx, float* dw, float* db, float* workspace) {
+  const Plan s = plan_of(g);
+  const int dx_tasks = dx != nullptr ? s.tasks : 0;
+  backward_by_columns(g, x, w, dy, dx, dw, db, workspace, dx_tasks, [&](int i) {
+    input_gradient_samples(g, s, samples_of(g, s.task_samples, i), w, dy, dx,
+                           thread_scratch(backward_scratch_floats(g, s)));
+  });
 }
 
 // The layer's path: where the Winograd domain applies (conv2d_winograd.hpp) it computes y and dx,
@@ -289,10 +302,11 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                      float* dx, float* dw, float* db, float* workspace) {
   if (!winograd_applies(g)) return conv2d_columns_backward(g, x, w, dy, dx, dw, db, workspace);
-  conv2d_columns_backward(g, x, w, dy, nullptr, dw, db, workspace);
-  if (dx != nullptr) {
-    conv2d_winograd_input_gradient(g, w, dy, dx, workspace + conv2d_columns_workspace_floats(g));
-  }
+  if (dx == nullptr) return conv2d_columns_backward(g, x, w, dy, nullptr, dw, db, workspace);
+  const WinogradInputGradient winograd(g, w, dy, dx,
+                                       workspace + conv2d_columns_workspace_floats(g));
+  backward_by_columns(g, x, w, dy, dx, dw, db, workspace, winograd.tasks(),
+                      [&](int i) { winograd.run(i); });
 }
 
 }  // namespace dl::cpu

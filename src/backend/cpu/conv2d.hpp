@@ -20,8 +20,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
 
 // The columns path alone, for any geometry (and for tests of either path against the other).
 std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g);
-void conv2d_columns_forward(const Conv2dGeometry& g, const float* x, const float* w,
-                            const float* b, float* y, float* workspace);
+void conv2d_columns_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                            float* y, float* workspace);
 void conv2d_columns_backward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* dy, float* dx, float* dw, float* db, float* workspace);
 

@@ -28,11 +28,11 @@ std::size_t round_up(std::size_t n) {
 }
 
 struct Plan {
-  int positions = 0;            // n^2
-  std::size_t pairs = 0;        // out_channels * in_channels: U[p] is pairs floats
+  int positions = 0;      // n^2
+  std::size_t pairs = 0;  // out_channels * in_channels: U[p] is pairs floats
   int task_samples = 1;
   int tasks = 1;
-  std::size_t tiles = 0;        // lane-padded tiles of a task's chunk
+  std::size_t tiles = 0;  // lane-padded tiles of a task's chunk
 };
 
 Plan plan_of(const Conv2dGeometry& g) {
@@ -88,8 +88,8 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
     const Chunk chunk = chunk_of(g, s, task);
     float* v = thread_scratch(v_floats + s.positions * cout * s.tiles);
     float* m = v + v_floats;
-    inputs_to_domain(g, chunk, x, x + static_cast<std::size_t>(g.batch) * cin * g.in_height * g.in_width,
-                     v);
+    inputs_to_domain(g, chunk, x,
+                     x + static_cast<std::size_t>(g.batch) * cin * g.in_height * g.in_width, v);
     for (int p = 0; p < s.positions; ++p) {
       lanes_product(cout, cin, u + p * s.pairs, cin, 1, v + p * cin * s.tiles,
                     m + p * cout * s.tiles, s.tiles);
@@ -98,26 +98,32 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
   });
 }
 
-void conv2d_winograd_input_gradient(const Conv2dGeometry& g, const float* w, const float* dy,
-                                    float* dx, float* workspace) {
-  const Plan s = plan_of(g);
-  float* u = workspace;
-  transform_filters(g, s, w, u);
-  const int cin = g.in_channels, cout = g.out_channels;
+WinogradInputGradient::WinogradInputGradient(const Conv2dGeometry& g, const float* w,
+                                             const float* dy, float* dx, float* workspace)
+    : g_(g), dy_(dy), dx_(dx), u_(workspace) {
+  transform_filters(g, plan_of(g), w, workspace);
+}
+
+int WinogradInputGradient::tasks() const {
+  return plan_of(g_).tasks;
+}
+
+void WinogradInputGradient::run(int task) const {
+  const Plan s = plan_of(g_);
+  const int cin = g_.in_channels, cout = g_.out_channels;
   const std::size_t dm_floats = s.positions * cout * s.tiles;
-  parallel_slices(s.tasks, [&](int task) {
-    const Chunk chunk = chunk_of(g, s, task);
-    float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
-    float* dv = dm + dm_floats;
-    output_gradients_to_domain(
-        g, chunk, dy, dy + static_cast<std::size_t>(g.batch) * cout * g.out_height * g.out_width, dm);
-    for (int p = 0; p < s.positions; ++p) {
-      // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
-      lanes_product(cin, cout, u + p * s.pairs, 1, cin, dm + p * cout * s.tiles,
-                    dv + p * cin * s.tiles, s.tiles);
-    }
-    input_gradients_from_domain(g, chunk, dv, dx);
-  });
+  const Chunk chunk = chunk_of(g_, s, task);
+  float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
+  float* dv = dm + dm_floats;
+  const std::size_t dy_floats =
+      static_cast<std::size_t>(g_.batch) * cout * g_.out_height * g_.out_width;
+  output_gradients_to_domain(g_, chunk, dy_, dy_ + dy_floats, dm);
+  for (int p = 0; p < s.positions; ++p) {
+    // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
+    lanes_product(cin, cout, u_ + p * s.pairs, 1, cin, dm + p * cout * s.tiles,
+                  dv + p * cin * s.tiles, s.tiles);
+  }
+  input_gradients_from_domain(g_, chunk, dv, dx_);
 }
 
 }  // namespace dl::cpu

@@ -25,7 +25,22 @@ bool winograd_applies(const Conv2dGeometry& g);
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g);
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* b, float* y, float* workspace);
-void conv2d_winograd_input_gradient(const Conv2dGeometry& g, const float* w, const float* dy,
-                                    float* dx, float* workspace);
+
+// The input gradient as tasks, for the backward pass to run beside its weight gradient's
+// (conv2d.cpp). Constructing it transforms the filters into the workspace (over the threads).
+class WinogradInputGradient {
+ public:
+  WinogradInputGradient(const Conv2dGeometry& g, const float* w, const float* dy, float* dx,
+                        float* workspace);
+  int tasks() const;
+  // The dx of the task's samples; tasks write disjoint samples.
+  void run(int task) const;
+
+ private:
+  const Conv2dGeometry& g_;
+  const float* dy_;
+  float* dx_;
+  const float* u_;
+};
 
 }  // namespace dl::cpu

@@ -72,8 +72,8 @@ inline void gather_windows(const float* base, const int* offsets, int width, Lan
       const float* src = base + offsets[lane] + 2 * k * width;
       const Row lo = load_row(src);
       const Row hi = 2 * k + 1 < N ? load_row(src + width) : Row{};
-      m[lane] = __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
-                                        15);
+      m[lane] =
+          __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     }
     transpose16(m);
     for (int c = 0; c < kLanes; ++c) {

@@ -49,8 +49,8 @@ void rows_block(int rows, int k, const float* a, int a_row, int a_col, const flo
 
 }  // namespace
 
-void lanes_product(int rows, int k, const float* a, int a_row, int a_col, const float* b,
-                   float* c, std::size_t tiles) {
+void lanes_product(int rows, int k, const float* a, int a_row, int a_col, const float* b, float* c,
+                   std::size_t tiles) {
   const int vectors = static_cast<int>(tiles / kLanes);
   for (int v0 = 0; v0 < vectors; v0 += kBlockVectors) {
     const int nv = std::min(kBlockVectors, vectors - v0);

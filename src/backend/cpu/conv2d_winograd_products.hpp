@@ -11,7 +11,7 @@ namespace dl::cpu::winograd {
 
 // C[i][t] = sum over q < k of A(i, q) * B[q][t], A(i, q) = a[i * a_row + q * a_col], for i < rows
 // and t < tiles; B and C have rows of `tiles` floats.
-void lanes_product(int rows, int k, const float* a, int a_row, int a_col, const float* b,
-                   float* c, std::size_t tiles);
+void lanes_product(int rows, int k, const float* a, int a_row, int a_col, const float* b, float* c,
+                   std::size_t tiles);
 
 }  // namespace dl::cpu::winograd

@@ -32,16 +32,16 @@ struct LaneTiles {
 // that the windows of every lane can be moved together (conv2d_winograd_lanes.hpp). Returns the
 // largest offset, or -1 where some lane has no tile or its window leaves the plane.
 template <int kRows, int kCols>
-int interior_offsets(const LaneTiles& l, int first_sample, std::size_t sample_floats,
-                     int pad_top, int pad_left, int height, int width, int* offsets) {
+int interior_offsets(const LaneTiles& l, int first_sample, std::size_t sample_floats, int pad_top,
+                     int pad_left, int height, int width, int* offsets) {
   int largest = 0;
   for (int lane = 0; lane < kLanes; ++lane) {
     const int row = l.out_row[lane] - pad_top, col = l.out_col[lane] - pad_left;
     if (l.sample[lane] < 0 || row < 0 || col < 0 || row + kRows > height || col + kCols > width) {
       return -1;
     }
-    offsets[lane] = static_cast<int>((l.sample[lane] - first_sample) * sample_floats) +
-                    row * width + col;
+    offsets[lane] =
+        static_cast<int>((l.sample[lane] - first_sample) * sample_floats) + row * width + col;
     largest = std::max(largest, offsets[lane]);
   }
   return largest;
@@ -68,10 +68,9 @@ Runs runs_of(const LaneTiles& l) {
   Runs runs;
   for (int lane = 0; lane < kLanes; ++lane) {
     const int r = runs.count - 1;
-    const bool extends = r >= 0 && runs.length[r] < kMaxRun<N> &&
-                         l.sample[lane] == l.sample[lane - 1] &&
-                         l.out_row[lane] == l.out_row[lane - 1] &&
-                         l.out_col[lane] == l.out_col[lane - 1] + kM;
+    const bool extends =
+        r >= 0 && runs.length[r] < kMaxRun<N> && l.sample[lane] == l.sample[lane - 1] &&
+        l.out_row[lane] == l.out_row[lane - 1] && l.out_col[lane] == l.out_col[lane - 1] + kM;
     if (extends) {
       ++runs.length[r];
     } else {
@@ -121,25 +120,25 @@ struct Staging {
 };
 
 template <int kPositions>
-void store_domain(const Lanes* t, int channels, int channel, const Chunk& c,
-                  std::size_t first_tile, float* a) {
+void store_domain(const Lanes* t, int channels, int channel, const Chunk& c, std::size_t first_tile,
+                  float* a) {
   for (int p = 0; p < kPositions; ++p) {
     store_lanes(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first_tile,
                 t[p]);
   }
 }
 template <int kPositions>
-void load_domain(const float* a, int channels, int channel, const Chunk& c,
-                 std::size_t first_tile, Lanes* t) {
+void load_domain(const float* a, int channels, int channel, const Chunk& c, std::size_t first_tile,
+                 Lanes* t) {
   for (int p = 0; p < kPositions; ++p) {
-    t[p] = load_lanes(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles +
-                      first_tile);
+    t[p] =
+        load_lanes(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first_tile);
   }
 }
 
 template <int R>
-void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
-                        const float* x_end, float* v) {
+void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
+                        float* v) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.in_height) * g.in_width;
   const std::size_t sample_floats = plane * g.in_channels;
@@ -151,8 +150,8 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
   alignas(64) int offsets[kLanes];
   for (std::size_t first = 0; first < c.tiles; first += kLanes) {
     const LaneTiles l = lanes_at(g, c, first);
-    const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top,
-                                            g.pad_left, g.in_height, g.in_width, offsets);
+    const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top, g.pad_left,
+                                            g.in_height, g.in_width, offsets);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       if (last >= 0 && last + static_cast<std::ptrdiff_t>(ci * plane) <= readable) {
         gather_windows<n>(x0 + ci * plane, offsets, g.in_width, d);
@@ -161,8 +160,8 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
           if (l.sample[lane] < 0) {
             s.zero(lane);
           } else {
-            s.gather(plane_of(x, l.sample[lane], g.in_channels, ci, plane), g.in_height,
-                     g.in_width, l.out_row[lane] - g.pad_top, l.out_col[lane] - g.pad_left, lane);
+            s.gather(plane_of(x, l.sample[lane], g.in_channels, ci, plane), g.in_height, g.in_width,
+                     l.out_row[lane] - g.pad_top, l.out_col[lane] - g.pad_left, lane);
           }
         }
         s.load(d);
@@ -182,8 +181,8 @@ Runs output_runs(const Conv2dGeometry& g, const LaneTiles& l) {
     const bool inside = l.sample[lane] >= 0 && l.out_row[lane] + kM <= g.out_height &&
                         l.out_col[lane] + kM <= g.out_width;
     const int r = runs.count - 1;
-    const bool extends = inside && r >= 0 && runs.length[r] > 0 &&
-                         runs.length[r] < kLanes / kM && l.sample[lane] == l.sample[lane - 1] &&
+    const bool extends = inside && r >= 0 && runs.length[r] > 0 && runs.length[r] < kLanes / kM &&
+                         l.sample[lane] == l.sample[lane - 1] &&
                          l.out_row[lane] == l.out_row[lane - 1] &&
                          l.out_col[lane] == l.out_col[lane - 1] + kM;
     if (extends) {
@@ -308,8 +307,8 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
   alignas(64) int offsets[kLanes];
   for (std::size_t first = 0; first < c.tiles; first += kLanes) {
     const LaneTiles l = lanes_at(g, c, first);
-    const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top,
-                                            g.pad_left, height, width, offsets);
+    const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top, g.pad_left,
+                                            height, width, offsets);
     const Runs runs = runs_of<n>(l);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       load_domain<n * n>(dv, g.in_channels, ci, c, first, t);
@@ -371,25 +370,24 @@ int tiles_per_sample(const Conv2dGeometry& g) {
   return tile_rows(g) * tile_cols(g);
 }
 
-void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x,
-                      const float* x_end, float* v) {
+void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
+                      float* v) {
   by_filter(g, [&](auto r) { inputs_to_domain_r<decltype(r)::value>(g, c, x, x_end, v); });
 }
-void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m,
-                         const float* bias, float* y) {
+void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
+                         float* y) {
   by_filter(g, [&](auto r) { outputs_from_domain_r<decltype(r)::value>(g, c, m, bias, y); });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                 const float* dy_end, float* dm) {
-  by_filter(g,
-            [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dy_end, dm); });
+  by_filter(
+      g, [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dy_end, dm); });
 }
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx) {
   by_filter(g, [&](auto r) { input_gradients_from_domain_r<decltype(r)::value>(g, c, dv, dx); });
 }
-void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair,
-                       float* u) {
+void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair, float* u) {
   by_filter(g, [&](auto r) { filters_to_domain_r<decltype(r)::value>(g, w, first_pair, u); });
 }
 

@@ -20,11 +20,11 @@ struct Chunk {
 int tiles_per_sample(const Conv2dGeometry& g);
 
 // V = Bt d Btt for every input tile and channel; x_end is the end of the batch's input.
-void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x,
-                      const float* x_end, float* v);
+void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
+                      float* v);
 // y = At M Att + bias for every output tile and channel (outputs past the plane's edge dropped).
-void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m,
-                         const float* bias, float* y);
+void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
+                         float* y);
 // dM = Att dY At (dY zero past the plane's edge); dy_end is the end of the batch's dy.
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                 const float* dy_end, float* dm);
@@ -33,7 +33,6 @@ void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const 
                                  float* dx);
 // U[p][pair] = (G w Gt)[p] for the kLanes filter pairs (out, in) from first_pair on (fewer at
 // the end); `pairs` is out_channels * in_channels.
-void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair,
-                       float* u);
+void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair, float* u);
 
 }  // namespace dl::cpu::winograd
