@@ -8,6 +8,7 @@
 //   dl-train --version
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -75,6 +76,24 @@ void route_standard_error() {
   std::clog.rdbuf(errors.stream().rdbuf());
 }
 
+// A usage error in the same one-line form as every other error ("dl-train: error: what; fix"),
+// instead of CLI11's two lines.
+std::string usage_error(const CLI::App* /*app*/, const CLI::Error& e) {
+  return std::string("dl-train: error: ") + e.what() +
+         "; see dl-train --help (or dl-train COMMAND --help)\n";
+}
+
+// report's arguments: run directories, named as such when a path is something else.
+std::string existing_run_directory(std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return path + ": no such run directory";
+  if (!S_ISDIR(info.st_mode)) {
+    return path +
+           ": not a directory; give the run directory a training run wrote (its output.directory)";
+  }
+  return {};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -84,6 +103,7 @@ int main(int argc, char** argv) {
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());
   app.require_subcommand(0, 1);
+  app.failure_message(usage_error);
   bool eval_json = false, inspect_json = false, info_json = false;
   dl::ValidateFlags validate_flags;
   const char* json_help = "print one JSON document instead of text";
@@ -122,7 +142,7 @@ int main(int argc, char** argv) {
   std::string report_output;
   report->add_option("runs", report_runs, "run directories")
       ->required()
-      ->check(CLI::ExistingDirectory);
+      ->check(CLI::Validator(existing_run_directory, "DIR", "run directory"));
   report->add_option("-o,--output", report_output,
                      "the page to write (default: RUN_DIR/report.html for one run, "
                      "report.html for several)");

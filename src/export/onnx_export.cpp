@@ -212,10 +212,6 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
   return x;
 }
 
-bool onnx_export_available() {
-  return true;
-}
-
 // x -> (x - mean) / std per channel, as the loader normalizes (data/input_pipeline.hpp).
 std::string add_normalization(GraphBuilder& g, const SampleShape& input,
                               const std::vector<float>& mean, const std::vector<float>& stddev,
@@ -232,6 +228,10 @@ std::string add_normalization(GraphBuilder& g, const SampleShape& input,
 }
 
 }  // namespace
+
+bool onnx_export_available() {
+  return true;
+}
 
 std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters,
                              const std::vector<float>& mean, const std::vector<float>& stddev) {

@@ -43,7 +43,8 @@ const char* open_fix(InputRole role) {
     case InputRole::kConfig:
       return "check the path given to --config";
     case InputRole::kData:
-      return "check the path (run scripts/get_data.sh to fetch the data sets)";
+      return "check the path (scripts/get_data.sh fetches MNIST and Fashion-MNIST, "
+             "scripts/fetch_cifar10.sh CIFAR-10)";
     case InputRole::kCheckpoint:
       return "check the path";
   }

@@ -1,7 +1,8 @@
 // The CPU convolution against a direct (seven nested loops) convolution, and against finite
 // differences of a scalar loss: conv2d_forward and conv2d_backward as the backend calls them,
-// the columns path on every geometry and the direct path (conv2d_direct.hpp) on every stride-1
-// geometry, whichever the build dispatches to.
+// the columns path on every geometry, the direct path (conv2d_direct.hpp) on every stride-1
+// geometry and the Winograd path (conv2d_winograd.hpp) where it applies, whichever the build
+// dispatches to.
 #include <sys/mman.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -17,6 +18,7 @@
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/conv2d.hpp"
 #include "backend/cpu/conv2d_direct.hpp"
+#include "backend/cpu/conv2d_winograd.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
 
@@ -173,21 +175,45 @@ void direct_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   if (dx != nullptr) dl::cpu::conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
 }
 
+// The Winograd path's y and dx (its transformed filters after the columns' partials in the
+// workspace), with dW and db by columns, as conv2d_backward does it.
+void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                      float* y, float* workspace) {
+  dl::cpu::conv2d_winograd_forward(g, x, w, b, y,
+                                   workspace + dl::cpu::conv2d_columns_workspace_floats(g));
+}
+void winograd_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                       float* dx, float* dw, float* db, float* workspace) {
+  dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
+  if (dx == nullptr) return;
+  const dl::cpu::WinogradInputGradient winograd(
+      g, w, dy, dx, workspace + dl::cpu::conv2d_columns_workspace_floats(g));
+  for (int task = 0; task < winograd.tasks(); ++task) winograd.run(task);
+}
+
+bool any_geometry(const Conv2dGeometry&) {
+  return true;
+}
+bool stride_one(const Conv2dGeometry& g) {
+  return g.stride_height == 1 && g.stride_width == 1;
+}
+
 struct Path {
   const char* name;
   void (*forward)(const Conv2dGeometry& g, const float* x, const float* w, const float* b, float* y,
                   float* workspace);
   void (*backward)(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                    float* dx, float* dw, float* db, float* workspace);
-  bool stride_one_only;
+  bool (*takes)(const Conv2dGeometry& g);
 };
 const Path kPaths[] = {
-    {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward, false},
-    {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns, false},
-    {"direct", direct_forward, direct_backward, true},
+    {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward, any_geometry},
+    {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns, any_geometry},
+    {"direct", direct_forward, direct_backward, stride_one},
+    {"winograd", winograd_forward, winograd_backward, dl::cpu::winograd_applies},
 };
 bool takes(const Path& path, const Conv2dGeometry& g) {
-  return !path.stride_one_only || (g.stride_height == 1 && g.stride_width == 1);
+  return path.takes(g);
 }
 
 std::vector<Conv2dGeometry> geometries() {
@@ -211,9 +237,17 @@ std::vector<Conv2dGeometry> geometries() {
       // vector of positions partial); rows narrower than a vector; one output channel; small
       // planes.
       truncate_geometry({19, 1, 28, 28, 13, 5, 5}),
-      truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2), truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
+      truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2),
+      truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
       truncate_geometry({1, 1, 17, 40, 1, 3, 7}, 2, 3),
       truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW in groups of 13 samples, then 6
+      // The Winograd path (conv2d_winograd.hpp): tiles cut by the plane's edge (odd outputs),
+      // padding, channel counts that leave remainders in the products' register blocks, batches
+      // that end inside a task, and planes wider than one run of tiles.
+      same_geometry({3, 8, 9, 7, 6, 5, 5}),
+      truncate_geometry({5, 12, 6, 7, 13, 3, 3}),
+      same_geometry({2, 9, 33, 20, 4, 3, 3}),
+      truncate_geometry({7, 10, 13, 11, 3, 5, 5}, 1, 2),
   };
 }
 
@@ -249,7 +283,7 @@ class EndsAtGuardPage {
 }  // namespace
 
 TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
@@ -277,8 +311,19 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
   }
 }
 
+TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
+  int winograd_layers = 0;
+  for (const Conv2dGeometry& g : geometries()) winograd_layers += dl::cpu::winograd_applies(g);
+  // LeNet's second layer, the batch of several tasks, the 16-channel 3x3 layer and the four
+  // Winograd cases.
+  CHECK(winograd_layers == 7);
+  CHECK_FALSE(dl::cpu::winograd_applies(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
+  CHECK_FALSE(dl::cpu::winograd_applies(truncate_geometry({2, 20, 12, 12, 50, 3, 5})));
+  CHECK_FALSE(dl::cpu::winograd_applies(truncate_geometry({2, 7, 12, 12, 50, 5, 5})));
+}
+
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
@@ -301,7 +346,7 @@ TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv
 }
 
 TEST_CASE("conv2d reads nothing past the end of x", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
@@ -338,7 +383,7 @@ TEST_CASE("conv2d backward may run twice after one forward", "[conv2d]") {
 }
 
 TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
   INFO(path.name);
   std::mt19937 rng(kSeed + 3);
   const std::vector<Conv2dGeometry> cases = {
@@ -346,6 +391,8 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
       truncate_geometry({2, 1, 7, 9, 6, 3, 4}, 1, 2),
       truncate_geometry({2, 2, 7, 6, 2, 3, 2, 2, 1}, 1, 1),
       same_geometry({1, 2, 7, 8, 3, 4, 3, 2, 2}),
+      same_geometry({1, 8, 5, 6, 2, 3, 3}),      // Winograd, 3x3
+      truncate_geometry({1, 8, 7, 6, 2, 5, 5}),  // Winograd, 5x5, cut tiles
   };
   for (const Conv2dGeometry& g : cases) {
     if (!takes(path, g)) continue;
@@ -375,7 +422,7 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
 TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
   const Path& path = kPaths[GENERATE(0, 2)];
-  // LeNet's second layer (dispatched to the columns path), then a first layer.
+  // LeNet's second layer (dispatched to the Winograd path), then a first layer.
   const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
                                     truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0));
   INFO(path.name << ", " << describe(g));

@@ -10,6 +10,11 @@ expect_failure 2 'typo.yaml:2:1' "did you mean 'batchSize'" -- "$DL_TRAIN" valid
 expect_failure 2 "epochs" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set epochs=-1
 expect_failure 2 "did you mean" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set updater.learningrate=0.1
 expect_failure 2 "no-such.yaml" -- "$DL_TRAIN" --config "$WORK/no-such.yaml"
+# Usage errors are one line too; report names what a path is instead of a run directory.
+expect_failure 2 "--config is required" "--help" -- "$DL_TRAIN" train
+mkfifo "$WORK/fifo"
+expect_failure 2 "fifo: not a directory" "run directory" -- "$DL_TRAIN" report "$WORK/fifo"
+expect_failure 2 "no-such-run: no such run directory" -- "$DL_TRAIN" report "$WORK/no-such-run"
 printf 'layers: [\n' >"$WORK/syntax.yaml"
 expect_failure 2 "syntax.yaml:" -- "$DL_TRAIN" validate --config-only --config "$WORK/syntax.yaml"
 

@@ -1,9 +1,11 @@
 #include "backend/cpu/conv2d.hpp"
 
 #include <algorithm>
+#include <functional>
 
 #include "backend/cpu/conv2d_columns.hpp"
 #include "backend/cpu/conv2d_direct.hpp"
+#include "backend/cpu/conv2d_winograd.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
@@ -234,16 +236,46 @@ void add_partials(const Conv2dGeometry& g, const Plan& s, const float* partials,
   });
 }
 
+// dW and db by columns (when dw is not null), and dx by the columns' tasks or by `dx_tasks` tasks
+// of another path, all in one call, so that a many-core machine runs the dx tasks beside the few
+// dW tasks.
+void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* dy, float* dw,
+                         float* db, float* workspace, int dx_tasks,
+                         const std::function<void(int)>& dx_task) {
+  const Plan s = plan_of(g);
+  // dW task 0 sums straight into dw and db, the others into their part of the workspace.
+  const auto partial_dw = [&](int i) {
+    return i == 0 ? dw : workspace + (i - 1) * partial_floats(g, s);
+  };
+  const int partials = dw != nullptr ? s.partials : 0;
+  parallel_slices(partials + dx_tasks, [&](int i) {
+    if (i >= partials) return dx_task(i - partials);
+    float* pdw = partial_dw(i);
+    float* pdb = i == 0 ? db : pdw + s.weights;
+    weight_gradient_samples(g, s, samples_of(g, s.partial_samples, i), x, dy, pdw, pdb,
+                            thread_scratch(backward_scratch_floats(g, s)));
+  });
+  if (partials > 1) add_partials(g, s, workspace, dw, db);
+}
+
 }  // namespace
 
+// The layer's path, by its geometry: direct for stride-1 layers with few taps (conv2d_direct.hpp;
+// dx by columns), Winograd for stride-1 3x3 and 5x5 layers with many input channels
+// (conv2d_winograd.hpp: y and dx; dW and db by columns, whose partials come first in the
+// workspace, then the transformed filters), else columns.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
-  const Plan s = plan_of(g);
-  return std::max(partial_floats(g, s) * (s.partials - 1), conv2d_direct_workspace_floats(g));
+  const std::size_t columns = conv2d_columns_workspace_floats(g);
+  if (winograd_applies(g)) return columns + conv2d_winograd_workspace_floats(g);
+  return std::max(columns, conv2d_direct_workspace_floats(g));
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                     float* y, float* workspace) {
   if (conv2d_direct_applies(g)) return conv2d_direct_forward(g, x, w, b, y);
+  if (winograd_applies(g)) {
+    return conv2d_winograd_forward(g, x, w, b, y, workspace + conv2d_columns_workspace_floats(g));
+  }
   conv2d_forward_columns(g, x, w, b, y, workspace);
 }
 
@@ -254,7 +286,18 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     if (dx != nullptr) conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
     return;
   }
+  if (winograd_applies(g) && dx != nullptr) {
+    const WinogradInputGradient winograd(g, w, dy, dx,
+                                         workspace + conv2d_columns_workspace_floats(g));
+    return backward_by_columns(g, x, dy, dw, db, workspace, winograd.tasks(),
+                               [&](int i) { winograd.run(i); });
+  }
   conv2d_backward_columns(g, x, w, dy, dx, dw, db, workspace);
+}
+
+std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g) {
+  const Plan s = plan_of(g);
+  return partial_floats(g, s) * (s.partials - 1);
 }
 
 void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
@@ -269,23 +312,11 @@ void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float
 void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* dy, float* dx, float* dw, float* db, float* workspace) {
   const Plan s = plan_of(g);
-  // dW task 0 sums straight into dw and db, the others into their part of the workspace.
-  const auto partial_dw = [&](int i) {
-    return i == 0 ? dw : workspace + (i - 1) * partial_floats(g, s);
-  };
   const int dx_tasks = dx != nullptr ? s.tasks : 0;
-  const int partials = dw != nullptr ? s.partials : 0;
-  parallel_slices(partials + dx_tasks, [&](int i) {
-    float* scratch = thread_scratch(backward_scratch_floats(g, s));
-    if (i < partials) {
-      float* pdw = partial_dw(i);
-      float* pdb = i == 0 ? db : pdw + s.weights;
-      weight_gradient_samples(g, s, samples_of(g, s.partial_samples, i), x, dy, pdw, pdb, scratch);
-    } else {
-      input_gradient_samples(g, s, samples_of(g, s.task_samples, i - partials), w, dy, dx, scratch);
-    }
+  backward_by_columns(g, x, dy, dw, db, workspace, dx_tasks, [&](int i) {
+    input_gradient_samples(g, s, samples_of(g, s.task_samples, i), w, dy, dx,
+                           thread_scratch(backward_scratch_floats(g, s)));
   });
-  if (partials > 1) add_partials(g, s, workspace, dw, db);
 }
 
 }  // namespace dl::cpu

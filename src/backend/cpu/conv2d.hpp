@@ -10,9 +10,10 @@ namespace dl::cpu {
 
 // im2col over small chunks of the minibatch and one single-threaded sgemm per chunk and pass, in
 // tasks cut by the layer's size (conv2d.cpp); stride-1 layers with few input channels take the
-// direct path instead (conv2d_direct.hpp; its dx is the columns path's). The workspace holds the
-// backward tasks' partial dW and db; backward recomputes the columns from x, so it does not depend
-// on what forward left there.
+// direct path instead (conv2d_direct.hpp; its dx is the columns path's), stride-1 3x3 and 5x5
+// layers with many input channels the Winograd domain for y and dx (conv2d_winograd.hpp). The
+// workspace holds the backward tasks' partial dW and db; backward recomputes the columns from x, so
+// it does not depend on what forward left there.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g);
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                     float* y, float* workspace);
@@ -22,6 +23,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
 // The columns path alone, whatever the geometry (conv2d_forward and conv2d_backward take the
 // direct path, conv2d_direct.hpp, where it applies): for tests and comparisons, and the direct
 // path's dx. Its backward skips dw and db when dw is null.
+std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g);
 void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                             float* y, float* workspace);
 void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const float* w,

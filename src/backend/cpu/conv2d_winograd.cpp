@@ -1,0 +1,129 @@
+#include "backend/cpu/conv2d_winograd.hpp"
+
+#include <algorithm>
+
+#include "backend/cpu/conv2d_winograd_products.hpp"
+#include "backend/cpu/conv2d_winograd_tiles.hpp"
+#include "backend/cpu/conv2d_winograd_transforms.hpp"
+#include "backend/cpu/thread_pool.hpp"
+
+namespace dl::cpu {
+
+namespace {
+
+using namespace winograd;
+
+// Below this many input channels the forward products (K = in_channels) are too short to pay for
+// the transforms: LeNet's first layer (1 channel) stays on the columns path.
+constexpr int kWinogradMinChannels = 8;
+// Tiles per task, at least: four lane vectors, the products' register block (LeNet's second
+// layer: 4 samples of 16 tiles, 32 tasks at batch 128).
+constexpr int kTaskTiles = 4 * kLanes;
+constexpr std::size_t kAlignFloats = 16;
+// Filter pairs' lane groups transformed per task.
+constexpr int kFilterGroupsPerTask = 4;
+
+std::size_t round_up(std::size_t n) {
+  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+}
+
+struct Plan {
+  int positions = 0;      // n^2
+  std::size_t pairs = 0;  // out_channels * in_channels: U[p] is pairs floats
+  int task_samples = 1;
+  int tasks = 1;
+  std::size_t tiles = 0;  // lane-padded tiles of a task's chunk
+};
+
+Plan plan_of(const Conv2dGeometry& g) {
+  Plan s;
+  const int n = kTileOutputs + g.kernel_height - 1;
+  s.positions = n * n;
+  s.pairs = static_cast<std::size_t>(g.out_channels) * g.in_channels;
+  const int per_sample = tiles_per_sample(g);
+  s.task_samples = std::clamp((kTaskTiles + per_sample - 1) / per_sample, 1, std::max(g.batch, 1));
+  s.tasks = task_count(g.batch, s.task_samples);
+  s.tiles = round_up(static_cast<std::size_t>(s.task_samples) * per_sample);
+  return s;
+}
+
+Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {
+  const int begin = std::min(g.batch, task * s.task_samples);
+  const int end = std::min(g.batch, begin + s.task_samples);
+  return {begin, end - begin, s.tiles};
+}
+
+// U = G w Gt for every (out, in) channel pair, in lane groups.
+void transform_filters(const Conv2dGeometry& g, const Plan& s, const float* w, float* u) {
+  const int groups = static_cast<int>((s.pairs + kLanes - 1) / kLanes);
+  parallel_slices(task_count(groups, kFilterGroupsPerTask), [&](int task) {
+    const int end = std::min(groups, (task + 1) * kFilterGroupsPerTask);
+    for (int group = task * kFilterGroupsPerTask; group < end; ++group) {
+      filters_to_domain(g, w, static_cast<std::size_t>(group) * kLanes, u);
+    }
+  });
+}
+
+}  // namespace
+
+bool winograd_applies(const Conv2dGeometry& g) {
+  return g.stride_height == 1 && g.stride_width == 1 && g.kernel_height == g.kernel_width &&
+         has_transform(g.kernel_height) && g.in_channels >= kWinogradMinChannels &&
+         g.out_height >= 1 && g.out_width >= 1;
+}
+
+std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
+  const Plan s = plan_of(g);
+  return round_up(s.positions * s.pairs);
+}
+
+void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
+                             const float* b, float* y, float* workspace) {
+  const Plan s = plan_of(g);
+  float* u = workspace;
+  transform_filters(g, s, w, u);
+  const int cin = g.in_channels, cout = g.out_channels;
+  const std::size_t v_floats = s.positions * cin * s.tiles;
+  parallel_slices(s.tasks, [&](int task) {
+    const Chunk chunk = chunk_of(g, s, task);
+    float* v = thread_scratch(v_floats + s.positions * cout * s.tiles);
+    float* m = v + v_floats;
+    inputs_to_domain(g, chunk, x,
+                     x + static_cast<std::size_t>(g.batch) * cin * g.in_height * g.in_width, v);
+    for (int p = 0; p < s.positions; ++p) {
+      lanes_product(cout, cin, u + p * s.pairs, cin, 1, v + p * cin * s.tiles,
+                    m + p * cout * s.tiles, s.tiles);
+    }
+    outputs_from_domain(g, chunk, m, b, y);
+  });
+}
+
+WinogradInputGradient::WinogradInputGradient(const Conv2dGeometry& g, const float* w,
+                                             const float* dy, float* dx, float* workspace)
+    : g_(g), dy_(dy), dx_(dx), u_(workspace) {
+  transform_filters(g, plan_of(g), w, workspace);
+}
+
+int WinogradInputGradient::tasks() const {
+  return plan_of(g_).tasks;
+}
+
+void WinogradInputGradient::run(int task) const {
+  const Plan s = plan_of(g_);
+  const int cin = g_.in_channels, cout = g_.out_channels;
+  const std::size_t dm_floats = s.positions * cout * s.tiles;
+  const Chunk chunk = chunk_of(g_, s, task);
+  float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
+  float* dv = dm + dm_floats;
+  const std::size_t dy_floats =
+      static_cast<std::size_t>(g_.batch) * cout * g_.out_height * g_.out_width;
+  output_gradients_to_domain(g_, chunk, dy_, dy_ + dy_floats, dm);
+  for (int p = 0; p < s.positions; ++p) {
+    // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
+    lanes_product(cin, cout, u_ + p * s.pairs, 1, cin, dm + p * cout * s.tiles,
+                  dv + p * cin * s.tiles, s.tiles);
+  }
+  input_gradients_from_domain(g_, chunk, dv, dx_);
+}
+
+}  // namespace dl::cpu

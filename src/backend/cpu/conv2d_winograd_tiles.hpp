@@ -1,0 +1,38 @@
+// Moving a chunk of samples into and out of the Winograd domain (conv2d_winograd.hpp): tiles are
+// numbered (sample, tile row, tile column) across the chunk and transformed kLanes at a time, and
+// the domain arrays hold, for each of the n^2 positions p and each channel c, the chunk's tiles
+// side by side: A[(p * channels + c) * tiles + tile], `tiles` a multiple of kLanes (the lanes
+// past the chunk's last tile hold zeros).
+#pragma once
+
+#include <cstddef>
+
+#include "backend/backend.hpp"
+
+namespace dl::cpu::winograd {
+
+struct Chunk {
+  int first_sample = 0, samples = 0;
+  std::size_t tiles = 0;  // the domain arrays' row length
+};
+
+// Tiles down and across one output plane, and per sample.
+int tiles_per_sample(const Conv2dGeometry& g);
+
+// V = Bt d Btt for every input tile and channel; x_end is the end of the batch's input.
+void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
+                      float* v);
+// y = At M Att + bias for every output tile and channel (outputs past the plane's edge dropped).
+void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
+                         float* y);
+// dM = Att dY At (dY zero past the plane's edge); dy_end is the end of the batch's dy.
+void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
+                                const float* dy_end, float* dm);
+// dx = the sum over tiles of Btt dV Bt (padding dropped); the chunk's dx is overwritten.
+void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
+                                 float* dx);
+// U[p][pair] = (G w Gt)[p] for the kLanes filter pairs (out, in) from first_pair on (fewer at
+// the end); `pairs` is out_channels * in_channels.
+void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair, float* u);
+
+}  // namespace dl::cpu::winograd
