@@ -19,6 +19,7 @@
 #include "backend/cpu/conv2d.hpp"
 #include "backend/cpu/conv2d_direct.hpp"
 #include "backend/cpu/conv2d_winograd.hpp"
+#include "backend/cpu/conv2d_winograd_transforms.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
 
@@ -210,7 +211,7 @@ const Path kPaths[] = {
     {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward, any_geometry},
     {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns, any_geometry},
     {"direct", direct_forward, direct_backward, stride_one},
-    {"winograd", winograd_forward, winograd_backward, dl::cpu::winograd_applies},
+    {"winograd", winograd_forward, winograd_backward, dl::cpu::winograd_geometry},
 };
 bool takes(const Path& path, const Conv2dGeometry& g) {
   return path.takes(g);
@@ -313,13 +314,16 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
 
 TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
   int winograd_layers = 0;
-  for (const Conv2dGeometry& g : geometries()) winograd_layers += dl::cpu::winograd_applies(g);
+  for (const Conv2dGeometry& g : geometries()) winograd_layers += dl::cpu::winograd_geometry(g);
   // LeNet's second layer, the batch of several tasks, the 16-channel 3x3 layer and the four
   // Winograd cases.
   CHECK(winograd_layers == 7);
-  CHECK_FALSE(dl::cpu::winograd_applies(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
-  CHECK_FALSE(dl::cpu::winograd_applies(truncate_geometry({2, 20, 12, 12, 50, 3, 5})));
-  CHECK_FALSE(dl::cpu::winograd_applies(truncate_geometry({2, 7, 12, 12, 50, 5, 5})));
+  CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
+  CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 20, 12, 12, 50, 3, 5})));
+  CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 7, 12, 12, 50, 5, 5})));
+  // Builds without AVX-512 keep the columns path (conv2d_winograd_transforms.hpp).
+  CHECK(dl::cpu::winograd_applies(truncate_geometry({128, 20, 12, 12, 50, 5, 5})) ==
+        dl::cpu::winograd::kWinogradPays);
 }
 
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {

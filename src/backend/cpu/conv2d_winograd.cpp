@@ -67,6 +67,10 @@ void transform_filters(const Conv2dGeometry& g, const Plan& s, const float* w, f
 }  // namespace
 
 bool winograd_applies(const Conv2dGeometry& g) {
+  return kWinogradPays && winograd_geometry(g);
+}
+
+bool winograd_geometry(const Conv2dGeometry& g) {
   return g.stride_height == 1 && g.stride_width == 1 && g.kernel_height == g.kernel_width &&
          has_transform(g.kernel_height) && g.in_channels >= kWinogradMinChannels &&
          g.out_height >= 1 && g.out_width >= 1;

@@ -18,7 +18,11 @@
 
 namespace dl::cpu {
 
-// Stride 1, square 3x3 or 5x5 filters, at least kWinogradMinChannels input channels.
+// Stride 1, square 3x3 or 5x5 filters, at least kWinogradMinChannels input channels: the layers
+// the path computes (tests run it on them in any build).
+bool winograd_geometry(const Conv2dGeometry& g);
+// The layers conv2d.cpp sends this way: winograd_geometry in a build with AVX-512 vectors
+// (kWinogradPays in conv2d_winograd_transforms.hpp).
 bool winograd_applies(const Conv2dGeometry& g);
 
 // The transformed filters, which forward and dx each compute into the workspace.
