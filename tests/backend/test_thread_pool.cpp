@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <set>
 #include <thread>
 #include <vector>
@@ -32,6 +33,28 @@ TEST_CASE("parallel_slices runs every slice once, call after call", "[thread_poo
     for (int i = 0; i < count; ++i) REQUIRE(runs[i].load() == 1);
   }
   CHECK(dl::cpu_threads() == threads);
+}
+
+// Helpers that slept (calls further apart than their spin) or were late to a call must neither
+// miss a later call nor run a slice of one that has returned: every call's counts are checked
+// again at the end, after all calls.
+TEST_CASE("parallel_slices with helpers asleep or late runs every slice once", "[thread_pool]") {
+  const int threads = GENERATE(2, 3);
+  const int count = GENERATE(1, 3, 7);
+  INFO("BLAS threads " << threads << ", slices " << count);
+  const BlasThreads blas(threads);
+  constexpr int kSpacedCalls = 40;
+  const auto gap = std::chrono::microseconds(GENERATE(0, 400));
+  std::vector<std::vector<std::atomic<int>>> runs(kSpacedCalls);
+  for (auto& call : runs) call = std::vector<std::atomic<int>>(count);
+  for (auto& call : runs) {
+    dl::cpu::parallel_slices(count, [&](int i) { call[i].fetch_add(1); });
+    std::this_thread::sleep_for(gap);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (const auto& call : runs) {
+    for (const auto& slice : call) REQUIRE(slice.load() == 1);
+  }
 }
 
 TEST_CASE("parallel_slices uses a second thread when given two", "[thread_pool]") {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -14,11 +15,15 @@
 
 // Each thread that calls parallel_slices (each worker) has its own pool of helper threads, started
 // on first use and grown to the widest call seen, so several workers' ops run side by side, each
-// on its own threads. A call publishes its slices under a new generation number and wakes the
-// helpers; every participant (the caller included) takes slice indices from one atomic counter
-// until none are left. The caller returns only when every slice has finished and every helper has
-// checked in for this generation, so no helper still touches a call's state when the next call
-// resets it. Helpers spin briefly before sleeping, since a training step issues calls back to back.
+// on its own threads. A call publishes its slices, opens, and bumps a generation number that wakes
+// the helpers; every participant (the caller included) takes slice indices from one atomic counter
+// until none are left. A helper joins a call only while it is open, and counts itself active while
+// it looks; the caller closes the call once every slice has finished and then waits for the
+// active helpers alone, so no helper still touches a call's state when the next call resets it,
+// and a helper that was asleep or descheduled for the whole call costs the caller nothing.
+// Helpers spin for a while before sleeping: a training step issues calls back to back with short
+// serial work between them (a small layer, the loss, the next batch), and a futex wake-up costs
+// tens of microseconds, which the helper would otherwise miss of every op that follows a gap.
 
 namespace dl::cpu {
 
@@ -30,9 +35,12 @@ constexpr std::size_t kScratchAlignment = 64;
 // The threads set_cpu_threads asked for.
 std::atomic<int> g_threads{1};
 
-// Polls of the generation number before a helper sleeps (a few microseconds: the gap between two
-// ops of one step).
-constexpr int kSpinPolls = 20000;
+// How long a helper polls for the next call before it sleeps: longer than the serial gaps of a
+// training step (the output layer and loss, the batch upload, a score report), so the helper sleeps
+// between epochs and not between ops. A count of polls would depend on the processor's speed.
+constexpr std::chrono::microseconds kSpinTime{200};
+// Polls between two reads of the clock (a poll takes a cycle or so, a clock read some tens).
+constexpr unsigned kPollsPerClockRead = 256;
 
 // True on a pool's helpers, and on a caller while its pool runs: a parallel_slices call from
 // inside a task runs in order instead of starting a pool of its own.
@@ -60,18 +68,19 @@ class Pool {
     count_ = count;
     next_.store(0, std::memory_order_relaxed);
     finished_.store(0, std::memory_order_relaxed);
-    checked_in_.store(0, std::memory_order_relaxed);
+    open_.store(true, std::memory_order_seq_cst);
     {
       std::lock_guard<std::mutex> lock(mutex_);
       generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     work();
-    const int helpers = static_cast<int>(helpers_.size());
-    while (finished_.load(std::memory_order_acquire) < count ||
-           checked_in_.load(std::memory_order_acquire) < helpers) {
-      std::this_thread::yield();
-    }
+    while (finished_.load(std::memory_order_acquire) < count) std::this_thread::yield();
+    // A helper that counted itself active before this store saw the call open and may be in
+    // work(); one that counts itself later sees it closed and touches nothing (both sides are
+    // sequentially consistent, so one of them sees the other's write).
+    open_.store(false, std::memory_order_seq_cst);
+    while (active_.load(std::memory_order_seq_cst) > 0) std::this_thread::yield();
     task_ = nullptr;
   }
 
@@ -91,17 +100,26 @@ class Pool {
   void help(unsigned seen) {
     t_in_pool = true;
     for (;;) {
-      int polls = 0;
-      while (generation_.load(std::memory_order_acquire) == seen && polls < kSpinPolls) ++polls;
-      if (generation_.load(std::memory_order_acquire) == seen) {
+      if (!spin_while_unchanged(seen)) {
         std::unique_lock<std::mutex> lock(mutex_);
         wake_.wait(
             lock, [&] { return stopping_ || generation_.load(std::memory_order_acquire) != seen; });
         if (stopping_) return;
       }
       seen = generation_.load(std::memory_order_acquire);
-      work();
-      checked_in_.fetch_add(1, std::memory_order_acq_rel);
+      active_.fetch_add(1, std::memory_order_seq_cst);
+      if (open_.load(std::memory_order_seq_cst)) work();
+      active_.fetch_sub(1, std::memory_order_release);
+    }
+  }
+
+  // Polls the generation number for kSpinTime; true when it moved past `seen` meanwhile.
+  bool spin_while_unchanged(unsigned seen) const {
+    const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+    for (unsigned polls = 1;; ++polls) {
+      if (generation_.load(std::memory_order_acquire) != seen) return true;
+      if (polls % kPollsPerClockRead == 0 && std::chrono::steady_clock::now() > deadline)
+        return false;
     }
   }
 
@@ -114,7 +132,8 @@ class Pool {
   int count_ = 0;
   std::atomic<int> next_{0};
   std::atomic<int> finished_{0};
-  std::atomic<int> checked_in_{0};
+  std::atomic<bool> open_{false};  // between publishing a call's slices and their last finishing
+  std::atomic<int> active_{0};     // helpers that may be looking at the current call
 };
 
 Pool& pool() {
