@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
 #include "core/error.hpp"
@@ -12,17 +11,16 @@
 namespace dl {
 namespace {
 
-constexpr int kByteValues = 256;
 constexpr float kMaxByte = 255.0f;
+constexpr std::size_t kCacheLineBytes = 64;
+// Samples gather_with asks for ahead of the one it converts.
+constexpr std::size_t kPrefetchAhead = 4;
 
-// x / 255 for every byte value, computed once: a table lookup per pixel instead of a division.
-const std::array<float, kByteValues>& byte_to_unit() {
-  static const std::array<float, kByteValues> table = [] {
-    std::array<float, kByteValues> t{};
-    for (int b = 0; b < kByteValues; ++b) t[b] = static_cast<float>(b) / kMaxByte;
-    return t;
-  }();
-  return table;
+// x / 255 for one sample's bytes. A division rather than a 256-entry table: the compiler turns it
+// into vector conversions and divisions, several times faster than a lookup per pixel, and a
+// correctly rounded division gives the table's bits.
+void bytes_to_unit(const std::uint8_t* src, std::size_t n, float* dst) {
+  for (std::size_t p = 0; p < n; ++p) dst[p] = static_cast<float>(src[p]) / kMaxByte;
 }
 
 // Index of the first label outside [0, num_classes), or -1.
@@ -132,13 +130,23 @@ void Dataset::gather_training(const std::int64_t* indices, std::size_t count, in
   gather_with(indices, count, &epoch, images, labels);
 }
 
+// Asks for the bytes of sample `index` (when it is one) ahead of their use: a shuffled batch reads
+// samples scattered over the whole data set, each a cache and TLB miss that would otherwise be
+// waited for one after the other.
+void Dataset::prefetch_sample(std::int64_t index) const {
+  if (index < 0 || index >= size()) return;
+  const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
+  for (std::size_t offset = 0; offset < sample_bytes_; offset += kCacheLineBytes)
+    __builtin_prefetch(src + offset);
+}
+
 // `epoch` null: no augmentation (evaluation).
 void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const int* epoch,
                           float* images, std::int32_t* labels) const {
-  const auto& unit = byte_to_unit();
   const ops::SampleTransform t =
       pipeline_.sample_transform(channels_, rows_, cols_, epoch != nullptr, epoch ? *epoch : 0);
   for (std::size_t i = 0; i < count; ++i) {
+    if (i + kPrefetchAhead < count) prefetch_sample(indices[i + kPrefetchAhead]);
     const std::int64_t index = indices[i];
     if (index < 0 || index >= size()) {
       throw DataError(
@@ -152,7 +160,7 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
       ops::transform_sample(src, t, ops::augment_draw(t, index), pipeline_.mean.data(),
                             pipeline_.std.data(), dst);
     } else {
-      for (std::size_t p = 0; p < sample_bytes_; ++p) dst[p] = unit[src[p]];
+      bytes_to_unit(src, sample_bytes_, dst);
     }
     labels[i] = labels_[static_cast<std::size_t>(index)];
   }

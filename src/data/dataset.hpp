@@ -67,6 +67,7 @@ class Dataset {
   std::vector<std::int32_t> labels_;
   InputPipeline pipeline_;
 
+  void prefetch_sample(std::int64_t index) const;
   void gather_with(const std::int64_t* indices, std::size_t count, const int* epoch, float* images,
                    std::int32_t* labels) const;
 };

@@ -50,6 +50,55 @@ class HostBatches final : public BatchSource {
   BatchLoader loader_;
 };
 
+// A batch of `n` samples at `indices` from a training set in the model's backend's memory
+// (`pixels`, `labels`, the pipeline's `channel_mean` and `channel_std`) into the model's input
+// and labels: through the input pipeline where it transforms, else the plain conversion.
+void gather_batch(const Dataset& data, int epoch, const std::uint8_t* pixels,
+                  const std::int32_t* labels, const float* channel_mean, const float* channel_std,
+                  const std::int32_t* indices, int n, Model& model) {
+  Backend& backend = model.backend();
+  const InputPipeline& pipeline = data.pipeline();
+  if (pipeline.transforms()) {
+    // The host loader's Dataset::gather_training, on the backend (backend/ops/augment.hpp).
+    const ops::SampleTransform t =
+        pipeline.sample_transform(data.channels(), data.rows(), data.cols(), true, epoch);
+    backend.gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std,
+                               model.input(), model.labels());
+  } else {
+    backend.gather_samples(pixels, labels, data.sample_floats(), indices, n, model.input(),
+                           model.labels());
+  }
+}
+
+// The host path on the CPU backend, whose memory is the host's: each round its batch is gathered
+// by the backend straight from the data set into the model's input and labels, in the backend's
+// own tasks, so there is no loader thread competing with the ops for the cores and no copy.
+class HostDirectBatches final : public BatchSource {
+ public:
+  HostDirectBatches(const Dataset& data, std::shared_ptr<const EpochPlan> plan, int global_worker,
+                    Model& model)
+      : data_(data), plan_(std::move(plan)), global_worker_(global_worker), model_(model) {
+    indices_.reserve(static_cast<std::size_t>(plan_->batch_size()));
+  }
+
+  int next(std::int64_t round) override {
+    const EpochPlan::Slice slice = plan_->batch(round, global_worker_);
+    indices_.assign(slice.indices, slice.indices + slice.count);
+    const InputPipeline& pipeline = data_.pipeline();
+    const int n = static_cast<int>(slice.count);
+    gather_batch(data_, plan_->epoch(), data_.pixels().data(), data_.labels().data(),
+                 pipeline.mean.data(), pipeline.std.data(), indices_.data(), n, model_);
+    return n;
+  }
+
+ private:
+  const Dataset& data_;
+  std::shared_ptr<const EpochPlan> plan_;
+  int global_worker_;
+  Model& model_;
+  std::vector<std::int32_t> indices_;  // the round's sample indices, as the backend takes them
+};
+
 class ResidentBatches final : public BatchSource {
  public:
   // Uploads the worker's sample indices of rounds first_round.. of `plan`, in round order.
@@ -75,20 +124,9 @@ class ResidentBatches final : public BatchSource {
 
   int next(std::int64_t round) override {
     const int n = static_cast<int>(plan_->batch(round, global_worker_).count);
-    const std::int32_t* indices = resident_.epoch_indices.data() + offset_;
-    Backend& backend = model_.backend();
-    const InputPipeline& pipeline = data_.pipeline();
-    if (pipeline.transforms()) {
-      // The host loader's Dataset::gather_training, on the device (backend/ops/augment.hpp).
-      const ops::SampleTransform t = pipeline.sample_transform(data_.channels(), data_.rows(),
-                                                               data_.cols(), true, plan_->epoch());
-      backend.gather_transformed(resident_.pixels.data(), resident_.labels.data(), t, indices, n,
-                                 resident_.channel_mean.data(), resident_.channel_std.data(),
-                                 model_.input(), model_.labels());
-    } else {
-      backend.gather_samples(resident_.pixels.data(), resident_.labels.data(),
-                             data_.sample_floats(), indices, n, model_.input(), model_.labels());
-    }
+    gather_batch(data_, plan_->epoch(), resident_.pixels.data(), resident_.labels.data(),
+                 resident_.channel_mean.data(), resident_.channel_std.data(),
+                 resident_.epoch_indices.data() + offset_, n, model_);
     offset_ += static_cast<std::size_t>(n);
     return n;
   }
@@ -159,9 +197,11 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
                     bytes, config.memory.maximumDeviceCacheableLength);
   }
   return fmt::format(
-      "data: host loader (data.deviceResident: {}{}): each batch converted on the host and "
-      "uploaded every round",
-      setting, why);
+      "data: host loader (data.deviceResident: {}{}): each batch converted on the "
+      "host {}",
+      setting, why,
+      backend == BackendKind::kCpu ? "straight into the model's input every round"
+                                   : "and uploaded every round");
 }
 
 std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
@@ -173,6 +213,8 @@ std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
     return std::make_unique<ResidentBatches>(data, std::move(plan), global_worker, first_round,
                                              model, *resident);
   }
+  if (model.backend().kind() == BackendKind::kCpu && indices_fit_int32(data))
+    return std::make_unique<HostDirectBatches>(data, std::move(plan), global_worker, model);
   return std::make_unique<HostBatches>(data, std::move(plan), global_worker, first_round,
                                        prefetch_depth, model);
 }
