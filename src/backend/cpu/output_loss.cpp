@@ -3,31 +3,65 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/activation.hpp"
+#include "backend/cpu/thread_pool.hpp"
 #include "core/error.hpp"
 
 namespace dl::cpu {
 
 namespace {
 
-// Softmax + cross-entropy of one row. Returns the sample's loss.
+// Softmax + cross-entropy of one row, with `e` room for its k exponentials (each computed once).
+// Returns the sample's loss.
 double softmax_cross_entropy_row(std::size_t k, const float* z, std::int32_t label, float* out,
-                                 float* dz, float grad_scale) {
+                                 float* dz, float grad_scale, double* e) {
   const float z_label = z[label];  // read before `out` (which may alias z) is written
   float row_max = z[0];
   for (std::size_t j = 1; j < k; ++j) row_max = std::max(row_max, z[j]);
   double sum = 0.0;
-  for (std::size_t j = 0; j < k; ++j) sum += std::exp(static_cast<double>(z[j] - row_max));
+  for (std::size_t j = 0; j < k; ++j) {
+    e[j] = std::exp(static_cast<double>(z[j] - row_max));
+    sum += e[j];
+  }
   const double log_sum_exp = static_cast<double>(row_max) + std::log(sum);
   const double inv_sum = 1.0 / sum;
   for (std::size_t j = 0; j < k; ++j) {
-    const float a = static_cast<float>(std::exp(static_cast<double>(z[j] - row_max)) * inv_sum);
+    const float a = static_cast<float>(e[j] * inv_sum);
     out[j] = a;
     dz[j] = grad_scale * a;
   }
   dz[label] -= grad_scale;
   return log_sum_exp - z_label;
+}
+
+// Rows of softmax + cross-entropy in tasks of kRowsPerTask (the output layer runs between two
+// parallel layers, so a serial loss would leave the other threads waiting); each row's loss is
+// kept and the losses are added in row order afterwards, so the sum is the same on any thread
+// count.
+constexpr int kRowsPerTask = 32;
+
+double softmax_cross_entropy(std::size_t rows, std::size_t cols, const float* z,
+                             const std::int32_t* labels, float* out, float* dz, float grad_scale) {
+  thread_local std::vector<double> caller_row_losses;
+  // A reference: inside the tasks the name would be each helper's own thread_local.
+  std::vector<double>& row_losses = caller_row_losses;
+  row_losses.resize(rows);
+  const int n = static_cast<int>(rows);
+  parallel_slices(task_count(n, kRowsPerTask), [&](int task) {
+    thread_local std::vector<double> exponentials;
+    exponentials.resize(cols);
+    const std::size_t begin = static_cast<std::size_t>(task) * kRowsPerTask;
+    const std::size_t end = std::min(rows, begin + kRowsPerTask);
+    for (std::size_t r = begin; r < end; ++r) {
+      row_losses[r] = softmax_cross_entropy_row(cols, z + r * cols, labels[r], out + r * cols,
+                                                dz + r * cols, grad_scale, exponentials.data());
+    }
+  });
+  double total = 0.0;
+  for (std::size_t r = 0; r < rows; ++r) total += row_losses[r];
+  return total;
 }
 
 // Cross-entropy for a non-softmax activation: out already holds a. Writes dL/da (scaled) into
@@ -70,9 +104,7 @@ void output_loss(LossFunction loss, Activation act, int n, int k, const float* z
   const bool cross_entropy = loss != LossFunction::kMse;
   double total = 0.0;
   if (cross_entropy && act == Activation::kSoftmax) {
-    for (std::size_t r = 0; r < rows; ++r)
-      total += softmax_cross_entropy_row(cols, z + r * cols, labels[r], out + r * cols,
-                                         dz + r * cols, grad_scale);
+    total = softmax_cross_entropy(rows, cols, z, labels, out, dz, grad_scale);
     loss_sum[0] = static_cast<float>(total);
     return;
   }
