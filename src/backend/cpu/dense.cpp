@@ -14,8 +14,9 @@
 // tiles; 64-row tiles cost nothing on one thread but 25% on two) and dW in 400 input rows x 32
 // output columns (32 tiles) cost nothing against whole products; dx keeps 128 input columns by
 // every row (7 tiles), since narrower dx tiles, or fewer rows, measured 5-15% slower (the product
-// dy w^T packs its B per tile). A small layer (the output layer) stays one call: waking the pool
-// costs more than it saves there.
+// dy w^T packs its B per tile). A small layer (the output layer) stays one product per pass:
+// waking the pool for its tiles costs more than they save; its backward runs dW and dx side by
+// side, as two tasks.
 
 namespace dl::cpu {
 
@@ -93,8 +94,11 @@ void dense_forward(int n, int in, int out, const float* x, const float* w, const
 void dense_backward(int n, int in, int out, const float* x, const float* w, const float* dy,
                     float* dx, float* dw, float* db) {
   if (!sliced(n, in, out)) {
-    weight_gradient_tile({0, in}, {0, out}, true, n, in, out, x, dy, dw, db);
-    if (dx != nullptr) input_gradient_columns({0, in}, n, in, out, w, dy, dx);
+    // dW with db, and dx: two whole products, side by side on two threads.
+    parallel_slices(dx != nullptr ? 2 : 1, [&](int i) {
+      if (i == 0) return weight_gradient_tile({0, in}, {0, out}, true, n, in, out, x, dy, dw, db);
+      input_gradient_columns({0, in}, n, in, out, w, dy, dx);
+    });
     return;
   }
   const int input_tiles = dx != nullptr ? task_count(in, kInputColumnsPerTile) : 0;
