@@ -21,9 +21,11 @@
 // it looks; the caller closes the call once every slice has finished and then waits for the
 // active helpers alone, so no helper still touches a call's state when the next call resets it,
 // and a helper that was asleep or descheduled for the whole call costs the caller nothing.
-// Helpers spin for a while before sleeping: a training step issues calls back to back with short
+// Helpers poll for a while before sleeping: a training step issues calls back to back with short
 // serial work between them (a small layer, the loss, the next batch), and a futex wake-up costs
 // tens of microseconds, which the helper would otherwise miss of every op that follows a gap.
+// They yield between polls, so that with more threads than free cores the polling costs the
+// threads that have work nothing.
 
 namespace dl::cpu {
 
@@ -39,8 +41,10 @@ std::atomic<int> g_threads{1};
 // training step (the output layer and loss, the batch upload, a score report), so the helper sleeps
 // between epochs and not between ops. A count of polls would depend on the processor's speed.
 constexpr std::chrono::microseconds kSpinTime{200};
-// Polls between two reads of the clock (a poll takes a cycle or so, a clock read some tens).
-constexpr unsigned kPollsPerClockRead = 256;
+// Polls between two reads of the clock. Each poll ends in a yield, so a polling helper gives its
+// core to any thread that has work there (more threads than cores, other processes) instead of
+// holding it for the whole kSpinTime, and costs nothing more than the system call otherwise.
+constexpr unsigned kPollsPerClockRead = 16;
 
 // True on a pool's helpers, and on a caller while its pool runs: a parallel_slices call from
 // inside a task runs in order instead of starting a pool of its own.
@@ -118,6 +122,7 @@ class Pool {
     const auto deadline = std::chrono::steady_clock::now() + kSpinTime;
     for (unsigned polls = 1;; ++polls) {
       if (generation_.load(std::memory_order_acquire) != seen) return true;
+      std::this_thread::yield();
       if (polls % kPollsPerClockRead == 0 && std::chrono::steady_clock::now() > deadline)
         return false;
     }
