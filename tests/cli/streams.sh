@@ -119,9 +119,11 @@ rc=$(full_pipe_run 20 0 /dev/null "$DL_TRAIN" "${args[@]}") || fail "full stderr
 [ "$rc" = 3 ] || fail "full stderr, missing data: exit $rc, want 3"
 echo "ok: full stderr: the final error message does not block, exit 3"
 
-# SIGHUP (a closed terminal) stops like SIGTERM: a checkpoint, exit 129.
+# SIGHUP (a closed terminal) stops like SIGTERM: a checkpoint, exit 129. The run gets SIGHUP's
+# default disposition even where this suite itself runs under nohup (which dl-train honours, as
+# the next case shows).
 mapfile -t args < <(small_args "$WORK/data" "$WORK/hangup" epochs=2 output.scoreEveryIterations=1)
-"$DL_TRAIN" "${args[@]}" >"$WORK/hangup.log" 2>&1 &
+env --default-signal=HUP "$DL_TRAIN" "${args[@]}" >"$WORK/hangup.log" 2>&1 &
 pid=$!
 wait_for_lines "$WORK/hangup/scores.csv" 2 400 0.05
 kill -HUP "$pid"
