@@ -21,12 +21,10 @@ using Row = float __attribute__((vector_size(kRowFloats * sizeof(float))));
 using LaneIndex = int __attribute__((vector_size(kLanes * sizeof(int))));
 
 inline Row load_row(const float* p) {
-  Row v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
+  return load_vector<Row>(p);
 }
 inline void store_row(float* p, Row v) {
-  __builtin_memcpy(p, &v, sizeof v);
+  store_vector(p, v);
 }
 
 // The lane picks of one stage of a 16 x 16 transpose: rows r and r + kBlock swap their

@@ -34,13 +34,22 @@ constexpr bool kWinogradPays = true;
 constexpr bool kWinogradPays = false;
 #endif
 
-inline Lanes load_lanes(const float* p) {
-  Lanes v;
+// A vector of floats from or to memory with any alignment.
+template <typename Vector>
+inline Vector load_vector(const float* p) {
+  Vector v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-inline void store_lanes(float* p, Lanes v) {
+template <typename Vector>
+inline void store_vector(float* p, Vector v) {
   __builtin_memcpy(p, &v, sizeof v);
+}
+inline Lanes load_lanes(const float* p) {
+  return load_vector<Lanes>(p);
+}
+inline void store_lanes(float* p, Lanes v) {
+  store_vector(p, v);
 }
 
 // Filter sizes with interpolation points, and the points. 0 and +-1 are exact; for r = 5 the
@@ -107,9 +116,13 @@ constexpr Matrices<R> build_matrices() {
 template <int R>
 inline constexpr Matrices<R> kMatrices = build_matrices<R>();
 
-// out (rows x cols) = M in, M rows x inner, element (i, k) at m[i * row + k * col].
-template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize>
-inline void left(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
+// out(i, c) = sum over k < kInner of M(i, k) in(k, c), for i < kRows and c < kCols, with
+// M(i, k) = m[i * kMRow + k * kMCol], in(k, c) = in[k * kInRow + c * kInCol] and out(i, c) =
+// out[i * kOutRow + c * kOutCol]: M in (left) and, with in and out read transposed, in Mt
+// (right).
+template <int kRows, int kInner, int kCols, int kMRow, int kMCol, int kInRow, int kInCol,
+          int kOutRow, int kOutCol, std::size_t kSize>
+inline void combine(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 8
@@ -117,30 +130,24 @@ inline void left(const std::array<float, kSize>& m, const Lanes* in, Lanes* out)
       Lanes s{};
 #pragma GCC unroll 8
       for (int k = 0; k < kInner; ++k) {
-        const float coefficient = m[i * kRow + k * kCol];
-        if (coefficient != 0.0f) s += coefficient * in[k * kCols + c];
+        const float coefficient = m[i * kMRow + k * kMCol];
+        if (coefficient != 0.0f) s += coefficient * in[k * kInRow + c * kInCol];
       }
-      out[i * kCols + c] = s;
+      out[i * kOutRow + c * kOutCol] = s;
     }
   }
 }
 
-// out (rows x cols) = in Mt, in rows x inner, M cols x inner with element (j, k) as above.
+// out (rows x cols) = M in, M rows x inner (element (i, k) at m[i * kRow + k * kCol]).
+template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize>
+inline void left(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
+  combine<kRows, kInner, kCols, kRow, kCol, kCols, 1, kCols, 1>(m, in, out);
+}
+
+// out (rows x cols) = in Mt, in rows x inner, M cols x inner (element (j, k) as above).
 template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize>
 inline void right(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
-#pragma GCC unroll 8
-  for (int r = 0; r < kRows; ++r) {
-#pragma GCC unroll 8
-    for (int j = 0; j < kCols; ++j) {
-      Lanes s{};
-#pragma GCC unroll 8
-      for (int k = 0; k < kInner; ++k) {
-        const float coefficient = m[j * kRow + k * kCol];
-        if (coefficient != 0.0f) s += coefficient * in[r * kInner + k];
-      }
-      out[r * kCols + j] = s;
-    }
-  }
+  combine<kCols, kInner, kRows, kRow, kCol, 1, kInner, 1, kCols>(m, in, out);
 }
 
 // Tiles are row-major arrays of lane vectors: n x n (d, V, M, dM, dV) or m x m (y, dY).
