@@ -61,21 +61,25 @@ LaneTiles lanes_at(const Conv2dGeometry& g, const Chunk& c, std::size_t first_ti
   return l;
 }
 
-// The lanes' runs of side-by-side windows (conv2d_winograd_lanes.hpp): a run goes on while the
-// next lane has the same sample and tile row and the next tile column.
-template <int N>
-Runs runs_of(const LaneTiles& l) {
+// Runs of lanes whose tiles sit side by side in one plane row (conv2d_winograd_lanes.hpp): a run
+// goes on while the next lane has the same sample and tile row and the next tile column, up to
+// max_length lanes; a lane for which inside(lane) is false is a run of length 0 at that lane, for
+// the element-wise path.
+template <typename Inside>
+Runs side_by_side_runs(const LaneTiles& l, int max_length, Inside inside) {
   Runs runs;
   for (int lane = 0; lane < kLanes; ++lane) {
+    const bool in = inside(lane);
     const int r = runs.count - 1;
-    const bool extends =
-        r >= 0 && runs.length[r] < kMaxRun<N> && l.sample[lane] == l.sample[lane - 1] &&
-        l.out_row[lane] == l.out_row[lane - 1] && l.out_col[lane] == l.out_col[lane - 1] + kM;
+    const bool extends = in && r >= 0 && runs.length[r] > 0 && runs.length[r] < max_length &&
+                         l.sample[lane] == l.sample[lane - 1] &&
+                         l.out_row[lane] == l.out_row[lane - 1] &&
+                         l.out_col[lane] == l.out_col[lane - 1] + kM;
     if (extends) {
       ++runs.length[r];
     } else {
       runs.first[runs.count] = lane;
-      runs.length[runs.count++] = 1;
+      runs.length[runs.count++] = in ? 1 : 0;
     }
   }
   return runs;
@@ -172,27 +176,13 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
   }
 }
 
-// Runs of side-by-side output tiles lying wholly inside their plane (at most kLanes / kM
-// tiles: a run's row fits one lane vector); a lane whose tile is cut by the plane's edge, or that
-// has none, is a run of length 0 at that lane, for the element-wise path.
+// Runs of side-by-side output tiles lying wholly inside their plane, at most kLanes / kM tiles
+// (a run's row fits one lane vector).
 Runs output_runs(const Conv2dGeometry& g, const LaneTiles& l) {
-  Runs runs;
-  for (int lane = 0; lane < kLanes; ++lane) {
-    const bool inside = l.sample[lane] >= 0 && l.out_row[lane] + kM <= g.out_height &&
-                        l.out_col[lane] + kM <= g.out_width;
-    const int r = runs.count - 1;
-    const bool extends = inside && r >= 0 && runs.length[r] > 0 && runs.length[r] < kLanes / kM &&
-                         l.sample[lane] == l.sample[lane - 1] &&
-                         l.out_row[lane] == l.out_row[lane - 1] &&
-                         l.out_col[lane] == l.out_col[lane - 1] + kM;
-    if (extends) {
-      ++runs.length[r];
-    } else {
-      runs.first[runs.count] = lane;
-      runs.length[runs.count++] = inside ? 1 : 0;
-    }
-  }
-  return runs;
+  return side_by_side_runs(l, kLanes / kM, [&](int lane) {
+    return l.sample[lane] >= 0 && l.out_row[lane] + kM <= g.out_height &&
+           l.out_col[lane] + kM <= g.out_width;
+  });
 }
 
 template <int R>
@@ -309,7 +299,8 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
     const LaneTiles l = lanes_at(g, c, first);
     const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top, g.pad_left,
                                             height, width, offsets);
-    const Runs runs = runs_of<n>(l);
+    // Used only where every lane's window lies inside its plane (interior_offsets).
+    const Runs runs = side_by_side_runs(l, kMaxRun<n>, [](int) { return true; });
     for (int ci = 0; ci < g.in_channels; ++ci) {
       load_domain<n * n>(dv, g.in_channels, ci, c, first, t);
       input_transform_adjoint<R>(t, dd);
