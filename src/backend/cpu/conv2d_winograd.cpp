@@ -92,8 +92,7 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
     const Chunk chunk = chunk_of(g, s, task);
     float* v = thread_scratch(v_floats + s.positions * cout * s.tiles);
     float* m = v + v_floats;
-    inputs_to_domain(g, chunk, x,
-                     x + static_cast<std::size_t>(g.batch) * cin * g.in_height * g.in_width, v);
+    inputs_to_domain(g, chunk, x, v);
     for (int p = 0; p < s.positions; ++p) {
       lanes_product(cout, cin, u + p * s.pairs, cin, 1, v + p * cin * s.tiles,
                     m + p * cout * s.tiles, s.tiles);
@@ -119,9 +118,7 @@ void WinogradInputGradient::run(int task) const {
   const Chunk chunk = chunk_of(g_, s, task);
   float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
   float* dv = dm + dm_floats;
-  const std::size_t dy_floats =
-      static_cast<std::size_t>(g_.batch) * cout * g_.out_height * g_.out_width;
-  output_gradients_to_domain(g_, chunk, dy_, dy_ + dy_floats, dm);
+  output_gradients_to_domain(g_, chunk, dy_, dm);
   for (int p = 0; p < s.positions; ++p) {
     // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
     lanes_product(cin, cout, u_ + p * s.pairs, 1, cin, dm + p * cout * s.tiles,

@@ -141,14 +141,15 @@ void load_domain(const float* a, int channels, int channel, const Chunk& c, std:
 }
 
 template <int R>
-void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
-                        float* v) {
+void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.in_height) * g.in_width;
   const std::size_t sample_floats = plane * g.in_channels;
   const float* x0 = x + static_cast<std::size_t>(c.first_sample) * sample_floats;
-  // Whole rows may be read while the last one ends inside x.
-  const std::ptrdiff_t readable = x_end - x0 - ((n - 1) * g.in_width + kRowFloats);
+  // Whole rows may be read while the last one ends inside the batch's x.
+  const std::ptrdiff_t readable =
+      static_cast<std::ptrdiff_t>((g.batch - c.first_sample) * sample_floats) -
+      ((n - 1) * g.in_width + kRowFloats);
   Staging<n, n> s;
   Lanes d[n * n], t[n * n];
   alignas(64) int offsets[kLanes];
@@ -229,9 +230,10 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
 
 template <int R>
 void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* dy,
-                                  const float* dy_end, float* dm) {
+                                  float* dm) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
+  const float* dy_end = dy + static_cast<std::size_t>(g.batch) * g.out_channels * plane;
   Staging<kM, kM> s;
   Lanes d[kM * kM], t[n * n];
   LaneIndex masks[kLanes][kM];
@@ -361,18 +363,16 @@ int tiles_per_sample(const Conv2dGeometry& g) {
   return tile_rows(g) * tile_cols(g);
 }
 
-void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
-                      float* v) {
-  by_filter(g, [&](auto r) { inputs_to_domain_r<decltype(r)::value>(g, c, x, x_end, v); });
+void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
+  by_filter(g, [&](auto r) { inputs_to_domain_r<decltype(r)::value>(g, c, x, v); });
 }
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y) {
   by_filter(g, [&](auto r) { outputs_from_domain_r<decltype(r)::value>(g, c, m, bias, y); });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
-                                const float* dy_end, float* dm) {
-  by_filter(
-      g, [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dy_end, dm); });
+                                float* dm) {
+  by_filter(g, [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dm); });
 }
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx) {

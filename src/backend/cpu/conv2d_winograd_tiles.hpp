@@ -19,15 +19,14 @@ struct Chunk {
 // Tiles down and across one output plane, and per sample.
 int tiles_per_sample(const Conv2dGeometry& g);
 
-// V = Bt d Btt for every input tile and channel; x_end is the end of the batch's input.
-void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, const float* x_end,
-                      float* v);
+// V = Bt d Btt for every input tile and channel (x is the whole batch's input).
+void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v);
 // y = At M Att + bias for every output tile and channel (outputs past the plane's edge dropped).
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y);
-// dM = Att dY At (dY zero past the plane's edge); dy_end is the end of the batch's dy.
+// dM = Att dY At (dY zero past the plane's edge; dy is the whole batch's).
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
-                                const float* dy_end, float* dm);
+                                float* dm);
 // dx = the sum over tiles of Btt dV Bt (padding dropped); the chunk's dx is overwritten.
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx);
