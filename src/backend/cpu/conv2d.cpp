@@ -48,8 +48,6 @@ using conv_detail::im2col_any;
 using conv_detail::im2row_any;
 using conv_detail::kCopySlack;
 
-// Every workspace part starts on a 64-byte boundary (16 floats) so SIMD stores never split a line.
-constexpr std::size_t kAlignFloats = 16;
 // Output columns (samples * out_h * out_w) a forward or dx task takes at least.
 constexpr std::size_t kTaskColumns = 128;
 // ... and at least this many multiply-adds: smaller tasks of LeNet's first layer (one sample,
@@ -69,10 +67,6 @@ constexpr std::size_t kTransposedColumnsBelow = 64;
 constexpr std::size_t kReduceFloats = 4096;
 // Partial sums kept side by side when reducing a row: one AVX-512 register's worth of lanes.
 constexpr int kSumLanes = 16;
-
-std::size_t round_up(std::size_t n) {
-  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
-}
 
 struct Plan {
   std::size_t k = 0;         // rows of col: in_channels * kernel_height * kernel_width
@@ -109,11 +103,11 @@ Plan plan_of(const Conv2dGeometry& g) {
 }
 
 std::size_t col_floats(const Plan& s) {
-  return round_up(s.k * s.ohw * s.task_samples + kCopySlack);
+  return round_up_to_lines(s.k * s.ohw * s.task_samples + kCopySlack);
 }
 std::size_t out_buffer_floats(const Conv2dGeometry& g, const Plan& s) {
   return s.task_samples > 1
-             ? round_up(static_cast<std::size_t>(g.out_channels) * s.ohw * s.task_samples)
+             ? round_up_to_lines(static_cast<std::size_t>(g.out_channels) * s.ohw * s.task_samples)
              : 0;
 }
 std::size_t scratch_floats(const Conv2dGeometry& g, const Plan& s) {
@@ -125,11 +119,11 @@ bool transposed_columns(const Plan& s) {
 // Backward's scratch: a sample's columns (or dcol) and, where im2row transposes im2col's columns,
 // those columns too.
 std::size_t backward_scratch_floats(const Conv2dGeometry& g, const Plan& s) {
-  const std::size_t one = round_up(s.k * s.ohw + kCopySlack);
+  const std::size_t one = round_up_to_lines(s.k * s.ohw + kCopySlack);
   return std::max(scratch_floats(g, s), transposed_columns(s) ? 2 * one : one);
 }
 std::size_t partial_floats(const Conv2dGeometry& g, const Plan& s) {
-  return round_up(s.weights + g.out_channels);
+  return round_up_to_lines(s.weights + g.out_channels);
 }
 
 SliceRange samples_of(const Conv2dGeometry& g, int per_task, int task) {
@@ -197,7 +191,8 @@ void weight_gradient_samples(const Conv2dGeometry& g, const Plan& s, SliceRange 
     const float beta = n == r.begin ? 0.0f : 1.0f;
     const float* xn = x + n * s.x_sample;
     if (transposed_columns(s)) {
-      im2row_any(g, xn, x + g.batch * s.x_sample, col, col + round_up(s.k * s.ohw + kCopySlack));
+      im2row_any(g, xn, x + g.batch * s.x_sample, col,
+                 col + round_up_to_lines(s.k * s.ohw + kCopySlack));
       sgemm(false, false, cout, k, ld, 1.0f, dyn, ld, col, k, beta, dw, k);
     } else {
       im2col_any(g, xn, x + g.batch * s.x_sample, 1, col, s.ohw);

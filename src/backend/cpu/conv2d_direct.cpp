@@ -58,11 +58,6 @@ constexpr std::size_t kMacsPerPartialFloat = 4096;
 // group of samples where one sample has fewer. 12x12 -> 50 x 8x8 from one channel (64
 // positions): 283 us one sample at a time, 154 in groups of 4 samples, 138 of 8, 143 of 16.
 constexpr std::size_t kGroupPositions = 512;
-constexpr std::size_t kAlignFloats = 16;
-
-std::size_t round_up(std::size_t n) {
-  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
-}
 
 // The kSumLanes lanes at v added in one fixed order.
 float lane_sum(const float* v) {
@@ -100,7 +95,7 @@ Layout layout_of(const Conv2dGeometry& g) {
   l.vectors = (l.positions + kNative - 1) / kNative;
   l.taps = g.in_channels * g.kernel_height * g.kernel_width;
   l.plane = static_cast<std::size_t>(l.rows) * g.out_width;
-  l.shifted = round_up(l.plane * g.in_channels * g.kernel_width + kSumLanes);
+  l.shifted = round_up_to_lines(l.plane * g.in_channels * g.kernel_width + kSumLanes);
   l.x_sample = static_cast<std::size_t>(g.in_channels) * g.in_height * g.in_width;
   l.y_sample = static_cast<std::size_t>(g.out_channels) * l.positions;
   l.weights = static_cast<std::size_t>(g.out_channels) * l.taps;
@@ -119,7 +114,7 @@ Layout layout_of(const Conv2dGeometry& g) {
 }
 
 std::size_t partial_floats(const Conv2dGeometry& g, const Layout& l) {
-  return round_up(l.weights + g.out_channels);
+  return round_up_to_lines(l.weights + g.out_channels);
 }
 
 // Row r of one plane: x's row r - pad_top (src, already moved by the plane's shift), columns

@@ -19,13 +19,8 @@ constexpr int kWinogradMinChannels = 8;
 // Tiles per task, at least: four lane vectors, the products' register block (LeNet's second
 // layer: 4 samples of 16 tiles, 32 tasks at batch 128).
 constexpr int kTaskTiles = 4 * kLanes;
-constexpr std::size_t kAlignFloats = 16;
 // Filter pairs' lane groups transformed per task.
 constexpr int kFilterGroupsPerTask = 4;
-
-std::size_t round_up(std::size_t n) {
-  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
-}
 
 struct Plan {
   int positions = 0;      // n^2
@@ -43,7 +38,9 @@ Plan plan_of(const Conv2dGeometry& g) {
   const int per_sample = tiles_per_sample(g);
   s.task_samples = std::clamp((kTaskTiles + per_sample - 1) / per_sample, 1, std::max(g.batch, 1));
   s.tasks = task_count(g.batch, s.task_samples);
-  s.tiles = round_up(static_cast<std::size_t>(s.task_samples) * per_sample);
+  // Whole lane vectors of tiles.
+  const std::size_t tiles = static_cast<std::size_t>(s.task_samples) * per_sample;
+  s.tiles = (tiles + kLanes - 1) / kLanes * kLanes;
   return s;
 }
 
@@ -78,7 +75,7 @@ bool winograd_geometry(const Conv2dGeometry& g) {
 
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
   const Plan s = plan_of(g);
-  return round_up(s.positions * s.pairs);
+  return round_up_to_lines(s.positions * s.pairs);
 }
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,

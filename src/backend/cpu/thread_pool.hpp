@@ -29,6 +29,14 @@ inline SliceRange slice_range(int count, int slices, int i) {
 // Threads parallel_slices uses: what set_cpu_threads (cpu_backend.hpp) last set, at least 1.
 int parallel_width();
 
+// Floats in a cache line. Parts of a scratch buffer or workspace that start on a whole line keep
+// SIMD stores from splitting lines.
+constexpr std::size_t kLineFloats = 16;
+// n floats rounded up to whole lines.
+inline std::size_t round_up_to_lines(std::size_t n) {
+  return (n + kLineFloats - 1) / kLineFloats * kLineFloats;
+}
+
 // A buffer of at least `floats` floats, 64-byte aligned, owned by the calling thread and reused
 // by its next call (a task's scratch: im2col columns). Its contents are not kept between tasks.
 float* thread_scratch(std::size_t floats);
