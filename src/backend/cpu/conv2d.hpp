@@ -21,8 +21,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
                      float* dx, float* dw, float* db, float* workspace);
 
 // The columns path alone, whatever the geometry (conv2d_forward and conv2d_backward take the
-// direct path, conv2d_direct.hpp, where it applies): for tests and comparisons, and the direct
-// path's dx. Its backward skips dw and db when dw is null.
+// direct or the Winograd path where it applies): for tests and comparisons, the direct path's dx
+// and the Winograd path's dW. Its backward skips dw and db when dw is null.
 std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g);
 void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                             float* y, float* workspace);
