@@ -5,23 +5,12 @@
 #include <algorithm>
 #include <utility>
 
+#include "backend/ops/gather.hpp"
 #include "core/error.hpp"
 #include "data/idx_reader.hpp"
 
 namespace dl {
 namespace {
-
-constexpr float kMaxByte = 255.0f;
-constexpr std::size_t kCacheLineBytes = 64;
-// Samples gather_with asks for ahead of the one it converts.
-constexpr std::size_t kPrefetchAhead = 4;
-
-// x / 255 for one sample's bytes. A division rather than a 256-entry table: the compiler turns it
-// into vector conversions and divisions, several times faster than a lookup per pixel, and a
-// correctly rounded division gives the table's bits.
-void bytes_to_unit(const std::uint8_t* src, std::size_t n, float* dst) {
-  for (std::size_t p = 0; p < n; ++p) dst[p] = static_cast<float>(src[p]) / kMaxByte;
-}
 
 // Index of the first label outside [0, num_classes), or -1.
 std::int64_t first_bad_label(const std::vector<std::int32_t>& labels, int num_classes) {
@@ -136,8 +125,7 @@ void Dataset::gather_training(const std::int64_t* indices, std::size_t count, in
 void Dataset::prefetch_sample(std::int64_t index) const {
   if (index < 0 || index >= size()) return;
   const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
-  for (std::size_t offset = 0; offset < sample_bytes_; offset += kCacheLineBytes)
-    __builtin_prefetch(src + offset);
+  ops::prefetch_bytes(src, sample_bytes_);
 }
 
 // `epoch` null: no augmentation (evaluation).
@@ -146,7 +134,8 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
   const ops::SampleTransform t =
       pipeline_.sample_transform(channels_, rows_, cols_, epoch != nullptr, epoch ? *epoch : 0);
   for (std::size_t i = 0; i < count; ++i) {
-    if (i + kPrefetchAhead < count) prefetch_sample(indices[i + kPrefetchAhead]);
+    if (i + ops::kPrefetchSamplesAhead < count)
+      prefetch_sample(indices[i + ops::kPrefetchSamplesAhead]);
     const std::int64_t index = indices[i];
     if (index < 0 || index >= size()) {
       throw DataError(
@@ -160,7 +149,7 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
       ops::transform_sample(src, t, ops::augment_draw(t, index), pipeline_.mean.data(),
                             pipeline_.std.data(), dst);
     } else {
-      bytes_to_unit(src, sample_bytes_, dst);
+      ops::pixels_to_unit(src, sample_bytes_, dst);
     }
     labels[i] = labels_[static_cast<std::size_t>(index)];
   }

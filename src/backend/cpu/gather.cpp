@@ -11,15 +11,6 @@ namespace {
 // Samples per task: a batch of 128 makes 8 tasks. Each sample is written by one task alone, so
 // the batch is the same on any thread count.
 constexpr int kSamplesPerTask = 16;
-// Samples a task asks the memory for ahead of the one it converts: a shuffled batch reads samples
-// scattered over the whole data set, each a cache and TLB miss.
-constexpr int kPrefetchAhead = 4;
-constexpr std::size_t kCacheLineBytes = 64;
-
-void prefetch_sample(const std::uint8_t* src, std::size_t bytes) {
-  for (std::size_t offset = 0; offset < bytes; offset += kCacheLineBytes)
-    __builtin_prefetch(src + offset);
-}
 
 // Calls sample(i) for i in [0, n) in tasks of kSamplesPerTask, prefetching ahead within a task.
 template <class Sample>
@@ -28,11 +19,11 @@ void for_each_sample(int n, const std::uint8_t* pixels, std::size_t sample_bytes
   parallel_slices(task_count(n, kSamplesPerTask), [&](int task) {
     const int begin = task * kSamplesPerTask;
     const int end = std::min(n, begin + kSamplesPerTask);
+    constexpr int kAhead = static_cast<int>(ops::kPrefetchSamplesAhead);
     for (int i = begin; i < end; ++i) {
-      if (i + kPrefetchAhead < end) {
-        prefetch_sample(
-            pixels + static_cast<std::size_t>(indices[i + kPrefetchAhead]) * sample_bytes,
-            sample_bytes);
+      if (i + kAhead < end) {
+        ops::prefetch_bytes(pixels + static_cast<std::size_t>(indices[i + kAhead]) * sample_bytes,
+                            sample_bytes);
       }
       sample(i);
     }
@@ -47,9 +38,7 @@ void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
   for_each_sample(n, pixels, sample_bytes, indices, [&](int i) {
     const std::size_t sample = static_cast<std::size_t>(indices[i]);
     const std::uint8_t* src = pixels + sample * sample_bytes;
-    float* dst = images + static_cast<std::size_t>(i) * sample_bytes;
-    for (std::size_t p = 0; p < sample_bytes; ++p)
-      dst[p] = static_cast<float>(src[p]) / kLargestPixel;
+    ops::pixels_to_unit(src, sample_bytes, images + static_cast<std::size_t>(i) * sample_bytes);
     batch_labels[i] = labels[sample];
   });
 }
