@@ -130,7 +130,7 @@ class CudaBackend final : public Backend {
                           float* dx, float* dgamma, float* dbeta) override;
 
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
-                    float* state) override;
+                    float* state, const UpdateTermRanges& terms) override;
 
   // A CUDA graph captured from this backend's stream (cuda_graph_recording.cpp).
   bool begin_recording() override;

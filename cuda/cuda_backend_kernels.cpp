@@ -153,9 +153,9 @@ void CudaBackend::batchnorm_backward(const BatchNormShape& s, const float* x, co
 // ---- updaters ---------------------------------------------------------------------------------
 
 void CudaBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
-                               const float* grads, float* state) {
+                               const float* grads, float* state, const UpdateTermRanges& terms) {
   activate();
-  launch_updater_step(h, n, params, grads, state, limits_, stream_.get());
+  launch_updater_step(h, n, params, grads, state, terms, limits_, stream_.get());
 }
 
 }  // namespace dl::gpu

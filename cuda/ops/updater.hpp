@@ -13,7 +13,9 @@ namespace dl::gpu {
 
 // state: Nesterovs v; Adam m then v (blocks of n); RmsProp the mean square; unused for Sgd.
 // Adam's step size alpha_t is computed on the host by the op contract (ops::adam_step_size).
+// terms: each range's L2 and weight decay, applied in the same pass (UpdateTerms).
 void launch_updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
-                         float* state, const LaunchLimits& limits, cudaStream_t stream);
+                         float* state, const UpdateTermRanges& terms, const LaunchLimits& limits,
+                         cudaStream_t stream);
 
 }  // namespace dl::gpu

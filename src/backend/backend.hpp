@@ -195,9 +195,10 @@ class Backend {
 
   // ---- updaters over the flat buffers ----------------------------------------------------
   // state holds updater_state_per_parameter(h.type) * n floats, laid out as consecutive blocks
-  // of n (Adam: m then v). DL4J's update rules.
+  // of n (Adam: m then v). DL4J's update rules, after each range's L2 and weight-decay terms
+  // (UpdateTerms), in the same pass; grads is left as it was.
   virtual void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
-                            float* state) = 0;
+                            float* state, const UpdateTermRanges& terms) = 0;
 };
 
 }  // namespace dl

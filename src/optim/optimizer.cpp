@@ -128,12 +128,10 @@ void Optimizer::step(float* params, float* grads, std::int64_t iteration, double
   const double rate = learning_rate(iteration) * lr_multiplier;
   zero_frozen_gradients(grads);
   normalize_gradients(grads);
-  add_l2(params, grads);
-  decay_weights(params, rate);
   UpdaterHyper h = hyper_;
   h.learning_rate = static_cast<float>(rate);
   h.step = iteration + 1;
-  backend_->updater_step(h, n_, params, grads, state_);
+  backend_->updater_step(h, n_, params, grads, state_, update_terms(rate));
 }
 
 void Optimizer::zero_frozen_gradients(float* grads) {
@@ -192,24 +190,25 @@ std::vector<std::pair<std::size_t, std::size_t>> Optimizer::layer_ranges() const
   return ranges;
 }
 
-void Optimizer::add_l2(const float* params, float* grads) {
+// L2 on the trainable segments (l2Bias on biases), from each parameter's value before any decay;
+// PyTorch's and Keras's AdamW decay: every trainable parameter, biases included, by
+// lr * weightDecay, before the Adam update. Both inside the updater's pass (UpdateTerms).
+UpdateTermRanges Optimizer::update_terms(double learning_rate) const {
+  const auto keep =
+      weight_decay_ != 0.0 ? static_cast<float>(1.0 - learning_rate * weight_decay_) : 1.0f;
+  UpdateTermRanges terms;
   for (const ParameterSegment& s : segments_) {
     if (!s.trainable || s.count == 0) continue;
-    const double coefficient = s.is_bias ? l2_bias_ : l2_;
-    if (coefficient != 0.0) {
-      backend_->axpy(s.count, static_cast<float>(coefficient), params + s.offset, grads + s.offset);
-    }
+    UpdateTerms t;
+    t.begin = s.offset;
+    t.end = s.offset + s.count;
+    t.l2 = static_cast<float>(s.is_bias ? l2_bias_ : l2_);
+    t.decay_keep = keep;
+    if (t.adds_l2() || t.decays()) terms.push_back(t);
   }
-}
-
-// PyTorch's and Keras's AdamW: every trainable parameter, biases included, decays by
-// lr * weightDecay, before the Adam update and from the parameter's value before it.
-void Optimizer::decay_weights(float* params, double learning_rate) {
-  if (weight_decay_ == 0.0) return;
-  const auto keep = static_cast<float>(1.0 - learning_rate * weight_decay_);
-  for (const ParameterSegment& s : segments_) {
-    if (s.trainable && s.count > 0) backend_->scale(s.count, keep, params + s.offset);
-  }
+  std::sort(terms.begin(), terms.end(),
+            [](const UpdateTerms& a, const UpdateTerms& b) { return a.begin < b.begin; });
+  return terms;
 }
 
 std::string Optimizer::describe() const {

@@ -42,11 +42,12 @@ class Optimizer {
   Optimizer& operator=(Optimizer&& other) noexcept;
 
   // One step, in this order: zeroes the gradient of non-trainable segments, normalizes the
-  // gradient (gradientNormalization), adds L2 (l2 * w on weight segments, l2Bias * b on bias
-  // segments), multiplies the trainable parameters by 1 - lr * weightDecay (AdamW), then applies
-  // one updater step to the whole buffer. lr is the rate of `iteration` (0-based global step;
-  // Adam's t = iteration + 1) times `lr_multiplier` (the trainer's linear scaling with warm-up).
-  // `grads` is modified.
+  // gradient (gradientNormalization), then applies one updater step to the whole buffer, which
+  // adds L2 (l2 * w on weight segments, l2Bias * b on bias segments) to the gradient it reads and
+  // multiplies the trainable parameters by 1 - lr * weightDecay (AdamW) before the rule, in the
+  // same pass. lr is the rate of `iteration` (0-based global step; Adam's t = iteration + 1)
+  // times `lr_multiplier` (the trainer's linear scaling with warm-up). `grads` is modified by
+  // the first two only.
   void step(float* params, float* grads, std::int64_t iteration, double lr_multiplier = 1.0);
 
   // The configured (or DL4J default) learning rate with the schedule applied.
@@ -70,8 +71,7 @@ class Optimizer {
   void release() noexcept;
   void zero_frozen_gradients(float* grads);
   void normalize_gradients(float* grads);
-  void add_l2(const float* params, float* grads);
-  void decay_weights(float* params, double learning_rate);
+  UpdateTermRanges update_terms(double learning_rate) const;
   // [begin, end) of the flat buffer per layer with trainable parameters, in order.
   std::vector<std::pair<std::size_t, std::size_t>> layer_ranges() const;
 

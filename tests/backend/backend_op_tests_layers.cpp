@@ -9,6 +9,7 @@
 #include "backend/backend_op_test_support.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/gradient_check.hpp"
+#include "backend/update_terms_fixture.hpp"
 
 namespace dl::testing {
 namespace {
@@ -252,11 +253,12 @@ TEST_CASE("op flat-buffer arithmetic and updaters: reference, parity") {
     h.momentum = 0.9f;
     h.step = 4;
     const auto state0 = uniform(2 * n, 23, 0.0f, 1.0f);
+    const UpdateTermRanges terms = mixed_update_terms(n, 5);
     auto step = [&](Backend& b, std::vector<float>& state) {
       Io io(b);
       float* p = io.put(x);
       float* s = io.put(state);
-      b.updater_step(h, n, p, io.put(y0), s);
+      b.updater_step(h, n, p, io.put(y0), s, terms);
       state = io.get(s, state.size());
       return io.get(p, n);
     };

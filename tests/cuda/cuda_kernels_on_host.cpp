@@ -21,6 +21,7 @@
 #include "backend/cpu/pooling.hpp"
 #include "backend/cpu/updater.hpp"
 #include "backend/cpu/vector_ops.hpp"
+#include "backend/update_terms_fixture.hpp"
 #include "device_group_sum.hpp"
 #include "host_grid_support.hpp"
 #include "ops/activation.hpp"
@@ -218,8 +219,10 @@ TEST_CASE("host grid: gradient clipping by value and by norm") {
   }
 }
 
-TEST_CASE("host grid: updaters, one fused kernel per rule") {
+TEST_CASE("host grid: updaters, one fused kernel per rule, with L2 and decay in its pass") {
   const std::size_t n = 300;
+  // More term ranges than one launch carries, so the buffer goes in several windows.
+  const UpdateTermRanges terms = testing::mixed_update_terms(n, 37);
   const auto params0 = random_floats(n, 9), grads = random_floats(n, 10);
   for (UpdaterType type :
        {UpdaterType::kSgd, UpdaterType::kNesterovs, UpdaterType::kAdam, UpdaterType::kRmsProp}) {
@@ -230,11 +233,11 @@ TEST_CASE("host grid: updaters, one fused kernel per rule") {
     h.step = 3;
     const auto state0 = random_floats(2 * n, 11, 0.0f, 1.0f);
     auto want_p = params0, want_s = state0;
-    cpu::updater_step(h, n, want_p.data(), grads.data(), want_s.data());
+    cpu::updater_step(h, n, want_p.data(), grads.data(), want_s.data(), terms);
     for (const auto& lim : host_grid_limits()) {
       INFO(describe(lim) << ", updater " << static_cast<int>(type));
       auto p = params0, st = state0;
-      gpu::launch_updater_step(h, n, p.data(), grads.data(), st.data(), lim, kStream);
+      gpu::launch_updater_step(h, n, p.data(), grads.data(), st.data(), terms, lim, kStream);
       check_near("params", p, want_p, 1e-6);
       check_near("state", st, want_s, 1e-6);
     }

@@ -250,8 +250,9 @@ void HostGridBackend::batchnorm_backward(const BatchNormShape& s, const float* x
 }
 
 void HostGridBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
-                                   const float* grads, float* state) {
-  gpu::launch_updater_step(h, n, params, grads, state, limits_, kStream);
+                                   const float* grads, float* state,
+                                   const UpdateTermRanges& terms) {
+  gpu::launch_updater_step(h, n, params, grads, state, terms, limits_, kStream);
 }
 
 }  // namespace dl::test

@@ -73,7 +73,7 @@ class HostGridBackend : public CpuBackend {
                           const float* gamma, const float* save_mean, const float* save_inv_std,
                           float* dx, float* dgamma, float* dbeta) override;
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
-                    float* state) override;
+                    float* state, const UpdateTermRanges& terms) override;
 
  private:
   // v[0..n) rounded to format_ and widened back by the cast kernels (a copy without a format).

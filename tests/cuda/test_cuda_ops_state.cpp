@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/update_terms_fixture.hpp"
 #include "caching_allocator.hpp"
 #include "core/error.hpp"
 #include "cuda_backend.hpp"
@@ -127,6 +128,7 @@ TEST_CASE("cuda: every updater matches the CPU over several steps", "[gpu]") {
   constexpr std::size_t kN = 1001;
   constexpr int kSteps = 3;
   auto gpu = dl::test::make_gpu_backend();
+  const dl::UpdateTermRanges terms = dl::testing::mixed_update_terms(kN, 40);
   for (const dl::UpdaterType type : {dl::UpdaterType::kSgd, dl::UpdaterType::kNesterovs,
                                      dl::UpdaterType::kAdam, dl::UpdaterType::kRmsProp}) {
     INFO("updater " << static_cast<int>(type));
@@ -144,9 +146,9 @@ TEST_CASE("cuda: every updater matches the CPU over several steps", "[gpu]") {
     for (int step = 1; step <= kSteps; ++step) {
       h.step = step;
       const auto grads = random_floats(kN, 82 + static_cast<std::uint64_t>(step));
-      cpu().updater_step(h, kN, params.data(), grads.data(), state.data());
+      cpu().updater_step(h, kN, params.data(), grads.data(), state.data(), terms);
       auto ggrads = to_device(*gpu, grads);
-      gpu->updater_step(h, kN, gparams.data(), ggrads.data(), gstate.data());
+      gpu->updater_step(h, kN, gparams.data(), ggrads.data(), gstate.data(), terms);
     }
     require_close(to_host(*gpu, gparams), params, "updated parameters");
     if (state_floats > 0) require_close(to_host(*gpu, gstate), state, "updater state");

@@ -85,8 +85,9 @@ TEST_CASE("SGD with l2 and l2Bias over three steps", "[optim][optimizer]") {
   Buffer params(backend, kInitialParams), grads(backend, kGradient);
 
   optimizer.step(params.data(), grads.data(), 0);
-  // g + l2*w = {1.1, -1.8}, g + l2Bias*b = 2.0, non-trainable gradient zeroed.
-  require_close(grads.get(), {1.1, -1.8, 2.0, 0.0});
+  // The updater's pass reads g + l2*w = {1.1, -1.8} and g + l2Bias*b = 2.0 and leaves the
+  // gradient as it was, but for the non-trainable one, zeroed.
+  require_close(grads.get(), {1.0, -2.0, 0.5, 0.0});
   require_close(params.get(), {0.89, 2.18, 2.8, 4.0});
 
   grads.set(kGradient);

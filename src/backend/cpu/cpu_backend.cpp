@@ -158,8 +158,8 @@ void CpuBackend::batchnorm_backward(const BatchNormShape& s, const float* x, con
 }
 
 void CpuBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
-                              const float* grads, float* state) {
-  cpu::updater_step(h, n, params, grads, state);
+                              const float* grads, float* state, const UpdateTermRanges& terms) {
+  cpu::updater_step(h, n, params, grads, state, terms);
 }
 
 }  // namespace dl

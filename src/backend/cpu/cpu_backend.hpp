@@ -85,7 +85,7 @@ class CpuBackend : public Backend {
                           float* dx, float* dgamma, float* dbeta) override;
 
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
-                    float* state) override;
+                    float* state, const UpdateTermRanges& terms) override;
 };
 
 }  // namespace dl

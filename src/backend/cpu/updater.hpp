@@ -21,9 +21,10 @@
 
 namespace dl::cpu {
 
-// One step of DL4J's update rule for h.type over n parameters (see UpdaterHyper).
+// One step of DL4J's update rule for h.type over n parameters (see UpdaterHyper), each after the
+// terms of the range it is in (UpdateTerms).
 void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
-                  float* state);
+                  float* state, const UpdateTermRanges& terms = {});
 
 // Adam's bias-corrected step size alpha_t for h.step, as used by updater_step (the op
 // contract's, backend/ops/updater.hpp).
