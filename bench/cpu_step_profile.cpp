@@ -120,6 +120,51 @@ Timing time_of(const std::function<void()>& f, int repetitions) {
   return {t.front(), t[t.size() / 2]};
 }
 
+// A training step: the ops, by index, in the order the model calls them.
+struct Step {
+  std::string name;
+  std::vector<std::size_t> ops;
+};
+
+// Each op repeated alone (hot caches), each step as a whole, and each op's median inside the
+// first step that runs it (from the caches the ops before it left, as in training): the
+// difference is what the op pays for the data the ops before it pushed out.
+void print_table(const std::string& kernels, const std::vector<Op>& ops,
+                 const std::vector<Step>& steps, int repetitions) {
+  std::printf("# %s; batch %d, %d repetitions, microseconds\n", kernels.c_str(), kBatch,
+              repetitions);
+  std::printf(
+      "| op | 1 thread min | 1 thread median | 1 thread in step | 2 threads min | 2 threads median "
+      "| 2 threads in step |\n");
+  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  const std::size_t rows = ops.size() + steps.size();
+  std::vector<std::vector<Timing>> alone(std::size(kThreadCounts));
+  std::vector<std::vector<double>> in_step(std::size(kThreadCounts), std::vector<double>(rows));
+  for (std::size_t t = 0; t < std::size(kThreadCounts); ++t) {
+    dl::set_cpu_threads(kThreadCounts[t]);
+    for (const Op& op : ops) alone[t].push_back(time_of(op.run, repetitions));
+    std::vector<bool> seen(ops.size(), false);
+    for (const Step& step : steps) {
+      std::vector<std::vector<double>> samples(ops.size());
+      const auto run = [&] {
+        for (std::size_t i : step.ops) samples[i].push_back(microseconds_of(ops[i].run));
+      };
+      alone[t].push_back(time_of(run, repetitions));
+      in_step[t][alone[t].size() - 1] = alone[t].back().median;
+      for (std::size_t i : step.ops) {
+        if (!seen[i]) in_step[t][i] = median_of(samples[i]);
+        seen[i] = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::string name = i < ops.size() ? ops[i].name : steps[i - ops.size()].name;
+    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), alone[0][i].min,
+                alone[0][i].median, in_step[0][i], alone[1][i].min, alone[1][i].median,
+                in_step[1][i]);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -187,6 +232,8 @@ int main(int argc, char** argv) {
     offset += weights + biases;
   }
 
+  const dl::ConvPool cp1{c1, dl::Activation::kIdentity, p1, dl::PoolingType::kMax};
+  const dl::ConvPool cp2{c2, dl::Activation::kIdentity, p2, dl::PoolingType::kMax};
   const float* b1 = w1.data + weight_floats(c1);
   const float* b2 = w2.data + weight_floats(c2);
   const float* b3 = w3.data + dense_weights;
@@ -252,37 +299,27 @@ int main(int argc, char** argv) {
        [&] {
          be.updater_step(hyper, params, all_params.data, all_grads.data, state.data, l2_terms);
        }},
+      // The fused convolution and pooling the model runs (Backend::conv2d_pool_forward): each
+      // conv pair above in one op. conv2's backward has dx, where the fused op is the two ops.
+      {"conv1+pool1 fwd, fused",
+       [&] {
+         be.conv2d_pool_forward(cp1, x.data, w1.data, b1, y1.data, y1p.data, a1.data(), ws1.data);
+       }},
+      {"conv2+pool2 fwd, fused",
+       [&] {
+         be.conv2d_pool_forward(cp2, y1p.data, w2.data, b2, y2.data, y2p.data, a2.data(), ws2.data);
+       }},
+      {"pool1+conv1 bwd, fused",
+       [&] {
+         be.conv2d_pool_backward(cp1, x.data, w1.data, y1.data, y1p.data, dy1p.data, a1.data(),
+                                 dy1.data, nullptr, g1.data, g1.data + weight_floats(c1), ws1.data);
+       }},
   };
-  // The whole step, and each op's time inside it (from cold caches, as in training) beside its
-  // time repeated alone (hot caches): the difference is what the op pays for the data the ops
-  // before it pushed out.
-  std::vector<std::vector<double>> in_step(ops.size());
-  const auto whole_step = [&] {
-    for (std::size_t i = 0; i < ops.size(); ++i) in_step[i].push_back(microseconds_of(ops[i].run));
+  // The model's step before the fusion (ops in order), and with it.
+  const std::vector<Step> steps = {
+      {"whole step", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+      {"whole step, fused", {16, 17, 4, 5, 6, 7, 8, 9, 10, 11, 12, 18, 15}},
   };
-
-  std::printf("# %s; batch %d, %d repetitions, microseconds\n", blas.c_str(), kBatch, repetitions);
-  std::printf(
-      "| op | 1 thread min | 1 thread median | 1 thread in step | 2 threads min | 2 threads median "
-      "| 2 threads in step |\n");
-  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-  std::vector<std::vector<Timing>> table(std::size(kThreadCounts));
-  std::vector<std::vector<double>> step_medians(std::size(kThreadCounts));
-  for (std::size_t t = 0; t < std::size(kThreadCounts); ++t) {
-    dl::set_cpu_threads(kThreadCounts[t]);
-    for (const Op& op : ops) table[t].push_back(time_of(op.run, repetitions));
-    table[t].push_back(time_of(whole_step, repetitions));
-    for (std::vector<double>& samples : in_step) {
-      step_medians[t].push_back(median_of(samples));
-      samples.clear();
-    }
-    step_medians[t].push_back(table[t].back().median);
-  }
-  for (std::size_t i = 0; i <= ops.size(); ++i) {
-    const std::string name = i < ops.size() ? ops[i].name : "whole step";
-    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), table[0][i].min,
-                table[0][i].median, step_medians[0][i], table[1][i].min, table[1][i].median,
-                step_medians[1][i]);
-  }
+  print_table(blas, ops, steps, repetitions);
   return 0;
 }

@@ -114,6 +114,35 @@ class Backend {
                                const float* dy, float* dx, float* dw, float* db,
                                float* workspace) = 0;
 
+  // ---- a convolution, its activation and the pooling after it, fused where it pays ---------
+  // y: the activation's output (the pooling's input), kept for backward. By default the three
+  // ops one after another; the CPU backend pools each task's samples as soon as the convolution
+  // has them, while they are in that core's cache.
+  virtual void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w,
+                                   const float* b, float* y, float* pooled, std::int32_t* argmax,
+                                   float* workspace) {
+    ops::check_conv_pool(op);
+    conv2d_forward(op.conv, x, w, b, y, workspace);
+    if (op.activation != Activation::kIdentity) {
+      activation_forward(op.activation, op.conv.batch, ops::conv_output_per_sample(op.conv), y, y);
+    }
+    pool2d_forward(op.pool, op.pooling, y, pooled, argmax);
+  }
+  // From the pooled output's gradient dpooled: dy (the activation output's gradient, then the
+  // convolution output's, in place; y's size) is written, then dw and db, and dx unless null.
+  virtual void conv2d_pool_backward(const ConvPool& op, const float* x, const float* w,
+                                    const float* y, const float* pooled, const float* dpooled,
+                                    const std::int32_t* argmax, float* dy, float* dx, float* dw,
+                                    float* db, float* workspace) {
+    ops::check_conv_pool(op);
+    pool2d_backward(op.pool, op.pooling, y, pooled, dpooled, dy, argmax);
+    if (op.activation != Activation::kIdentity) {
+      activation_backward(op.activation, op.conv.batch, ops::conv_output_per_sample(op.conv), y, dy,
+                          dy);
+    }
+    conv2d_backward(op.conv, x, w, dy, dx, dw, db, workspace);
+  }
+
   // ---- pooling ----------------------------------------------------------------------------
   // `argmax` has one int32 per output element; max pooling records the winning input there.
   // Average pooling divides by kernel_height * kernel_width (padding counts as zeros).

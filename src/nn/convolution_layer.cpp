@@ -63,7 +63,23 @@ void ConvolutionLayer::bind(Backend& backend, float* params, float* grads, int m
   workspace_floats_ = backend.conv2d_workspace_floats(geometry(max_batch));
 }
 
+void ConvolutionLayer::pool_with(SubsamplingLayer& pool, const float* pooled_gradient) {
+  pool.run_by_previous_layer();
+  pool_ = &pool;
+  pooled_gradient_ = pooled_gradient;
+}
+
+ConvPool ConvolutionLayer::conv_pool(int batch) const {
+  return {geometry(batch), plan_.activation, pool_->geometry(batch), pool_->pooling()};
+}
+
 void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
+  if (pool_ != nullptr) {
+    backend().conv2d_pool_forward(conv_pool(batch), x, params_, params_ + weight_count(),
+                                  output_.data(), pool_->mutable_output(), pool_->argmax(),
+                                  workspace_);
+    return;
+  }
   const Conv2dGeometry g = geometry(batch);
   backend().conv2d_forward(g, x, params_, params_ + weight_count(), output_.data(), workspace_);
   if (plan_.activation != Activation::kIdentity) {
@@ -73,6 +89,13 @@ void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*c
 }
 
 void ConvolutionLayer::backward(const float* x, const float* dy, float* dx, int batch) {
+  if (pool_ != nullptr) {
+    // dy, the model's gradient buffer for this layer's output, is made here from the pooling's.
+    backend().conv2d_pool_backward(conv_pool(batch), x, params_, output_.data(), pool_->output(),
+                                   pooled_gradient_, pool_->argmax(), const_cast<float*>(dy), dx,
+                                   grads_, grads_ + weight_count(), workspace_);
+    return;
+  }
   if (plan_.activation != Activation::kIdentity) {
     // dy lives in the model's gradient buffer for this layer's output and is not read again:
     // the activation's backward may overwrite it in place.

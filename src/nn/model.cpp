@@ -6,8 +6,10 @@
 
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
+#include "nn/convolution_layer.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/output_layer.hpp"
+#include "nn/subsampling_layer.hpp"
 
 namespace dl {
 
@@ -90,6 +92,19 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     workspace_ = FloatBuffer(backend, workspace_floats);
   }
   for (auto& layer : layers_) layer->use_workspace(workspace_.data());
+  fuse_pooling_into_convolutions();
+}
+
+// A convolution followed by a pooling layer runs both (ConvolutionLayer::pool_with): on the CPU,
+// each convolution task pools its own samples while they are in its cache.
+void Model::fuse_pooling_into_convolutions() {
+  for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
+    auto* convolution = dynamic_cast<ConvolutionLayer*>(layers_[i].get());
+    auto* pooling = dynamic_cast<SubsamplingLayer*>(layers_[i + 1].get());
+    if (convolution != nullptr && pooling != nullptr) {
+      convolution->pool_with(*pooling, output_grads_[i + 1].data());
+    }
+  }
 }
 
 void Model::initialize(std::uint64_t seed) {

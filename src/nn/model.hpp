@@ -62,6 +62,8 @@ class Model {
   float* loss_sum() { return loss_sum_.data(); }
 
  private:
+  void fuse_pooling_into_convolutions();
+
   Backend* backend_;
   int max_batch_;
   std::vector<std::unique_ptr<Layer>> layers_;

@@ -74,6 +74,20 @@ void winograd_backward(const Conv2dGeometry& g, const float* x, const float* w, 
   for (int task = 0; task < winograd.tasks(); ++task) winograd.run(task);
 }
 
+// The entry points without their per-task hooks (samples_hook.hpp), as Path's signatures.
+void dispatched_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                        float* y, float* workspace) {
+  dl::cpu::conv2d_forward(g, x, w, b, y, workspace);
+}
+void dispatched_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                         float* dx, float* dw, float* db, float* workspace) {
+  dl::cpu::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
+}
+void columns_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
+                     float* y, float* workspace) {
+  dl::cpu::conv2d_forward_columns(g, x, w, b, y, workspace);
+}
+
 bool any_geometry(const Conv2dGeometry&) {
   return true;
 }
@@ -90,8 +104,8 @@ struct Path {
   bool (*takes)(const Conv2dGeometry& g);
 };
 const Path kPaths[] = {
-    {"as dispatched", dl::cpu::conv2d_forward, dl::cpu::conv2d_backward, any_geometry},
-    {"columns", dl::cpu::conv2d_forward_columns, dl::cpu::conv2d_backward_columns, any_geometry},
+    {"as dispatched", dispatched_forward, dispatched_backward, any_geometry},
+    {"columns", columns_forward, dl::cpu::conv2d_backward_columns, any_geometry},
     {"direct", direct_forward, direct_backward, stride_one},
     {"winograd", winograd_forward, winograd_backward, dl::cpu::winograd_geometry},
 };

@@ -46,6 +46,18 @@ class HostGridBackend : public CpuBackend {
                       float* y, float* workspace) override;
   void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db, float* workspace) override;
+  // The CUDA backend's fused convolution and pooling: the Backend's default, the ops above one
+  // after another (not the CpuBackend's fusion, which would bypass them).
+  void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
+                           float* y, float* pooled, std::int32_t* argmax,
+                           float* workspace) override {
+    Backend::conv2d_pool_forward(op, x, w, b, y, pooled, argmax, workspace);
+  }
+  void conv2d_pool_backward(const ConvPool& op, const float* x, const float* w, const float* y,
+                            const float* pooled, const float* dpooled, const std::int32_t* argmax,
+                            float* dy, float* dx, float* dw, float* db, float* workspace) override {
+    Backend::conv2d_pool_backward(op, x, w, y, pooled, dpooled, argmax, dy, dx, dw, db, workspace);
+  }
   void pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
                       std::int32_t* argmax) override;
   void pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x, const float* y,

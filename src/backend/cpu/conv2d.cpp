@@ -8,6 +8,7 @@
 #include "backend/cpu/conv2d_winograd.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
+#include "core/error.hpp"
 
 // im2col writes a chunk of samples' input windows as columns [K x S] (K = in_channels*kh*kw,
 // S = samples*out_h*out_w, columns ordered (n, oh, ow); conv2d_columns.hpp) and one sgemm per pass
@@ -236,7 +237,7 @@ void add_partials(const Conv2dGeometry& g, const Plan& s, const float* partials,
 // dW tasks.
 void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* dy, float* dw,
                          float* db, float* workspace, int dx_tasks,
-                         const std::function<void(int)>& dx_task) {
+                         const std::function<void(int)>& dx_task, const SamplesHook& dy_ready) {
   const Plan s = plan_of(g);
   // dW task 0 sums straight into dw and db, the others into their part of the workspace.
   const auto partial_dw = [&](int i) {
@@ -247,10 +248,27 @@ void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* d
     if (i >= partials) return dx_task(i - partials);
     float* pdw = partial_dw(i);
     float* pdb = i == 0 ? db : pdw + s.weights;
-    weight_gradient_samples(g, s, samples_of(g, s.partial_samples, i), x, dy, pdw, pdb,
+    const SliceRange r = samples_of(g, s.partial_samples, i);
+    call_for_samples(dy_ready, r.begin, r.end);
+    weight_gradient_samples(g, s, r, x, dy, pdw, pdb,
                             thread_scratch(backward_scratch_floats(g, s)));
   });
   if (partials > 1) add_partials(g, s, workspace, dw, db);
+}
+
+// The columns path's backward: dW and db (unless dw is null) and dx (unless null) by columns.
+void backward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
+                      float* dx, float* dw, float* db, float* workspace,
+                      const SamplesHook& dy_ready) {
+  const Plan s = plan_of(g);
+  const int dx_tasks = dx != nullptr ? s.tasks : 0;
+  backward_by_columns(
+      g, x, dy, dw, db, workspace, dx_tasks,
+      [&](int i) {
+        input_gradient_samples(g, s, samples_of(g, s.task_samples, i), w, dy, dx,
+                               thread_scratch(backward_scratch_floats(g, s)));
+      },
+      dy_ready);
 }
 
 }  // namespace
@@ -268,18 +286,22 @@ std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
 }
 
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                    float* y, float* workspace) {
-  if (conv2d_direct_applies(g)) return conv2d_direct_forward(g, x, w, b, y);
+                    float* y, float* workspace, const SamplesHook& done) {
+  if (conv2d_direct_applies(g)) return conv2d_direct_forward(g, x, w, b, y, done);
   if (winograd_applies(g)) {
-    return conv2d_winograd_forward(g, x, w, b, y, workspace + conv2d_columns_workspace_floats(g));
+    return conv2d_winograd_forward(g, x, w, b, y, workspace + conv2d_columns_workspace_floats(g),
+                                   done);
   }
-  conv2d_forward_columns(g, x, w, b, y, workspace);
+  conv2d_forward_columns(g, x, w, b, y, workspace, done);
 }
 
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                     float* dx, float* dw, float* db, float* workspace) {
+                     float* dx, float* dw, float* db, float* workspace,
+                     const SamplesHook& dy_ready) {
+  DL_CHECK(!dy_ready || dx == nullptr,
+           "a convolution's backward makes dy per task only where it computes no dx");
   if (conv2d_direct_applies(g)) {
-    conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace);
+    conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace, dy_ready);
     if (dx != nullptr) conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
     return;
   }
@@ -287,9 +309,9 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     const WinogradInputGradient winograd(g, w, dy, dx,
                                          workspace + conv2d_columns_workspace_floats(g));
     return backward_by_columns(g, x, dy, dw, db, workspace, winograd.tasks(),
-                               [&](int i) { winograd.run(i); });
+                               [&](int i) { winograd.run(i); }, {});
   }
-  conv2d_backward_columns(g, x, w, dy, dx, dw, db, workspace);
+  backward_columns(g, x, w, dy, dx, dw, db, workspace, dy_ready);
 }
 
 std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g) {
@@ -298,22 +320,18 @@ std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g) {
 }
 
 void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                            float* y, float* /*workspace*/) {
+                            float* y, float* /*workspace*/, const SamplesHook& done) {
   const Plan s = plan_of(g);
   parallel_slices(s.tasks, [&](int i) {
-    forward_samples(g, s, samples_of(g, s.task_samples, i), x, w, b, y,
-                    thread_scratch(scratch_floats(g, s)));
+    const SliceRange r = samples_of(g, s.task_samples, i);
+    forward_samples(g, s, r, x, w, b, y, thread_scratch(scratch_floats(g, s)));
+    call_for_samples(done, r.begin, r.end);
   });
 }
 
 void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* dy, float* dx, float* dw, float* db, float* workspace) {
-  const Plan s = plan_of(g);
-  const int dx_tasks = dx != nullptr ? s.tasks : 0;
-  backward_by_columns(g, x, dy, dw, db, workspace, dx_tasks, [&](int i) {
-    input_gradient_samples(g, s, samples_of(g, s.task_samples, i), w, dy, dx,
-                           thread_scratch(backward_scratch_floats(g, s)));
-  });
+  backward_columns(g, x, w, dy, dx, dw, db, workspace, {});
 }
 
 }  // namespace dl::cpu

@@ -238,7 +238,7 @@ std::size_t conv2d_direct_workspace_floats(const Conv2dGeometry& g) {
 }
 
 void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                           float* y) {
+                           float* y, const SamplesHook& done) {
   const Layout l = layout_of(g);
   // [tap][out_channel], so a block's weights for one tap are adjacent.
   std::vector<float> packed(l.weights);
@@ -246,12 +246,15 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
     for (int t = 0; t < l.taps; ++t) packed[t * g.out_channels + c] = w[c * l.taps + t];
   }
   parallel_slices(task_count(g.batch, l.forward_samples), [&](int i) {
-    forward_samples(g, l, samples_of(g, l.forward_samples, i), x, packed.data(), b, y);
+    const SliceRange r = samples_of(g, l.forward_samples, i);
+    forward_samples(g, l, r, x, packed.data(), b, y);
+    call_for_samples(done, r.begin, r.end);
   });
 }
 
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
-                                   float* dw, float* db, float* workspace) {
+                                   float* dw, float* db, float* workspace,
+                                   const SamplesHook& dy_ready) {
   const Layout l = layout_of(g);
   const int tasks = task_count(g.batch, l.gradient_samples);
   const std::size_t stride = partial_floats(g, l);
@@ -259,7 +262,9 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
   parallel_slices(tasks, [&](int i) {
     float* pdw = i == 0 ? dw : workspace + (i - 1) * stride;
     float* pdb = i == 0 ? db : pdw + l.weights;
-    gradient_samples(g, l, samples_of(g, l.gradient_samples, i), x, dy, pdw, pdb);
+    const SliceRange r = samples_of(g, l.gradient_samples, i);
+    call_for_samples(dy_ready, r.begin, r.end);
+    gradient_samples(g, l, r, x, dy, pdw, pdb);
   });
   // Partials added in task order, element by element.
   parallel_ranges(l.weights + g.out_channels, [&](std::size_t begin, std::size_t end) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/samples_hook.hpp"
 
 namespace dl::cpu {
 
@@ -21,12 +22,14 @@ bool conv2d_direct_pays();
 // Floats of workspace conv2d_direct_weight_gradient needs (its tasks' partial dW and db).
 std::size_t conv2d_direct_workspace_floats(const Conv2dGeometry& g);
 
-// y = conv(x, w) + b.
+// y = conv(x, w) + b; `done` is called on each task's samples once their y is complete.
 void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
-                           float* y);
+                           float* y, const SamplesHook& done = {});
 
 // dw and db (overwritten) from x and dy; the workspace as conv2d_direct_workspace_floats says.
+// `dy_ready` is called on each task's samples before the task reads their dy.
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
-                                   float* dw, float* db, float* workspace);
+                                   float* dw, float* db, float* workspace,
+                                   const SamplesHook& dy_ready = {});
 
 }  // namespace dl::cpu

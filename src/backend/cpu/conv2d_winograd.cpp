@@ -79,7 +79,7 @@ std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
 }
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
-                             const float* b, float* y, float* workspace) {
+                             const float* b, float* y, float* workspace, const SamplesHook& done) {
   const Plan s = plan_of(g);
   float* u = workspace;
   transform_filters(g, s, w, u);
@@ -95,6 +95,7 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
                     m + p * cout * s.tiles, s.tiles);
     }
     outputs_from_domain(g, chunk, m, b, y);
+    call_for_samples(done, chunk.first_sample, chunk.first_sample + chunk.samples);
   });
 }
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/samples_hook.hpp"
 
 namespace dl::cpu {
 
@@ -27,8 +28,10 @@ bool winograd_applies(const Conv2dGeometry& g);
 
 // The transformed filters, which forward and dx each compute into the workspace.
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g);
+// `done` is called on each task's samples once their y is complete.
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
-                             const float* b, float* y, float* workspace);
+                             const float* b, float* y, float* workspace,
+                             const SamplesHook& done = {});
 
 // The input gradient as tasks, for the backward pass to run beside its weight gradient's
 // (conv2d.cpp). Constructing it transforms the filters into the workspace (over the threads).

@@ -6,6 +6,7 @@
 #include "backend/cpu/activation.hpp"
 #include "backend/cpu/batchnorm.hpp"
 #include "backend/cpu/conv2d.hpp"
+#include "backend/cpu/conv2d_pool.hpp"
 #include "backend/cpu/dense.hpp"
 #include "backend/cpu/dropout.hpp"
 #include "backend/cpu/gather.hpp"
@@ -102,6 +103,23 @@ void CpuBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const 
                                  const float* dy, float* dx, float* dw, float* db,
                                  float* workspace) {
   cpu::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
+}
+
+void CpuBackend::conv2d_pool_forward(const ConvPool& op, const float* x, const float* w,
+                                     const float* b, float* y, float* pooled, std::int32_t* argmax,
+                                     float* workspace) {
+  cpu::conv2d_pool_forward(op, x, w, b, y, pooled, argmax, workspace);
+}
+// With dx the ops run one after another (conv2d_pool.hpp says why).
+void CpuBackend::conv2d_pool_backward(const ConvPool& op, const float* x, const float* w,
+                                      const float* y, const float* pooled, const float* dpooled,
+                                      const std::int32_t* argmax, float* dy, float* dx, float* dw,
+                                      float* db, float* workspace) {
+  if (dx != nullptr) {
+    return Backend::conv2d_pool_backward(op, x, w, y, pooled, dpooled, argmax, dy, dx, dw, db,
+                                         workspace);
+  }
+  cpu::conv2d_pool_weight_gradient(op, x, w, y, pooled, dpooled, argmax, dy, dw, db, workspace);
 }
 
 void CpuBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,

@@ -55,6 +55,13 @@ class CpuBackend : public Backend {
   void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db, float* workspace) override;
 
+  void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
+                           float* y, float* pooled, std::int32_t* argmax,
+                           float* workspace) override;
+  void conv2d_pool_backward(const ConvPool& op, const float* x, const float* w, const float* y,
+                            const float* pooled, const float* dpooled, const std::int32_t* argmax,
+                            float* dy, float* dx, float* dw, float* db, float* workspace) override;
+
   void pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
                       std::int32_t* argmax) override;
   void pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x, const float* y,

@@ -2,9 +2,11 @@
 // README.md in this folder). The output size of a geometry follows window.hpp.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "core/error.hpp"
+#include "core/kinds.hpp"
 
 namespace dl {
 
@@ -21,6 +23,16 @@ struct Conv2dGeometry {
 
 // Pooling uses the same geometry with in_channels == out_channels.
 using Pool2dGeometry = Conv2dGeometry;
+
+// A convolution, its activation and the pooling layer right after it: the shape of the Backend's
+// fused ops (conv2d_pool_forward, conv2d_pool_backward). The pooling reads the activation's
+// output, whose gradient the backward pass writes.
+struct ConvPool {
+  Conv2dGeometry conv;
+  Activation activation = Activation::kIdentity;
+  Pool2dGeometry pool;
+  PoolingType pooling = PoolingType::kMax;
+};
 
 }  // namespace dl
 
@@ -41,6 +53,22 @@ inline void check_geometry(const Conv2dGeometry& g) {
                std::to_string(g.in_channels) + "x" + std::to_string(g.in_height) + "x" +
                std::to_string(g.in_width) + ", out " + std::to_string(g.out_channels) + "x" +
                std::to_string(g.out_height) + "x" + std::to_string(g.out_width));
+}
+
+// The pooling's input is the convolution's output, sample for sample.
+inline void check_conv_pool(const ConvPool& op) {
+  check_geometry(op.conv);
+  check_geometry(op.pool);
+  DL_CHECK(op.pool.batch == op.conv.batch && op.pool.in_channels == op.conv.out_channels &&
+               op.pool.out_channels == op.pool.in_channels &&
+               op.pool.in_height == op.conv.out_height && op.pool.in_width == op.conv.out_width,
+           "a fused convolution and pooling need the pooling's input to be the convolution's "
+           "output");
+}
+
+// Floats of one sample's convolution output (the pooling's input).
+inline std::size_t conv_output_per_sample(const Conv2dGeometry& g) {
+  return static_cast<std::size_t>(g.out_channels) * g.out_height * g.out_width;
 }
 
 }  // namespace dl::ops

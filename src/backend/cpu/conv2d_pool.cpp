@@ -1,0 +1,63 @@
+#include "backend/cpu/conv2d_pool.hpp"
+
+#include "backend/cpu/activation.hpp"
+#include "backend/cpu/conv2d.hpp"
+#include "backend/cpu/pooling.hpp"
+
+// The hooks run inside a convolution task, where the activation's and the pooling's own
+// parallel_slices calls run in order on the task's thread (thread_pool.hpp).
+
+namespace dl::cpu {
+
+namespace {
+
+// Where samples [begin, end) start in each buffer, and the pooling's geometry for them alone.
+struct SampleSlice {
+  Pool2dGeometry pool;
+  std::size_t y_offset = 0, pooled_offset = 0;
+  std::size_t y_floats = 0;  // per sample
+};
+
+SampleSlice slice_of(const ConvPool& op, int begin, int end) {
+  SampleSlice s;
+  s.pool = op.pool;
+  s.pool.batch = end - begin;
+  s.y_floats = ops::conv_output_per_sample(op.conv);
+  s.y_offset = static_cast<std::size_t>(begin) * s.y_floats;
+  s.pooled_offset = static_cast<std::size_t>(begin) * ops::conv_output_per_sample(op.pool);
+  return s;
+}
+
+}  // namespace
+
+void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
+                         float* y, float* pooled, std::int32_t* argmax, float* workspace) {
+  ops::check_conv_pool(op);
+  conv2d_forward(op.conv, x, w, b, y, workspace, [&](int begin, int end) {
+    const SampleSlice s = slice_of(op, begin, end);
+    float* ys = y + s.y_offset;
+    if (op.activation != Activation::kIdentity) {
+      activation_forward(op.activation, end - begin, s.y_floats, ys, ys);
+    }
+    pool2d_forward(s.pool, op.pooling, ys, pooled + s.pooled_offset, argmax + s.pooled_offset);
+  });
+}
+
+void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float* w, const float* y,
+                                 const float* pooled, const float* dpooled,
+                                 const std::int32_t* argmax, float* dy, float* dw, float* db,
+                                 float* workspace) {
+  ops::check_conv_pool(op);
+  conv2d_backward(op.conv, x, w, dy, nullptr, dw, db, workspace, [&](int begin, int end) {
+    const SampleSlice s = slice_of(op, begin, end);
+    const float* ys = y + s.y_offset;
+    float* dys = dy + s.y_offset;
+    pool2d_backward(s.pool, op.pooling, ys, pooled + s.pooled_offset, dpooled + s.pooled_offset,
+                    dys, argmax + s.pooled_offset);
+    if (op.activation != Activation::kIdentity) {
+      activation_backward(op.activation, end - begin, s.y_floats, ys, dys, dys);
+    }
+  });
+}
+
+}  // namespace dl::cpu

@@ -1,0 +1,27 @@
+// CPU implementation of the Backend's fused convolution, activation and pooling (see
+// backend/backend.hpp for the contract). Each convolution task runs the activation and the
+// pooling on its own samples as soon as their outputs are complete, and in backward (where no dx
+// is asked for: a network's first layer) each weight-gradient task first makes its samples' dy
+// from the pooled gradient. Those samples' planes are then in the task's core cache instead of
+// making a round trip through memory between two ops: for LeNet's first layer, 5.9 MB at batch
+// 128 each way. The activation and the pooling treat samples independently, so the results are
+// the unfused ops' bits.
+#pragma once
+
+#include <cstdint>
+
+#include "backend/backend.hpp"
+
+namespace dl::cpu {
+
+void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
+                         float* y, float* pooled, std::int32_t* argmax, float* workspace);
+
+// dx must be null: with dx, the convolution's input-gradient tasks read other samples' dy than
+// its weight-gradient tasks make, so the ops run one after another (the Backend's default).
+void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float* w, const float* y,
+                                 const float* pooled, const float* dpooled,
+                                 const std::int32_t* argmax, float* dy, float* dw, float* db,
+                                 float* workspace);
+
+}  // namespace dl::cpu
