@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "core/random.hpp"
@@ -78,6 +80,13 @@ int main(int argc, char** argv) {
     for (int& v : p) v = static_cast<int>(proto_rng.below(kMaxByte + 1));
   }
   dl::RandomStream train_rng(seed, kTrainStream), test_rng(seed, kTestStream);
+  // Made when missing, as a test script expects of an output folder.
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) {
+    std::fprintf(stderr, "%s: cannot create the folder: %s\n", dir.c_str(), made.message().c_str());
+    return 1;
+  }
   bool ok = true;
   if (gen.cifar100) {
     ok = write_file(dir + "/" + std::string(dl::cifar::kCifar100TrainFile),

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "core/random.hpp"
@@ -78,6 +80,13 @@ int main(int argc, char** argv) {
     for (int& v : p) v = static_cast<int>(proto_rng.below(256));
   }
   dl::RandomStream train_rng(seed, kTrainStream), test_rng(seed, kTestStream);
+  // Made when missing, as a test script expects of an output folder.
+  std::error_code made;
+  std::filesystem::create_directories(dir, made);
+  if (made) {
+    std::fprintf(stderr, "%s: cannot create the folder: %s\n", dir.c_str(), made.message().c_str());
+    return 1;
+  }
   if (!write_split(dir, "train", n_train, rows, cols, classes, prototypes, train_rng) ||
       !write_split(dir, "t10k", n_test, rows, cols, classes, prototypes, test_rng)) {
     std::fprintf(stderr, "%s: cannot write the data set files\n", dir.c_str());
