@@ -128,8 +128,9 @@ class Backend {
     }
     pool2d_forward(op.pool, op.pooling, y, pooled, argmax);
   }
-  // From the pooled output's gradient dpooled: dy (the activation output's gradient, then the
-  // convolution output's, in place; y's size) is written, then dw and db, and dx unless null.
+  // From the pooled output's gradient dpooled: dw and db, and dx unless null. dy (y's size) is
+  // the backend's for the convolution output's gradient; nothing may read it afterwards (the
+  // CPU leaves it unwritten without dx).
   virtual void conv2d_pool_backward(const ConvPool& op, const float* x, const float* w,
                                     const float* y, const float* pooled, const float* dpooled,
                                     const std::int32_t* argmax, float* dy, float* dx, float* dw,

@@ -179,7 +179,7 @@ void forward_samples(const Conv2dGeometry& g, const Plan& s, SliceRange r, const
 }
 
 // The sums of dW and db over samples r, one sample at a time, into dw and db (zero for an empty
-// range).
+// range); dy points at sample r.begin's output gradient.
 void weight_gradient_samples(const Conv2dGeometry& g, const Plan& s, SliceRange r, const float* x,
                              const float* dy, float* dw, float* db, float* col) {
   const int cout = g.out_channels, k = static_cast<int>(s.k);
@@ -187,7 +187,7 @@ void weight_gradient_samples(const Conv2dGeometry& g, const Plan& s, SliceRange 
   std::fill(db, db + cout, 0.0f);
   if (r.size() == 0) std::fill(dw, dw + s.weights, 0.0f);
   for (int n = r.begin; n < r.end; ++n) {
-    const float* dyn = dy + n * s.y_sample;  // one sample's dy is already [Cout x ohw]
+    const float* dyn = dy + (n - r.begin) * s.y_sample;  // one sample's dy is already [Cout x ohw]
     for (int c = 0; c < cout; ++c) db[c] += row_sum(dyn + c * s.ohw, s.ohw);
     const float beta = n == r.begin ? 0.0f : 1.0f;
     const float* xn = x + n * s.x_sample;
@@ -237,7 +237,7 @@ void add_partials(const Conv2dGeometry& g, const Plan& s, const float* partials,
 // dW tasks.
 void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* dy, float* dw,
                          float* db, float* workspace, int dx_tasks,
-                         const std::function<void(int)>& dx_task, const SamplesHook& dy_ready) {
+                         const std::function<void(int)>& dx_task, const DyOfSamples& dy_of) {
   const Plan s = plan_of(g);
   // dW task 0 sums straight into dw and db, the others into their part of the workspace.
   const auto partial_dw = [&](int i) {
@@ -249,8 +249,9 @@ void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* d
     float* pdw = partial_dw(i);
     float* pdb = i == 0 ? db : pdw + s.weights;
     const SliceRange r = samples_of(g, s.partial_samples, i);
-    call_for_samples(dy_ready, r.begin, r.end);
-    weight_gradient_samples(g, s, r, x, dy, pdw, pdb,
+    const float* dy_first =
+        dy_of && r.size() > 0 ? dy_of(r.begin, r.end) : dy + r.begin * s.y_sample;
+    weight_gradient_samples(g, s, r, x, dy_first, pdw, pdb,
                             thread_scratch(backward_scratch_floats(g, s)));
   });
   if (partials > 1) add_partials(g, s, workspace, dw, db);
@@ -258,8 +259,7 @@ void backward_by_columns(const Conv2dGeometry& g, const float* x, const float* d
 
 // The columns path's backward: dW and db (unless dw is null) and dx (unless null) by columns.
 void backward_columns(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                      float* dx, float* dw, float* db, float* workspace,
-                      const SamplesHook& dy_ready) {
+                      float* dx, float* dw, float* db, float* workspace, const DyOfSamples& dy_of) {
   const Plan s = plan_of(g);
   const int dx_tasks = dx != nullptr ? s.tasks : 0;
   backward_by_columns(
@@ -268,7 +268,7 @@ void backward_columns(const Conv2dGeometry& g, const float* x, const float* w, c
         input_gradient_samples(g, s, samples_of(g, s.task_samples, i), w, dy, dx,
                                thread_scratch(backward_scratch_floats(g, s)));
       },
-      dy_ready);
+      dy_of);
 }
 
 }  // namespace
@@ -296,12 +296,11 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
 }
 
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
-                     float* dx, float* dw, float* db, float* workspace,
-                     const SamplesHook& dy_ready) {
-  DL_CHECK(!dy_ready || dx == nullptr,
-           "a convolution's backward makes dy per task only where it computes no dx");
+                     float* dx, float* dw, float* db, float* workspace, const DyOfSamples& dy_of) {
+  DL_CHECK(!dy_of || dx == nullptr,
+           "a convolution's backward takes dy per task only where it computes no dx");
   if (conv2d_direct_applies(g)) {
-    conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace, dy_ready);
+    conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace, dy_of);
     if (dx != nullptr) conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
     return;
   }
@@ -311,7 +310,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     return backward_by_columns(g, x, dy, dw, db, workspace, winograd.tasks(),
                                [&](int i) { winograd.run(i); }, {});
   }
-  backward_columns(g, x, w, dy, dx, dw, db, workspace, dy_ready);
+  backward_columns(g, x, w, dy, dx, dw, db, workspace, dy_of);
 }
 
 std::size_t conv2d_columns_workspace_floats(const Conv2dGeometry& g) {

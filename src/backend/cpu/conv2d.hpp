@@ -16,14 +16,14 @@ namespace dl::cpu {
 // workspace holds the backward tasks' partial dW and db; backward recomputes the columns from x, so
 // it does not depend on what forward left there.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g);
-// `done` is called on each forward task's samples once their y is complete; `dy_ready` on each
-// weight-gradient task's samples before it reads their dy, only with dx null (where no other task
-// reads dy). samples_hook.hpp; the fused ops of conv2d_pool.hpp use them.
+// `done` is called on each forward task's samples once their y is complete; with dy_of, each
+// weight-gradient task takes its samples' dy from it instead of from dy, only with dx null (where
+// no other task reads dy). samples_hook.hpp; the fused ops of conv2d_pool.hpp use them.
 void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                     float* y, float* workspace, const SamplesHook& done = {});
 void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                      float* dx, float* dw, float* db, float* workspace,
-                     const SamplesHook& dy_ready = {});
+                     const DyOfSamples& dy_of = {});
 
 // The columns path alone, whatever the geometry (conv2d_forward and conv2d_backward take the
 // direct or the Winograd path where it applies): for tests and comparisons, the direct path's dx

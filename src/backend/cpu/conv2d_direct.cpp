@@ -190,7 +190,8 @@ void forward_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, con
 
 // ---- weight gradient -------------------------------------------------------------------------
 
-// The sums of dW and db over samples r into dw and db (overwritten; zero for an empty range).
+// The sums of dW and db over samples r into dw and db (overwritten; zero for an empty range); dy
+// points at sample r.begin's output gradient.
 void gradient_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, const float* x,
                       const float* dy, float* dw, float* db) {
   const std::size_t sums_floats = (l.weights + g.out_channels) * kSumLanes;
@@ -202,9 +203,10 @@ void gradient_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, co
     for (int n = 0; n < samples; ++n) {
       build_shifted(g, l, x + (n0 + n) * l.x_sample, planes + n * l.shifted);
     }
-    const GradientArgs a{
-        planes,  l.offsets.data(), dy + n0 * l.y_sample, sums,       l.shifted, l.y_sample,
-        samples, l.taps,           g.out_channels,       l.positions};
+    const GradientArgs a{planes,     l.offsets.data(), dy + (n0 - r.begin) * l.y_sample,
+                         sums,       l.shifted,        l.y_sample,
+                         samples,    l.taps,           g.out_channels,
+                         l.positions};
     for (int c0 = 0; c0 < g.out_channels; c0 += kGradientChannels) {
       const int channels = std::min(kGradientChannels, g.out_channels - c0);
       for (int t0 = 0; t0 < l.taps; t0 += kGradientTaps) {
@@ -254,7 +256,7 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
 
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
                                    float* dw, float* db, float* workspace,
-                                   const SamplesHook& dy_ready) {
+                                   const DyOfSamples& dy_of) {
   const Layout l = layout_of(g);
   const int tasks = task_count(g.batch, l.gradient_samples);
   const std::size_t stride = partial_floats(g, l);
@@ -263,8 +265,9 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
     float* pdw = i == 0 ? dw : workspace + (i - 1) * stride;
     float* pdb = i == 0 ? db : pdw + l.weights;
     const SliceRange r = samples_of(g, l.gradient_samples, i);
-    call_for_samples(dy_ready, r.begin, r.end);
-    gradient_samples(g, l, r, x, dy, pdw, pdb);
+    if (r.size() == 0) return gradient_samples(g, l, r, x, dy, pdw, pdb);
+    const float* dy_first = dy_of ? dy_of(r.begin, r.end) : dy + r.begin * l.y_sample;
+    gradient_samples(g, l, r, x, dy_first, pdw, pdb);
   });
   // Partials added in task order, element by element.
   parallel_ranges(l.weights + g.out_channels, [&](std::size_t begin, std::size_t end) {

@@ -27,9 +27,9 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
                            float* y, const SamplesHook& done = {});
 
 // dw and db (overwritten) from x and dy; the workspace as conv2d_direct_workspace_floats says.
-// `dy_ready` is called on each task's samples before the task reads their dy.
+// With dy_of (samples_hook.hpp), each task takes its samples' dy from it instead of from dy.
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
                                    float* dw, float* db, float* workspace,
-                                   const SamplesHook& dy_ready = {});
+                                   const DyOfSamples& dy_of = {});
 
 }  // namespace dl::cpu
