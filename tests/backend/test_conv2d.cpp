@@ -233,6 +233,22 @@ TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
   CHECK(dl::cpu::winograd_lanes_built(8));
 }
 
+TEST_CASE("conv2d: the Winograd forward pass gives the same bits with 8 and 16 lanes", "[conv2d]") {
+  // Each tile's transforms and products run in one lane in the same order whatever the width,
+  // so AVX2 and AVX-512 builds give the same y.
+  if (!dl::cpu::winograd_lanes_built(16)) return;
+  std::mt19937 rng(kSeed + 5);
+  for (const Conv2dGeometry& g : geometries()) {
+    if (!dl::cpu::winograd_geometry(g)) continue;
+    INFO(describe(g));
+    const Problem p = random_problem(g, rng);
+    std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g)), y8(y_size(g)), y16(y_size(g));
+    winograd_forward<8>(g, p.x.data(), p.w.data(), p.b.data(), y8.data(), ws.data());
+    winograd_forward<16>(g, p.x.data(), p.w.data(), p.b.data(), y16.data(), ws.data());
+    CHECK(y8 == y16);
+  }
+}
+
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {
   const Path& path = kPaths[GENERATE(0, 1, 2, 3, 4)];
   const int threads = GENERATE(1, 2);
