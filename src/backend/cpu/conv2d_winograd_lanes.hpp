@@ -97,36 +97,45 @@ struct Runs {
   int length[L];
 };
 
-// The most windows of N columns, 2 apart, whose valid floats fit one lane vector.
-template <int L, int N>
-constexpr int kMaxRun = (L - N) / 2 + 1;
+// A run's row is added as kRunFloats floats: one vector of 16 lanes, or two of 8 (a run of 8
+// lanes adding 8 floats at a time would overlap the next run's floats partly, and the processor
+// cannot forward a store to a load that overlaps it partly: with 8-float runs the adds took a
+// third of the input gradient's transforms).
+constexpr int kRunFloats = 2 * kRowFloats;
 
-// The lane picks that move window row `half` of a transposed lane vector (lanes half * 8 to
-// half * 8 + 7) to start at lane `shift`, zeros elsewhere (index L picks lane 0 of a zero
-// vector).
-constexpr int shift_pick(int lanes, int half, int shift, int lane) {
-  const int q = lane - shift;
-  return q >= 0 && q < kRowFloats ? half * kRowFloats + q : lanes;
+// The most windows of N columns, 2 apart, whose valid floats fit a run's row.
+template <int N>
+constexpr int kMaxRun = (kRunFloats - N) / 2 + 1;
+
+// The lane picks that move window row `row` of a transposed lane vector (lanes row * 8 to
+// row * 8 + 7) to start `shift` floats into a run's row, for the vector that holds the run's
+// floats from `offset` on (zeros elsewhere: index L picks lane 0 of a zero vector).
+constexpr int span_pick(int lanes, int row, int offset, int shift, int lane) {
+  const int q = lane + offset - shift;
+  return q >= 0 && q < kRowFloats ? row * kRowFloats + q : lanes;
 }
 template <int L, std::size_t... kLane>
-constexpr std::array<LaneIndex<L>, L> shift_masks(int half, std::index_sequence<kLane...>) {
-  std::array<LaneIndex<L>, L> m{};
-  for (int shift = 0; shift < L; ++shift) {
-    m[shift] = LaneIndex<L>{shift_pick(L, half, shift, static_cast<int>(kLane))...};
+constexpr std::array<LaneIndex<L>, kRunFloats> span_masks(int row, int offset,
+                                                          std::index_sequence<kLane...>) {
+  std::array<LaneIndex<L>, kRunFloats> m{};
+  for (int shift = 0; shift < kRunFloats; ++shift) {
+    m[shift] = LaneIndex<L>{span_pick(L, row, offset, shift, static_cast<int>(kLane))...};
   }
   return m;
 }
+// 16 lanes: window rows 0 and 1 of a transposed vector into their runs' rows. 8 lanes: the one
+// window row into its run's row's floats 0-7 and 8-15.
 template <int L>
-inline constexpr std::array<LaneIndex<L>, L> kShiftLow =
-    shift_masks<L>(0, std::make_index_sequence<L>{});
+inline constexpr std::array<LaneIndex<L>, kRunFloats> kSpanFirst =
+    span_masks<L>(0, 0, std::make_index_sequence<L>{});
 template <int L>
-inline constexpr std::array<LaneIndex<L>, L> kShiftHigh =
-    shift_masks<L>(1, std::make_index_sequence<L>{});
+inline constexpr std::array<LaneIndex<L>, kRunFloats> kSpanSecond =
+    span_masks<L>(L == 16 ? 1 : 0, L == 16 ? 0 : kRowFloats, std::make_index_sequence<L>{});
 
 // base[offsets[l] + i * width + j] += dd[i * N + j] (lane l) for i, j < N, a run of lanes at a
-// time; each run's rows are added as L floats from its first lane's window on, the floats past
-// the run's windows getting zero, so L floats from offsets[first] + (N - 1) * width must lie in
-// the caller's part of base.
+// time; each run's rows are added as kRunFloats floats from its first lane's window on, the
+// floats past the run's windows getting zero, so kRunFloats floats from offsets[first] + (N - 1)
+// * width must lie in the caller's part of base.
 template <int L, int N>
 inline void scatter_add_windows(const Lanes<L>* dd, const int* offsets, const Runs<L>& runs,
                                 int width, float* base) {
@@ -141,18 +150,16 @@ inline void scatter_add_windows(const Lanes<L>* dd, const int* offsets, const Ru
     transpose<L>(m);
     for (int r = 0; r < runs.count; ++r) {
       const int first = runs.first[r];
-      Lanes<L> low{}, high{};
+      Lanes<L> one{}, two{};
       for (int q = 0; q < runs.length[r]; ++q) {
-        low += __builtin_shuffle(m[first + q], Lanes<L>{}, kShiftLow<L>[2 * q]);
-        if constexpr (kRows == 2) {
-          high += __builtin_shuffle(m[first + q], Lanes<L>{}, kShiftHigh<L>[2 * q]);
-        }
+        one += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanFirst<L>[2 * q]);
+        two += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanSecond<L>[2 * q]);
       }
       float* dst = base + offsets[first] + kRows * k * width;
-      store_lanes<L>(dst, load_lanes<L>(dst) + low);
-      if (kRows == 2 && 2 * k + 1 < N) {
-        store_lanes<L>(dst + width, load_lanes<L>(dst + width) + high);
-      }
+      store_lanes<L>(dst, load_lanes<L>(dst) + one);
+      // 16 lanes: the next window row; 8 lanes: the rest of this one.
+      float* next = kRows == 2 ? dst + width : dst + kRowFloats;
+      if (kRows == 1 || 2 * k + 1 < N) store_lanes<L>(next, load_lanes<L>(next) + two);
     }
   }
 }

@@ -294,9 +294,10 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
   float* chunk_dx = dx + static_cast<std::size_t>(c.first_sample) * sample_floats;
   const std::size_t chunk_floats = static_cast<std::size_t>(c.samples) * sample_floats;
   std::fill(chunk_dx, chunk_dx + chunk_floats, 0.0f);
-  // Whole lane vectors may be added while the last one ends inside the chunk's dx: other tasks
-  // write the other chunks.
-  const std::ptrdiff_t writable = static_cast<std::ptrdiff_t>(chunk_floats) - ((n - 1) * width + L);
+  // A run's rows may be added as kRunFloats floats while the last ends inside the chunk's dx: other
+  // tasks write the other chunks.
+  const std::ptrdiff_t writable =
+      static_cast<std::ptrdiff_t>(chunk_floats) - ((n - 1) * width + kRunFloats);
   Staging<L, n, n> s;
   Lanes<L> t[n * n], dd[n * n];
   alignas(64) int offsets[L];
@@ -305,7 +306,7 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
     const int last = interior_offsets<L, n, n>(l, c.first_sample, sample_floats, g.pad_top,
                                                g.pad_left, height, width, offsets);
     // Used only where every lane's window lies inside its plane (interior_offsets).
-    const Runs<L> runs = side_by_side_runs(l, kMaxRun<L, n>, [](int) { return true; });
+    const Runs<L> runs = side_by_side_runs(l, kMaxRun<n>, [](int) { return true; });
     for (int ci = 0; ci < g.in_channels; ++ci) {
       load_domain<L, n * n>(dv, g.in_channels, ci, c, first, t);
       input_transform_adjoint<R>(t, dd);
