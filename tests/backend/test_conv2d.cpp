@@ -58,20 +58,27 @@ void direct_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   if (dx != nullptr) dl::cpu::conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
 }
 
-// The Winograd path's y and dx (its transformed filters after the columns' partials in the
-// workspace), with dW and db by columns, as conv2d_backward does it.
+// The Winograd path's y and dx with L tiles per lane vector (its transformed filters after the
+// columns' partials in the workspace), with dW and db by columns, as conv2d_backward does it.
+template <int L>
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                       float* y, float* workspace) {
   dl::cpu::conv2d_winograd_forward(g, x, w, b, y,
-                                   workspace + dl::cpu::conv2d_columns_workspace_floats(g));
+                                   workspace + dl::cpu::conv2d_columns_workspace_floats(g), {}, L);
 }
+template <int L>
 void winograd_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db, float* workspace) {
   dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
   if (dx == nullptr) return;
   const dl::cpu::WinogradInputGradient winograd(
-      g, w, dy, dx, workspace + dl::cpu::conv2d_columns_workspace_floats(g));
+      g, w, dy, dx, workspace + dl::cpu::conv2d_columns_workspace_floats(g), L);
   for (int task = 0; task < winograd.tasks(); ++task) winograd.run(task);
+}
+// Its geometries, in builds that compile L lanes (8 in all, 16 with AVX-512).
+template <int L>
+bool winograd_takes(const Conv2dGeometry& g) {
+  return dl::cpu::winograd_lanes_built(L) && dl::cpu::winograd_geometry(g);
 }
 
 // The entry points without their per-task hooks (samples_hook.hpp), as Path's signatures.
@@ -107,7 +114,8 @@ const Path kPaths[] = {
     {"as dispatched", dispatched_forward, dispatched_backward, any_geometry},
     {"columns", columns_forward, dl::cpu::conv2d_backward_columns, any_geometry},
     {"direct", direct_forward, direct_backward, stride_one},
-    {"winograd", winograd_forward, winograd_backward, dl::cpu::winograd_geometry},
+    {"winograd, 16 lanes", winograd_forward<16>, winograd_backward<16>, winograd_takes<16>},
+    {"winograd, 8 lanes", winograd_forward<8>, winograd_backward<8>, winograd_takes<8>},
 };
 bool takes(const Path& path, const Conv2dGeometry& g) {
   return path.takes(g);
@@ -180,7 +188,7 @@ class EndsAtGuardPage {
 }  // namespace
 
 TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3, 4)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
@@ -217,13 +225,32 @@ TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 20, 12, 12, 50, 3, 5})));
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 7, 12, 12, 50, 5, 5})));
-  // Builds without AVX-512 keep the columns path (conv2d_winograd_transforms.hpp).
+  // Builds without AVX-512 or AVX2 and FMA keep the columns path, and AVX2 builds take 8 lanes
+  // (conv2d_winograd_transforms.hpp).
   CHECK(dl::cpu::winograd_applies(truncate_geometry({128, 20, 12, 12, 50, 5, 5})) ==
-        dl::cpu::winograd::kWinogradPays);
+        (dl::cpu::winograd::kTakenLanes > 0));
+  CHECK(dl::cpu::winograd_lanes() == (dl::cpu::winograd::kWidestLanes == 16 ? 16 : 8));
+  CHECK(dl::cpu::winograd_lanes_built(8));
+}
+
+TEST_CASE("conv2d: the Winograd forward pass gives the same bits with 8 and 16 lanes", "[conv2d]") {
+  // Each tile's transforms and products run in one lane in the same order whatever the width,
+  // so AVX2 and AVX-512 builds give the same y.
+  if (!dl::cpu::winograd_lanes_built(16)) return;
+  std::mt19937 rng(kSeed + 5);
+  for (const Conv2dGeometry& g : geometries()) {
+    if (!dl::cpu::winograd_geometry(g)) continue;
+    INFO(describe(g));
+    const Problem p = random_problem(g, rng);
+    std::vector<float> ws(dl::cpu::conv2d_workspace_floats(g)), y8(y_size(g)), y16(y_size(g));
+    winograd_forward<8>(g, p.x.data(), p.w.data(), p.b.data(), y8.data(), ws.data());
+    winograd_forward<16>(g, p.x.data(), p.w.data(), p.b.data(), y16.data(), ws.data());
+    CHECK(y8 == y16);
+  }
 }
 
 TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3, 4)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
@@ -246,7 +273,7 @@ TEST_CASE("conv2d first-layer backward (no dx) gives the same dw and db", "[conv
 }
 
 TEST_CASE("conv2d reads nothing past the end of x", "[conv2d]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3, 4)];
   const int threads = GENERATE(1, 2);
   INFO(path.name << ", BLAS threads " << threads);
   const BlasThreads blas(threads);
@@ -283,7 +310,7 @@ TEST_CASE("conv2d backward may run twice after one forward", "[conv2d]") {
 }
 
 TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
-  const Path& path = kPaths[GENERATE(0, 1, 2, 3)];
+  const Path& path = kPaths[GENERATE(0, 1, 2, 3, 4)];
   INFO(path.name);
   std::mt19937 rng(kSeed + 3);
   const std::vector<Conv2dGeometry> cases = {
@@ -321,10 +348,11 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
 
 TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
-  const Path& path = kPaths[GENERATE(0, 2)];
+  const Path& path = kPaths[GENERATE(0, 2, 4)];
   // LeNet's second layer (dispatched to the Winograd path), then a first layer.
   const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
                                     truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0));
+  if (!takes(path, g)) return;
   INFO(path.name << ", " << describe(g));
   const Problem p = random_problem(g, rng);
   const auto run = [&](int threads) {

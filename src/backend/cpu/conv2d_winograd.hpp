@@ -22,23 +22,28 @@ namespace dl::cpu {
 // Stride 1, square 3x3 or 5x5 filters, at least kWinogradMinChannels input channels: the layers
 // the path computes (tests run it on them in any build).
 bool winograd_geometry(const Conv2dGeometry& g);
-// The layers conv2d.cpp sends this way: winograd_geometry in a build with AVX-512 vectors
-// (kWinogradPays in conv2d_winograd_transforms.hpp).
+// The layers conv2d.cpp sends this way: winograd_geometry in a build with AVX-512 or AVX2 and FMA
+// vectors (kTakenLanes in conv2d_winograd_transforms.hpp).
 bool winograd_applies(const Conv2dGeometry& g);
+// The tiles transformed together (one per vector lane) where winograd_applies: 16 in AVX-512
+// builds, 8 in others. 8 lanes are compiled in every build and 16 in AVX-512 builds, so that tests
+// run both widths where they can.
+int winograd_lanes();
+bool winograd_lanes_built(int lanes);
 
 // The transformed filters, which forward and dx each compute into the workspace.
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g);
 // `done` is called on each task's samples once their y is complete.
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* b, float* y, float* workspace,
-                             const SamplesHook& done = {});
+                             const SamplesHook& done = {}, int lanes = winograd_lanes());
 
 // The input gradient as tasks, for the backward pass to run beside its weight gradient's
 // (conv2d.cpp). Constructing it transforms the filters into the workspace (over the threads).
 class WinogradInputGradient {
  public:
   WinogradInputGradient(const Conv2dGeometry& g, const float* w, const float* dy, float* dx,
-                        float* workspace);
+                        float* workspace, int lanes = winograd_lanes());
   int tasks() const;
   // The dx of the task's samples; tasks write disjoint samples.
   void run(int task) const;
@@ -48,6 +53,7 @@ class WinogradInputGradient {
   const float* dy_;
   float* dx_;
   const float* u_;
+  int lanes_;
 };
 
 }  // namespace dl::cpu

@@ -1,8 +1,9 @@
-// Moving whole tiles between planes and lane vectors (conv2d_winograd_tiles.cpp): each lane's
-// n x n window is n short rows of its plane, read or added as rows of kRowFloats floats (the
-// floats past the window's n are read and ignored, or have zero added), and a 16 x 16 transpose
-// turns the lanes' rows into one vector per window element. Element-by-element copies would
-// cost a load and a store per float and lane.
+// Moving whole tiles between planes and lane vectors of L floats (conv2d_winograd_tiles.cpp):
+// each lane's n x n window is n short rows of its plane, read or added as rows of kRowFloats
+// floats (the floats past the window's n are read and ignored, or have zero added), and an
+// L x L transpose turns the lanes' rows into one vector per window element; a lane vector holds
+// L / kRowFloats rows (two with 16 lanes, one with 8). Element-by-element copies would cost a
+// load and a store per float and lane.
 #pragma once
 
 #include <array>
@@ -15,67 +16,71 @@ namespace dl::cpu::winograd {
 
 // A row's floats as moved: the widest window (n = 6) rounded up to a power of two.
 constexpr int kRowFloats = 8;
-static_assert(kLanes == 2 * kRowFloats, "a lane vector holds two window rows");
+// Window rows per lane vector.
+template <int L>
+constexpr int kRowsPerVector = L / kRowFloats;
 
-using Row = float __attribute__((vector_size(kRowFloats * sizeof(float))));
-using LaneIndex = int __attribute__((vector_size(kLanes * sizeof(int))));
+using Row = Lanes<kRowFloats>;
 
 inline Row load_row(const float* p) {
   return load_vector<Row>(p);
 }
-inline void store_row(float* p, Row v) {
-  store_vector(p, v);
-}
 
-// The lane picks of one stage of a 16 x 16 transpose: rows r and r + kBlock swap their
-// off-diagonal blocks of kBlock lanes (indices >= kLanes pick from the second vector).
-constexpr int swap_pick(int block, bool upper, int lane) {
+// The lane picks of one stage of an L x L transpose: rows r and r + kBlock swap their
+// off-diagonal blocks of kBlock lanes (indices >= L pick from the second vector).
+constexpr int swap_pick(int lanes, int block, bool upper, int lane) {
   const bool high = (lane & block) != 0;
-  return upper ? (high ? kLanes + lane : lane + block) : (high ? kLanes + lane - block : lane);
+  return upper ? (high ? lanes + lane : lane + block) : (high ? lanes + lane - block : lane);
 }
 
-template <int kBlock, bool kUpper, std::size_t... kLane>
-constexpr LaneIndex swap_mask(std::index_sequence<kLane...>) {
-  return LaneIndex{swap_pick(kBlock, kUpper, static_cast<int>(kLane))...};
+template <int L, int kBlock, bool kUpper, std::size_t... kLane>
+constexpr LaneIndex<L> swap_mask(std::index_sequence<kLane...>) {
+  return LaneIndex<L>{swap_pick(L, kBlock, kUpper, static_cast<int>(kLane))...};
 }
 
-template <int kBlock>
-inline void transpose_stage(Lanes* m) {
-  constexpr LaneIndex lower = swap_mask<kBlock, false>(std::make_index_sequence<kLanes>{});
-  constexpr LaneIndex upper = swap_mask<kBlock, true>(std::make_index_sequence<kLanes>{});
-  for (int r = 0; r < kLanes; ++r) {
+template <int L, int kBlock>
+inline void transpose_stage(Lanes<L>* m) {
+  constexpr LaneIndex<L> lower = swap_mask<L, kBlock, false>(std::make_index_sequence<L>{});
+  constexpr LaneIndex<L> upper = swap_mask<L, kBlock, true>(std::make_index_sequence<L>{});
+  for (int r = 0; r < L; ++r) {
     if ((r & kBlock) != 0) continue;
-    const Lanes a = m[r], b = m[r + kBlock];
+    const Lanes<L> a = m[r], b = m[r + kBlock];
     m[r] = __builtin_shuffle(a, b, lower);
     m[r + kBlock] = __builtin_shuffle(a, b, upper);
   }
 }
 
-// m[r][c] -> m[c][r] for a 16 x 16 block of lane vectors.
-inline void transpose16(Lanes* m) {
-  transpose_stage<8>(m);
-  transpose_stage<4>(m);
-  transpose_stage<2>(m);
-  transpose_stage<1>(m);
+// m[r][c] -> m[c][r] for an L x L block of lane vectors.
+template <int L>
+inline void transpose(Lanes<L>* m) {
+  if constexpr (L == 16) transpose_stage<L, 8>(m);
+  transpose_stage<L, 4>(m);
+  transpose_stage<L, 2>(m);
+  transpose_stage<L, 1>(m);
 }
 
 // d[i * N + j] (lane l) = base[offsets[l] + i * width + j] for i, j < N; reads kRowFloats floats
 // per row, so base[offsets[l] + (N - 1) * width + kRowFloats - 1] must be readable.
-template <int N>
-inline void gather_windows(const float* base, const int* offsets, int width, Lanes* d) {
-  constexpr int kBlocks = (N + 1) / 2;
+template <int L, int N>
+inline void gather_windows(const float* base, const int* offsets, int width, Lanes<L>* d) {
+  constexpr int kRows = kRowsPerVector<L>;
+  constexpr int kBlocks = (N + kRows - 1) / kRows;
   for (int k = 0; k < kBlocks; ++k) {
-    Lanes m[kLanes];
-    for (int lane = 0; lane < kLanes; ++lane) {
-      const float* src = base + offsets[lane] + 2 * k * width;
+    Lanes<L> m[L];
+    for (int lane = 0; lane < L; ++lane) {
+      const float* src = base + offsets[lane] + kRows * k * width;
       const Row lo = load_row(src);
-      const Row hi = 2 * k + 1 < N ? load_row(src + width) : Row{};
-      m[lane] =
-          __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      if constexpr (kRows == 2) {
+        const Row hi = 2 * k + 1 < N ? load_row(src + width) : Row{};
+        m[lane] =
+            __builtin_shufflevector(lo, hi, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+      } else {
+        m[lane] = lo;
+      }
     }
-    transpose16(m);
-    for (int c = 0; c < kLanes; ++c) {
-      const int i = 2 * k + c / kRowFloats, j = c % kRowFloats;
+    transpose<L>(m);
+    for (int c = 0; c < L; ++c) {
+      const int i = kRows * k + c / kRowFloats, j = c % kRowFloats;
       if (i < N && j < N) d[i * N + j] = m[c];
     }
   }
@@ -85,92 +90,116 @@ inline void gather_windows(const float* base, const int* offsets, int width, Lan
 // tile columns), added together as one run: their windows overlap by N - 2 columns, and adding
 // them one by one would reload floats that a store a few instructions before wrote at another
 // offset, which the processor cannot forward (measured: the stores then took most of the time).
+template <int L>
 struct Runs {
   int count = 0;
-  int first[kLanes];
-  int length[kLanes];
+  int first[L];
+  int length[L];
 };
 
-// The most windows of N columns, 2 apart, whose valid floats fit one lane vector.
-template <int N>
-constexpr int kMaxRun = (kLanes - N) / 2 + 1;
+// A run's row is added as kRunFloats floats: one vector of 16 lanes, or two of 8 (a run of 8
+// lanes adding 8 floats at a time would overlap the next run's floats partly, and the processor
+// cannot forward a store to a load that overlaps it partly: with 8-float runs the adds took a
+// third of the input gradient's transforms).
+constexpr int kRunFloats = 2 * kRowFloats;
 
-// The lane picks that move row `half` (0: lanes 0-7, 1: lanes 8-15) of a transposed lane vector
-// to start at lane `shift`, zeros elsewhere (index kLanes picks lane 0 of a zero vector).
-constexpr int shift_pick(int half, int shift, int lane) {
-  const int q = lane - shift;
-  return q >= 0 && q < kRowFloats ? half * kRowFloats + q : kLanes;
+// The most windows of N columns, 2 apart, whose valid floats fit a run's row.
+template <int N>
+constexpr int kMaxRun = (kRunFloats - N) / 2 + 1;
+
+// The lane picks that move window row `row` of a transposed lane vector (lanes row * 8 to
+// row * 8 + 7) to start `shift` floats into a run's row, for the vector that holds the run's
+// floats from `offset` on (zeros elsewhere: index L picks lane 0 of a zero vector).
+constexpr int span_pick(int lanes, int row, int offset, int shift, int lane) {
+  const int q = lane + offset - shift;
+  return q >= 0 && q < kRowFloats ? row * kRowFloats + q : lanes;
 }
-template <std::size_t... kLane>
-constexpr std::array<LaneIndex, kLanes> shift_masks(int half, std::index_sequence<kLane...>) {
-  std::array<LaneIndex, kLanes> m{};
-  for (int shift = 0; shift < kLanes; ++shift) {
-    m[shift] = LaneIndex{shift_pick(half, shift, static_cast<int>(kLane))...};
+template <int L, std::size_t... kLane>
+constexpr std::array<LaneIndex<L>, kRunFloats> span_masks(int row, int offset,
+                                                          std::index_sequence<kLane...>) {
+  std::array<LaneIndex<L>, kRunFloats> m{};
+  for (int shift = 0; shift < kRunFloats; ++shift) {
+    m[shift] = LaneIndex<L>{span_pick(L, row, offset, shift, static_cast<int>(kLane))...};
   }
   return m;
 }
-inline constexpr std::array<LaneIndex, kLanes> kShiftLow =
-    shift_masks(0, std::make_index_sequence<kLanes>{});
-inline constexpr std::array<LaneIndex, kLanes> kShiftHigh =
-    shift_masks(1, std::make_index_sequence<kLanes>{});
+// 16 lanes: window rows 0 and 1 of a transposed vector into their runs' rows. 8 lanes: the one
+// window row into its run's row's floats 0-7 and 8-15.
+template <int L>
+inline constexpr std::array<LaneIndex<L>, kRunFloats> kSpanFirst =
+    span_masks<L>(0, 0, std::make_index_sequence<L>{});
+template <int L>
+inline constexpr std::array<LaneIndex<L>, kRunFloats> kSpanSecond =
+    span_masks<L>(L == 16 ? 1 : 0, L == 16 ? 0 : kRowFloats, std::make_index_sequence<L>{});
 
 // base[offsets[l] + i * width + j] += dd[i * N + j] (lane l) for i, j < N, a run of lanes at a
-// time; each run's rows are added as kLanes floats from its first lane's window on, the floats
-// past the run's windows getting zero, so kLanes floats from offsets[first] + (N - 1) * width
-// must lie in the caller's part of base.
-template <int N>
-inline void scatter_add_windows(const Lanes* dd, const int* offsets, const Runs& runs, int width,
-                                float* base) {
-  constexpr int kBlocks = (N + 1) / 2;
+// time; each run's rows are added as kRunFloats floats from its first lane's window on, the
+// floats past the run's windows getting zero, so kRunFloats floats from offsets[first] + (N - 1)
+// * width must lie in the caller's part of base.
+template <int L, int N>
+inline void scatter_add_windows(const Lanes<L>* dd, const int* offsets, const Runs<L>& runs,
+                                int width, float* base) {
+  constexpr int kRows = kRowsPerVector<L>;
+  constexpr int kBlocks = (N + kRows - 1) / kRows;
   for (int k = 0; k < kBlocks; ++k) {
-    Lanes m[kLanes];
-    for (int c = 0; c < kLanes; ++c) {
-      const int i = 2 * k + c / kRowFloats, j = c % kRowFloats;
-      m[c] = i < N && j < N ? dd[i * N + j] : Lanes{};
+    Lanes<L> m[L];
+    for (int c = 0; c < L; ++c) {
+      const int i = kRows * k + c / kRowFloats, j = c % kRowFloats;
+      m[c] = i < N && j < N ? dd[i * N + j] : Lanes<L>{};
     }
-    transpose16(m);
+    transpose<L>(m);
     for (int r = 0; r < runs.count; ++r) {
       const int first = runs.first[r];
-      Lanes low{}, high{};
+      Lanes<L> one{}, two{};
       for (int q = 0; q < runs.length[r]; ++q) {
-        low += __builtin_shuffle(m[first + q], Lanes{}, kShiftLow[2 * q]);
-        high += __builtin_shuffle(m[first + q], Lanes{}, kShiftHigh[2 * q]);
+        one += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanFirst<L>[2 * q]);
+        two += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanSecond<L>[2 * q]);
       }
-      float* dst = base + offsets[first] + 2 * k * width;
-      store_lanes(dst, load_lanes(dst) + low);
-      if (2 * k + 1 < N) store_lanes(dst + width, load_lanes(dst + width) + high);
+      float* dst = base + offsets[first] + kRows * k * width;
+      store_lanes<L>(dst, load_lanes<L>(dst) + one);
+      // 16 lanes: the next window row; 8 lanes: the rest of this one.
+      float* next = kRows == 2 ? dst + width : dst + kRowFloats;
+      if (kRows == 1 || 2 * k + 1 < N) store_lanes<L>(next, load_lanes<L>(next) + two);
     }
   }
 }
 
-// Output tiles (2 x 2) of a run of side-by-side lanes: the run's row i is 2L floats, float
-// 2q + j coming from lane first + q of y[i * 2 + j].
-constexpr int interleave_pick(int first, int p) {
+// Output tiles (2 x 2) of a run of side-by-side lanes: the run's row i is 2 * length floats,
+// float 2q + j coming from lane first + q of y[i * 2 + j].
+constexpr int interleave_pick(int lanes, int first, int p) {
   const int lane = first + p / 2;
-  return (p % 2) * kLanes + (lane < kLanes ? lane : kLanes - 1);
+  return (p % 2) * lanes + (lane < lanes ? lane : lanes - 1);
 }
-template <std::size_t... kLane>
-constexpr std::array<LaneIndex, kLanes> interleave_masks(std::index_sequence<kLane...>) {
-  std::array<LaneIndex, kLanes> m{};
-  for (int first = 0; first < kLanes; ++first) {
-    m[first] = LaneIndex{interleave_pick(first, static_cast<int>(kLane))...};
+template <int L, std::size_t... kLane>
+constexpr std::array<LaneIndex<L>, L> interleave_masks(std::index_sequence<kLane...>) {
+  std::array<LaneIndex<L>, L> m{};
+  for (int first = 0; first < L; ++first) {
+    m[first] = LaneIndex<L>{interleave_pick(L, first, static_cast<int>(kLane))...};
   }
   return m;
 }
-inline constexpr std::array<LaneIndex, kLanes> kInterleave =
-    interleave_masks(std::make_index_sequence<kLanes>{});
+template <int L>
+inline constexpr std::array<LaneIndex<L>, L> kInterleave =
+    interleave_masks<L>(std::make_index_sequence<L>{});
 
-// Row i of the run starting at lane `first` (its first 2L floats; the rest is filler).
-inline Lanes run_row(const Lanes* y, int i, int first) {
-  return __builtin_shuffle(y[2 * i], y[2 * i + 1], kInterleave[first]);
+// Row i of the run starting at lane `first` (its first 2 * length floats; the rest is filler).
+template <int L>
+inline Lanes<L> run_row(const Lanes<L>* y, int i, int first) {
+  return __builtin_shuffle(y[2 * i], y[2 * i + 1], kInterleave<L>[first]);
+}
+
+template <int L, std::size_t... kLane>
+constexpr LaneIndex<L> lane_numbers(std::index_sequence<kLane...>) {
+  return LaneIndex<L>{static_cast<int>(kLane)...};
 }
 
 // The inverse's lane picks: lanes first .. first + length - 1 of column j take floats j, 2 + j,
-// ... of a run's row, the other lanes zero (pick kLanes of a zero vector).
-inline LaneIndex run_column_mask(int first, int length, int j) {
-  const LaneIndex lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  const LaneIndex pick = 2 * (lane - first) + j;
-  return (lane >= first && lane < first + length) ? pick : LaneIndex{} + kLanes;
+// ... of a run's row, the other lanes zero (pick L of a zero vector).
+template <int L>
+inline LaneIndex<L> run_column_mask(int first, int length, int j) {
+  constexpr LaneIndex<L> lane = lane_numbers<L>(std::make_index_sequence<L>{});
+  const LaneIndex<L> pick = 2 * (lane - first) + j;
+  return (lane >= first && lane < first + length) ? pick : LaneIndex<L>{} + L;
 }
 
 }  // namespace dl::cpu::winograd

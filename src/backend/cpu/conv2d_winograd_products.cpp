@@ -8,72 +8,76 @@ namespace dl::cpu::winograd {
 
 namespace {
 
-// Register block: kBlockRows rows of C times kBlockVectors lane vectors of tiles, 20
-// accumulators (of 32 AVX-512 registers), plus the B vectors and a broadcast. 5 rows divide
-// LeNet's 20 and 50 channels.
-constexpr int kBlockRows = 5;
-constexpr int kBlockVectors = 4;
+// Register blocks: rows of C times lane vectors of tiles, the accumulators plus the B vectors
+// and a broadcast within the registers. 16 lanes (AVX-512): 5 x 4, 20 accumulators of 32
+// registers; 5 rows divide LeNet's 20 and 50 channels. 8 lanes (AVX2): 5 x 2, 13 of 16
+// registers; 4 x 2, 4 x 3, 6 x 2 and 3 x 4 were within 3% of it (LeNet's second layer, one
+// thread).
+template <int L>
+struct Block;
+template <>
+struct Block<16> {
+  static constexpr int kRows = 5, kVectors = 4;
+};
+template <>
+struct Block<8> {
+  static constexpr int kRows = 5, kVectors = 2;
+};
 
-template <int kRows, int kVectors>
+template <int L, int kRows, int kVectors>
 void block(int k, const float* a, int a_row, int a_col, const float* b, float* c,
            std::size_t tiles) {
-  Lanes acc[kRows][kVectors] = {};
+  Lanes<L> acc[kRows][kVectors] = {};
   for (int q = 0; q < k; ++q) {
-    Lanes bv[kVectors];
-    for (int v = 0; v < kVectors; ++v) bv[v] = load_lanes(b + q * tiles + v * kLanes);
+    Lanes<L> bv[kVectors];
+    for (int v = 0; v < kVectors; ++v) bv[v] = load_lanes<L>(b + q * tiles + v * L);
     for (int i = 0; i < kRows; ++i) {
       const float s = a[i * a_row + q * a_col];
       for (int v = 0; v < kVectors; ++v) acc[i][v] += s * bv[v];
     }
   }
   for (int i = 0; i < kRows; ++i)
-    for (int v = 0; v < kVectors; ++v) store_lanes(c + i * tiles + v * kLanes, acc[i][v]);
+    for (int v = 0; v < kVectors; ++v) store_lanes<L>(c + i * tiles + v * L, acc[i][v]);
 }
 
-template <int kVectors>
-void rows_block(int rows, int k, const float* a, int a_row, int a_col, const float* b, float* c,
-                std::size_t tiles) {
-  switch (rows) {
-    case 1:
-      return block<1, kVectors>(k, a, a_row, a_col, b, c, tiles);
-    case 2:
-      return block<2, kVectors>(k, a, a_row, a_col, b, c, tiles);
-    case 3:
-      return block<3, kVectors>(k, a, a_row, a_col, b, c, tiles);
-    case 4:
-      return block<4, kVectors>(k, a, a_row, a_col, b, c, tiles);
-    default:
-      return block<kBlockRows, kVectors>(k, a, a_row, a_col, b, c, tiles);
+// The block of min(rows, kRows) rows and min(vectors, kVectors) lane vectors.
+template <int L, int kRows, int kVectors>
+void fitting_block(int rows, int vectors, int k, const float* a, int a_row, int a_col,
+                   const float* b, float* c, std::size_t tiles) {
+  if constexpr (kRows > 1) {
+    if (rows < kRows) {
+      return fitting_block<L, kRows - 1, kVectors>(rows, vectors, k, a, a_row, a_col, b, c, tiles);
+    }
+  }
+  if constexpr (kVectors > 1) {
+    if (vectors < kVectors) {
+      return fitting_block<L, kRows, kVectors - 1>(rows, vectors, k, a, a_row, a_col, b, c, tiles);
+    }
+  }
+  block<L, kRows, kVectors>(k, a, a_row, a_col, b, c, tiles);
+}
+
+template <int L>
+void product(int rows, int k, const float* a, int a_row, int a_col, const float* b, float* c,
+             std::size_t tiles) {
+  constexpr int kRows = Block<L>::kRows, kVectors = Block<L>::kVectors;
+  const int vectors = static_cast<int>(tiles / L);
+  for (int v0 = 0; v0 < vectors; v0 += kVectors) {
+    const int nv = std::min(kVectors, vectors - v0);
+    for (int i0 = 0; i0 < rows; i0 += kRows) {
+      const int nr = std::min(kRows, rows - i0);
+      fitting_block<L, kRows, kVectors>(nr, nv, k, a + static_cast<std::ptrdiff_t>(i0) * a_row,
+                                        a_row, a_col, b + v0 * L, c + i0 * tiles + v0 * L, tiles);
+    }
   }
 }
 
 }  // namespace
 
-void lanes_product(int rows, int k, const float* a, int a_row, int a_col, const float* b, float* c,
-                   std::size_t tiles) {
-  const int vectors = static_cast<int>(tiles / kLanes);
-  for (int v0 = 0; v0 < vectors; v0 += kBlockVectors) {
-    const int nv = std::min(kBlockVectors, vectors - v0);
-    for (int i0 = 0; i0 < rows; i0 += kBlockRows) {
-      const int nr = std::min(kBlockRows, rows - i0);
-      const float* ai = a + static_cast<std::ptrdiff_t>(i0) * a_row;
-      const float* bv = b + v0 * kLanes;
-      float* ci = c + i0 * tiles + v0 * kLanes;
-      switch (nv) {
-        case 1:
-          rows_block<1>(nr, k, ai, a_row, a_col, bv, ci, tiles);
-          break;
-        case 2:
-          rows_block<2>(nr, k, ai, a_row, a_col, bv, ci, tiles);
-          break;
-        case 3:
-          rows_block<3>(nr, k, ai, a_row, a_col, bv, ci, tiles);
-          break;
-        default:
-          rows_block<kBlockVectors>(nr, k, ai, a_row, a_col, bv, ci, tiles);
-      }
-    }
-  }
+void lanes_product(int lanes, int rows, int k, const float* a, int a_row, int a_col, const float* b,
+                   float* c, std::size_t tiles) {
+  by_width(lanes,
+           [&](auto l) { product<decltype(l)::value>(rows, k, a, a_row, a_col, b, c, tiles); });
 }
 
 }  // namespace dl::cpu::winograd

@@ -22,20 +22,21 @@ int tile_cols(const Conv2dGeometry& g) {
 // Where each lane's tile lies: the plane offset of its sample (negative for a lane past the
 // chunk) and the plane coordinates of its first output; its first input is up and left of that
 // by the padding.
+template <int L>
 struct LaneTiles {
-  int sample[kLanes];
-  int out_row[kLanes], out_col[kLanes];
+  int sample[L];
+  int out_row[L], out_col[L];
 };
 
 // For a lane group whose windows (rows x cols at the tiles' first inputs) all lie inside their
 // planes: each lane's window start as an offset from channel 0 of the chunk's first sample, so
 // that the windows of every lane can be moved together (conv2d_winograd_lanes.hpp). Returns the
 // largest offset, or -1 where some lane has no tile or its window leaves the plane.
-template <int kRows, int kCols>
-int interior_offsets(const LaneTiles& l, int first_sample, std::size_t sample_floats, int pad_top,
-                     int pad_left, int height, int width, int* offsets) {
+template <int L, int kRows, int kCols>
+int interior_offsets(const LaneTiles<L>& l, int first_sample, std::size_t sample_floats,
+                     int pad_top, int pad_left, int height, int width, int* offsets) {
   int largest = 0;
-  for (int lane = 0; lane < kLanes; ++lane) {
+  for (int lane = 0; lane < L; ++lane) {
     const int row = l.out_row[lane] - pad_top, col = l.out_col[lane] - pad_left;
     if (l.sample[lane] < 0 || row < 0 || col < 0 || row + kRows > height || col + kCols > width) {
       return -1;
@@ -47,11 +48,12 @@ int interior_offsets(const LaneTiles& l, int first_sample, std::size_t sample_fl
   return largest;
 }
 
-LaneTiles lanes_at(const Conv2dGeometry& g, const Chunk& c, std::size_t first_tile) {
-  LaneTiles l;
+template <int L>
+LaneTiles<L> lanes_at(const Conv2dGeometry& g, const Chunk& c, std::size_t first_tile) {
+  LaneTiles<L> l;
   const int cols = tile_cols(g), per_sample = tile_rows(g) * cols;
   const std::size_t chunk_tiles = static_cast<std::size_t>(c.samples) * per_sample;
-  for (int lane = 0; lane < kLanes; ++lane) {
+  for (int lane = 0; lane < L; ++lane) {
     const std::size_t tile = first_tile + lane;
     l.sample[lane] = tile < chunk_tiles ? c.first_sample + static_cast<int>(tile / per_sample) : -1;
     const int within = static_cast<int>(tile % per_sample);
@@ -65,10 +67,10 @@ LaneTiles lanes_at(const Conv2dGeometry& g, const Chunk& c, std::size_t first_ti
 // goes on while the next lane has the same sample and tile row and the next tile column, up to
 // max_length lanes; a lane for which inside(lane) is false is a run of length 0 at that lane, for
 // the element-wise path.
-template <typename Inside>
-Runs side_by_side_runs(const LaneTiles& l, int max_length, Inside inside) {
-  Runs runs;
-  for (int lane = 0; lane < kLanes; ++lane) {
+template <int L, typename Inside>
+Runs<L> side_by_side_runs(const LaneTiles<L>& l, int max_length, Inside inside) {
+  Runs<L> runs;
+  for (int lane = 0; lane < L; ++lane) {
     const bool in = inside(lane);
     const int r = runs.count - 1;
     const bool extends = in && r >= 0 && runs.length[r] > 0 && runs.length[r] < max_length &&
@@ -90,16 +92,16 @@ T* plane_of(T* a, int sample, int channels, int channel, std::size_t plane) {
   return a + (static_cast<std::size_t>(sample) * channels + channel) * plane;
 }
 
-// Lane-major staging of kRows x kCols values: f[(row * kCols + col) * kLanes + lane].
-template <int kRows, int kCols>
+// Lane-major staging of kRows x kCols values: f[(row * kCols + col) * L + lane].
+template <int L, int kRows, int kCols>
 struct Staging {
-  alignas(64) float f[kRows * kCols * kLanes];
-  float& at(int i, int j, int lane) { return f[(i * kCols + j) * kLanes + lane]; }
-  void load(Lanes* t) const {
-    for (int e = 0; e < kRows * kCols; ++e) t[e] = load_lanes(f + e * kLanes);
+  alignas(64) float f[kRows * kCols * L];
+  float& at(int i, int j, int lane) { return f[(i * kCols + j) * L + lane]; }
+  void load(Lanes<L>* t) const {
+    for (int e = 0; e < kRows * kCols; ++e) t[e] = load_lanes<L>(f + e * L);
   }
-  void store(const Lanes* t) {
-    for (int e = 0; e < kRows * kCols; ++e) store_lanes(f + e * kLanes, t[e]);
+  void store(const Lanes<L>* t) {
+    for (int e = 0; e < kRows * kCols; ++e) store_lanes<L>(f + e * L, t[e]);
   }
   // A window of a plane (height x width) at (row, col) into one lane, zero outside the plane.
   void gather(const float* plane, int height, int width, int row, int col, int lane) {
@@ -119,28 +121,28 @@ struct Staging {
       }
   }
   void zero(int lane) {
-    for (int e = 0; e < kRows * kCols; ++e) f[e * kLanes + lane] = 0.0f;
+    for (int e = 0; e < kRows * kCols; ++e) f[e * L + lane] = 0.0f;
   }
 };
 
-template <int kPositions>
-void store_domain(const Lanes* t, int channels, int channel, const Chunk& c, std::size_t first_tile,
-                  float* a) {
+template <int L, int kPositions>
+void store_domain(const Lanes<L>* t, int channels, int channel, const Chunk& c,
+                  std::size_t first_tile, float* a) {
   for (int p = 0; p < kPositions; ++p) {
-    store_lanes(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first_tile,
-                t[p]);
+    store_lanes<L>(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first_tile,
+                   t[p]);
   }
 }
-template <int kPositions>
+template <int L, int kPositions>
 void load_domain(const float* a, int channels, int channel, const Chunk& c, std::size_t first_tile,
-                 Lanes* t) {
+                 Lanes<L>* t) {
   for (int p = 0; p < kPositions; ++p) {
-    t[p] =
-        load_lanes(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first_tile);
+    t[p] = load_lanes<L>(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles +
+                         first_tile);
   }
 }
 
-template <int R>
+template <int L, int R>
 void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.in_height) * g.in_width;
@@ -150,18 +152,18 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
   const std::ptrdiff_t readable =
       static_cast<std::ptrdiff_t>((g.batch - c.first_sample) * sample_floats) -
       ((n - 1) * g.in_width + kRowFloats);
-  Staging<n, n> s;
-  Lanes d[n * n], t[n * n];
-  alignas(64) int offsets[kLanes];
-  for (std::size_t first = 0; first < c.tiles; first += kLanes) {
-    const LaneTiles l = lanes_at(g, c, first);
-    const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top, g.pad_left,
-                                            g.in_height, g.in_width, offsets);
+  Staging<L, n, n> s;
+  Lanes<L> d[n * n], t[n * n];
+  alignas(64) int offsets[L];
+  for (std::size_t first = 0; first < c.tiles; first += L) {
+    const LaneTiles<L> l = lanes_at<L>(g, c, first);
+    const int last = interior_offsets<L, n, n>(l, c.first_sample, sample_floats, g.pad_top,
+                                               g.pad_left, g.in_height, g.in_width, offsets);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       if (last >= 0 && last + static_cast<std::ptrdiff_t>(ci * plane) <= readable) {
-        gather_windows<n>(x0 + ci * plane, offsets, g.in_width, d);
+        gather_windows<L, n>(x0 + ci * plane, offsets, g.in_width, d);
       } else {
-        for (int lane = 0; lane < kLanes; ++lane) {
+        for (int lane = 0; lane < L; ++lane) {
           if (l.sample[lane] < 0) {
             s.zero(lane);
           } else {
@@ -172,35 +174,36 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
         s.load(d);
       }
       input_transform<R>(d, t);
-      store_domain<n * n>(t, g.in_channels, ci, c, first, v);
+      store_domain<L, n * n>(t, g.in_channels, ci, c, first, v);
     }
   }
 }
 
-// Runs of side-by-side output tiles lying wholly inside their plane, at most kLanes / kM tiles
-// (a run's row fits one lane vector).
-Runs output_runs(const Conv2dGeometry& g, const LaneTiles& l) {
-  return side_by_side_runs(l, kLanes / kM, [&](int lane) {
+// Runs of side-by-side output tiles lying wholly inside their plane, at most L / kM tiles (a
+// run's row fits one lane vector).
+template <int L>
+Runs<L> output_runs(const Conv2dGeometry& g, const LaneTiles<L>& l) {
+  return side_by_side_runs(l, L / kM, [&](int lane) {
     return l.sample[lane] >= 0 && l.out_row[lane] + kM <= g.out_height &&
            l.out_col[lane] + kM <= g.out_width;
   });
 }
 
-template <int R>
+template <int L, int R>
 void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* m,
                            const float* bias, float* y) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
-  Staging<kM, kM> s;
-  Lanes t[n * n], out[kM * kM];
-  alignas(64) float row[kLanes];
-  for (std::size_t first = 0; first < c.tiles; first += kLanes) {
-    const LaneTiles l = lanes_at(g, c, first);
-    const Runs runs = output_runs(g, l);
+  Staging<L, kM, kM> s;
+  Lanes<L> t[n * n], out[kM * kM];
+  alignas(64) float row[L];
+  for (std::size_t first = 0; first < c.tiles; first += L) {
+    const LaneTiles<L> l = lanes_at<L>(g, c, first);
+    const Runs<L> runs = output_runs(g, l);
     for (int co = 0; co < g.out_channels; ++co) {
-      load_domain<n * n>(m, g.out_channels, co, c, first, t);
+      load_domain<L, n * n>(m, g.out_channels, co, c, first, t);
       output_transform<R>(t, out);
-      for (Lanes& v : out) v += bias[co];
+      for (Lanes<L>& v : out) v += bias[co];
       bool staged = false;
       for (int r = 0; r < runs.count; ++r) {
         const int lane = runs.first[r];
@@ -210,7 +213,7 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
         if (runs.length[r] > 0) {
           const int count = kM * runs.length[r];
           for (int i = 0; i < kM; ++i) {
-            store_lanes(row, run_row(out, i, lane));
+            store_lanes<L>(row, run_row<L>(out, i, lane));
             for (int e = 0; e < count; ++e) dst[i * g.out_width + e] = row[e];
           }
           continue;
@@ -228,40 +231,41 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
   }
 }
 
-template <int R>
+template <int L, int R>
 void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                   float* dm) {
   constexpr int n = Matrices<R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
   const float* dy_end = dy + static_cast<std::size_t>(g.batch) * g.out_channels * plane;
-  Staging<kM, kM> s;
-  Lanes d[kM * kM], t[n * n];
-  LaneIndex masks[kLanes][kM];
-  for (std::size_t first = 0; first < c.tiles; first += kLanes) {
-    const LaneTiles l = lanes_at(g, c, first);
-    const Runs runs = output_runs(g, l);
+  Staging<L, kM, kM> s;
+  Lanes<L> d[kM * kM], t[n * n];
+  LaneIndex<L> masks[L][kM];
+  for (std::size_t first = 0; first < c.tiles; first += L) {
+    const LaneTiles<L> l = lanes_at<L>(g, c, first);
+    const Runs<L> runs = output_runs(g, l);
     for (int r = 0; r < runs.count; ++r)
-      for (int j = 0; j < kM; ++j) masks[r][j] = run_column_mask(runs.first[r], runs.length[r], j);
+      for (int j = 0; j < kM; ++j)
+        masks[r][j] = run_column_mask<L>(runs.first[r], runs.length[r], j);
     for (int co = 0; co < g.out_channels; ++co) {
       bool staged = false;
-      for (Lanes& v : d) v = Lanes{};
+      for (Lanes<L>& v : d) v = Lanes<L>{};
       for (int r = 0; r < runs.count; ++r) {
         const int lane = runs.first[r];
         if (l.sample[lane] < 0) break;
         const float* src = plane_of(dy, l.sample[lane], g.out_channels, co, plane) +
                            l.out_row[lane] * g.out_width + l.out_col[lane];
         // A run's rows are read as whole lane vectors while those stay inside dy.
-        if (runs.length[r] > 0 && dy_end - src >= (kM - 1) * g.out_width + kLanes) {
+        if (runs.length[r] > 0 && dy_end - src >= (kM - 1) * g.out_width + L) {
           for (int i = 0; i < kM; ++i) {
-            const Lanes row_values = load_lanes(src + i * g.out_width);
+            const Lanes<L> row_values = load_lanes<L>(src + i * g.out_width);
             for (int j = 0; j < kM; ++j) {
-              d[i * kM + j] += __builtin_shuffle(row_values, Lanes{}, masks[r][j]);
+              d[i * kM + j] += __builtin_shuffle(row_values, Lanes<L>{}, masks[r][j]);
             }
           }
           continue;
         }
         if (!staged) {
-          for (int other = 0; other < kLanes; ++other) s.zero(other);
+          for (int other = 0; other < L; ++other) s.zero(other);
           staged = true;
         }
         for (int q = 0; q < std::max(runs.length[r], 1); ++q) {
@@ -270,17 +274,17 @@ void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const
         }
       }
       if (staged) {
-        Lanes e[kM * kM];
+        Lanes<L> e[kM * kM];
         s.load(e);
         for (int k = 0; k < kM * kM; ++k) d[k] += e[k];
       }
       output_transform_adjoint<R>(d, t);
-      store_domain<n * n>(t, g.out_channels, co, c, first, dm);
+      store_domain<L, n * n>(t, g.out_channels, co, c, first, dm);
     }
   }
 }
 
-template <int R>
+template <int L, int R>
 void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                    float* dx) {
   constexpr int n = Matrices<R>::n;
@@ -290,28 +294,28 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
   float* chunk_dx = dx + static_cast<std::size_t>(c.first_sample) * sample_floats;
   const std::size_t chunk_floats = static_cast<std::size_t>(c.samples) * sample_floats;
   std::fill(chunk_dx, chunk_dx + chunk_floats, 0.0f);
-  // Whole lane vectors may be added while the last one ends inside the chunk's dx: other tasks
-  // write the other chunks.
+  // A run's rows may be added as kRunFloats floats while the last ends inside the chunk's dx: other
+  // tasks write the other chunks.
   const std::ptrdiff_t writable =
-      static_cast<std::ptrdiff_t>(chunk_floats) - ((n - 1) * width + kLanes);
-  Staging<n, n> s;
-  Lanes t[n * n], dd[n * n];
-  alignas(64) int offsets[kLanes];
-  for (std::size_t first = 0; first < c.tiles; first += kLanes) {
-    const LaneTiles l = lanes_at(g, c, first);
-    const int last = interior_offsets<n, n>(l, c.first_sample, sample_floats, g.pad_top, g.pad_left,
-                                            height, width, offsets);
+      static_cast<std::ptrdiff_t>(chunk_floats) - ((n - 1) * width + kRunFloats);
+  Staging<L, n, n> s;
+  Lanes<L> t[n * n], dd[n * n];
+  alignas(64) int offsets[L];
+  for (std::size_t first = 0; first < c.tiles; first += L) {
+    const LaneTiles<L> l = lanes_at<L>(g, c, first);
+    const int last = interior_offsets<L, n, n>(l, c.first_sample, sample_floats, g.pad_top,
+                                               g.pad_left, height, width, offsets);
     // Used only where every lane's window lies inside its plane (interior_offsets).
-    const Runs runs = side_by_side_runs(l, kMaxRun<n>, [](int) { return true; });
+    const Runs<L> runs = side_by_side_runs(l, kMaxRun<n>, [](int) { return true; });
     for (int ci = 0; ci < g.in_channels; ++ci) {
-      load_domain<n * n>(dv, g.in_channels, ci, c, first, t);
+      load_domain<L, n * n>(dv, g.in_channels, ci, c, first, t);
       input_transform_adjoint<R>(t, dd);
       if (last >= 0 && last + static_cast<std::ptrdiff_t>(ci * plane) <= writable) {
-        scatter_add_windows<n>(dd, offsets, runs, width, chunk_dx + ci * plane);
+        scatter_add_windows<L, n>(dd, offsets, runs, width, chunk_dx + ci * plane);
         continue;
       }
       s.store(dd);
-      for (int lane = 0; lane < kLanes && l.sample[lane] >= 0; ++lane) {
+      for (int lane = 0; lane < L && l.sample[lane] >= 0; ++lane) {
         float* dst = plane_of(dx, l.sample[lane], g.in_channels, ci, plane);
         const int row = l.out_row[lane] - g.pad_top, col = l.out_col[lane] - g.pad_left;
         for (int i = 0; i < n; ++i)
@@ -324,37 +328,39 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
   }
 }
 
-template <int R>
+template <int L, int R>
 void filters_to_domain_r(const Conv2dGeometry& g, const float* w, std::size_t first_pair,
                          float* u) {
   constexpr int n = Matrices<R>::n;
   const std::size_t pairs = static_cast<std::size_t>(g.out_channels) * g.in_channels;
-  const int count = static_cast<int>(std::min<std::size_t>(kLanes, pairs - first_pair));
-  Staging<R, R> s;
-  for (int lane = 0; lane < kLanes; ++lane) {
+  const int count = static_cast<int>(std::min<std::size_t>(L, pairs - first_pair));
+  Staging<L, R, R> s;
+  for (int lane = 0; lane < L; ++lane) {
     if (lane >= count) {
       s.zero(lane);
       continue;
     }
     const float* filter = w + (first_pair + lane) * R * R;
-    for (int e = 0; e < R * R; ++e) s.f[e * kLanes + lane] = filter[e];
+    for (int e = 0; e < R * R; ++e) s.f[e * L + lane] = filter[e];
   }
-  Lanes in[R * R], out[n * n];
+  Lanes<L> in[R * R], out[n * n];
   s.load(in);
   filter_transform<R>(in, out);
-  Staging<n, n> o;
+  Staging<L, n, n> o;
   o.store(out);
   for (int p = 0; p < n * n; ++p) {
-    std::copy(o.f + p * kLanes, o.f + p * kLanes + count, u + p * pairs + first_pair);
+    std::copy(o.f + p * L, o.f + p * L + count, u + p * pairs + first_pair);
   }
 }
 
-// call(r) with r an integral constant for the layer's filter size: 3 or 5, the sizes
-// winograd_applies admits.
+// call(l, r) with l and r integral constants for the chunk's lanes and the layer's filter size:
+// 3 or 5, the sizes winograd_geometry admits.
 template <typename Call>
-void by_filter(const Conv2dGeometry& g, Call call) {
-  if (g.kernel_height == 3) return call(std::integral_constant<int, 3>{});
-  call(std::integral_constant<int, 5>{});
+void by_shape(const Conv2dGeometry& g, int lanes, Call call) {
+  by_width(lanes, [&](auto l) {
+    if (g.kernel_height == 3) return call(l, std::integral_constant<int, 3>{});
+    call(l, std::integral_constant<int, 5>{});
+  });
 }
 
 }  // namespace
@@ -364,22 +370,33 @@ int tiles_per_sample(const Conv2dGeometry& g) {
 }
 
 void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
-  by_filter(g, [&](auto r) { inputs_to_domain_r<decltype(r)::value>(g, c, x, v); });
+  by_shape(g, c.lanes, [&](auto l, auto r) {
+    inputs_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, x, v);
+  });
 }
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y) {
-  by_filter(g, [&](auto r) { outputs_from_domain_r<decltype(r)::value>(g, c, m, bias, y); });
+  by_shape(g, c.lanes, [&](auto l, auto r) {
+    outputs_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, m, bias, y);
+  });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                 float* dm) {
-  by_filter(g, [&](auto r) { output_gradients_to_domain_r<decltype(r)::value>(g, c, dy, dm); });
+  by_shape(g, c.lanes, [&](auto l, auto r) {
+    output_gradients_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dy, dm);
+  });
 }
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx) {
-  by_filter(g, [&](auto r) { input_gradients_from_domain_r<decltype(r)::value>(g, c, dv, dx); });
+  by_shape(g, c.lanes, [&](auto l, auto r) {
+    input_gradients_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dv, dx);
+  });
 }
-void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair, float* u) {
-  by_filter(g, [&](auto r) { filters_to_domain_r<decltype(r)::value>(g, w, first_pair, u); });
+void filters_to_domain(const Conv2dGeometry& g, int lanes, const float* w, std::size_t first_pair,
+                       float* u) {
+  by_shape(g, lanes, [&](auto l, auto r) {
+    filters_to_domain_r<decltype(l)::value, decltype(r)::value>(g, w, first_pair, u);
+  });
 }
 
 }  // namespace dl::cpu::winograd

@@ -1,8 +1,8 @@
 // Moving a chunk of samples into and out of the Winograd domain (conv2d_winograd.hpp): tiles are
-// numbered (sample, tile row, tile column) across the chunk and transformed kLanes at a time, and
-// the domain arrays hold, for each of the n^2 positions p and each channel c, the chunk's tiles
-// side by side: A[(p * channels + c) * tiles + tile], `tiles` a multiple of kLanes (the lanes
-// past the chunk's last tile hold zeros).
+// numbered (sample, tile row, tile column) across the chunk and transformed `lanes` at a time (8
+// or 16: conv2d_winograd_transforms.hpp), and the domain arrays hold, for each of the n^2
+// positions p and each channel c, the chunk's tiles side by side: A[(p * channels + c) * tiles +
+// tile], `tiles` a multiple of `lanes` (the lanes past the chunk's last tile hold zeros).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +14,7 @@ namespace dl::cpu::winograd {
 struct Chunk {
   int first_sample = 0, samples = 0;
   std::size_t tiles = 0;  // the domain arrays' row length
+  int lanes = 0;          // tiles per lane vector, 8 or 16
 };
 
 // Tiles down and across one output plane, and per sample.
@@ -30,8 +31,9 @@ void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const f
 // dx = the sum over tiles of Btt dV Bt (padding dropped); the chunk's dx is overwritten.
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx);
-// U[p][pair] = (G w Gt)[p] for the kLanes filter pairs (out, in) from first_pair on (fewer at
+// U[p][pair] = (G w Gt)[p] for the `lanes` filter pairs (out, in) from first_pair on (fewer at
 // the end); `pairs` is out_channels * in_channels.
-void filters_to_domain(const Conv2dGeometry& g, const float* w, std::size_t first_pair, float* u);
+void filters_to_domain(const Conv2dGeometry& g, int lanes, const float* w, std::size_t first_pair,
+                       float* u);
 
 }  // namespace dl::cpu::winograd

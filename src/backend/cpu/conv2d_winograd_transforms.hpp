@@ -1,5 +1,5 @@
 // The tile transforms of the CPU's Winograd convolution (conv2d_winograd.hpp): the Toom-Cook
-// matrices of F(m, r), built at compile time, and their two-dimensional application to kLanes
+// matrices of F(m, r), built at compile time, and their two-dimensional application to L
 // tiles at once, one tile per vector lane.
 //
 // One dimension: for a correlation y[i] = sum_k g[k] d[i + k] of m outputs with an r-tap filter
@@ -12,27 +12,60 @@
 
 #include <array>
 #include <cstddef>
+#include <type_traits>
 
 namespace dl::cpu::winograd {
 
 // Output tile edge. m = 2 keeps F(2, 5)'s float32 error near 7e-6 relative on LeNet's second
 // layer (F(4, 5) doubles it, and cuDNN's transform-domain dx was 2% off; docs/CUDA.md).
 constexpr int kTileOutputs = 2;
-// Tiles transformed together: one float per lane of a 512-bit register; on narrower machines the
-// compiler splits each vector in two.
-constexpr int kLanes = 16;
+// Tiles transformed together, one per vector lane: L = 16 floats, one AVX-512 register, or
+// L = 8, one AVX2 register. A width wider than the build's registers is never compiled: GCC
+// lowers such vectors' shuffles to scalar loops (LeNet's second layer's forward pass took
+// 29.5 ms instead of 1.3 with 16 lanes in an AVX2 build, one thread, this Zen 5).
+template <int L>
+struct LaneVectors;
+template <>
+struct LaneVectors<8> {
+  using Floats = float __attribute__((vector_size(8 * sizeof(float))));
+  using Ints = int __attribute__((vector_size(8 * sizeof(int))));
+};
+template <>
+struct LaneVectors<16> {
+  using Floats = float __attribute__((vector_size(16 * sizeof(float))));
+  using Ints = int __attribute__((vector_size(16 * sizeof(int))));
+};
+template <int L>
+using Lanes = typename LaneVectors<L>::Floats;
+template <int L>
+using LaneIndex = typename LaneVectors<L>::Ints;
 
-using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));
-
-// Whether the build's vectors make this path pay. With AVX-512 a Lanes value is one register;
-// GCC lowers the same code to scalar loops for narrower builds, where LeNet's second layer's
-// forward pass took 29.5 ms instead of 1.3 (one thread, this Zen 5 built with -march=x86-64-v3),
-// so those builds keep the columns path (winograd_applies).
+// The widest width compiled (8 lanes are compiled in every build, so that tests run them on any
+// machine), and the width the build sends layers through, 0 for none (winograd_applies). With
+// 8 lanes (-march=x86-64-v3 on this Zen 5, one thread, minimum microseconds, against the columns
+// path with oneDNN capped at AVX2 by DNNL_MAX_CPU_ISA):
+//   LeNet's second layer, batch 128   forward 1,945 (columns 3,389), backward 5,687 (7,042)
+//   CIFAR's 32 -> 64 3x3, batch 32    forward 1,844 (2,699), dx 2,482 (2,558)
+// Without AVX2 and FMA the columns path stays.
 #if defined(__AVX512F__)
-constexpr bool kWinogradPays = true;
+constexpr int kWidestLanes = 16;
+constexpr int kTakenLanes = 16;
+#elif defined(__AVX2__) && defined(__FMA__)
+constexpr int kWidestLanes = 8;
+constexpr int kTakenLanes = 8;
 #else
-constexpr bool kWinogradPays = false;
+constexpr int kWidestLanes = 8;
+constexpr int kTakenLanes = 0;
 #endif
+
+// call(l) with l an integral constant for `lanes`: 16 where the build compiles it, else 8.
+template <typename Call>
+void by_width(int lanes, Call call) {
+  if constexpr (kWidestLanes == 16) {
+    if (lanes == 16) return call(std::integral_constant<int, 16>{});
+  }
+  call(std::integral_constant<int, 8>{});
+}
 
 // A vector of floats from or to memory with any alignment.
 template <typename Vector>
@@ -45,10 +78,12 @@ template <typename Vector>
 inline void store_vector(float* p, Vector v) {
   __builtin_memcpy(p, &v, sizeof v);
 }
-inline Lanes load_lanes(const float* p) {
-  return load_vector<Lanes>(p);
+template <int L>
+inline Lanes<L> load_lanes(const float* p) {
+  return load_vector<Lanes<L>>(p);
 }
-inline void store_lanes(float* p, Lanes v) {
+template <int L>
+inline void store_lanes(float* p, Lanes<L> v) {
   store_vector(p, v);
 }
 
@@ -121,13 +156,13 @@ inline constexpr Matrices<R> kMatrices = build_matrices<R>();
 // out[i * kOutRow + c * kOutCol]: M in (left) and, with in and out read transposed, in Mt
 // (right).
 template <int kRows, int kInner, int kCols, int kMRow, int kMCol, int kInRow, int kInCol,
-          int kOutRow, int kOutCol, std::size_t kSize>
-inline void combine(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
+          int kOutRow, int kOutCol, std::size_t kSize, typename V>
+inline void combine(const std::array<float, kSize>& m, const V* in, V* out) {
 #pragma GCC unroll 8
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 8
     for (int c = 0; c < kCols; ++c) {
-      Lanes s{};
+      V s{};
 #pragma GCC unroll 8
       for (int k = 0; k < kInner; ++k) {
         const float coefficient = m[i * kMRow + k * kMCol];
@@ -139,55 +174,55 @@ inline void combine(const std::array<float, kSize>& m, const Lanes* in, Lanes* o
 }
 
 // out (rows x cols) = M in, M rows x inner (element (i, k) at m[i * kRow + k * kCol]).
-template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize>
-inline void left(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
+template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize, typename V>
+inline void left(const std::array<float, kSize>& m, const V* in, V* out) {
   combine<kRows, kInner, kCols, kRow, kCol, kCols, 1, kCols, 1>(m, in, out);
 }
 
 // out (rows x cols) = in Mt, in rows x inner, M cols x inner (element (j, k) as above).
-template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize>
-inline void right(const std::array<float, kSize>& m, const Lanes* in, Lanes* out) {
+template <int kRows, int kInner, int kCols, int kRow, int kCol, std::size_t kSize, typename V>
+inline void right(const std::array<float, kSize>& m, const V* in, V* out) {
   combine<kCols, kInner, kRows, kRow, kCol, 1, kInner, 1, kCols>(m, in, out);
 }
 
 // Tiles are row-major arrays of lane vectors: n x n (d, V, M, dM, dV) or m x m (y, dY).
 // V = Bt d Btt.
-template <int R>
-inline void input_transform(const Lanes* d, Lanes* v) {
+template <int R, typename V>
+inline void input_transform(const V* d, V* v) {
   constexpr int n = Matrices<R>::n;
-  Lanes tmp[n * n];
+  V tmp[n * n];
   left<n, n, n, n, 1>(kMatrices<R>.bt, d, tmp);
   right<n, n, n, n, 1>(kMatrices<R>.bt, tmp, v);
 }
 // dd = Btt dV Bt, the adjoint.
-template <int R>
-inline void input_transform_adjoint(const Lanes* dv, Lanes* dd) {
+template <int R, typename V>
+inline void input_transform_adjoint(const V* dv, V* dd) {
   constexpr int n = Matrices<R>::n;
-  Lanes tmp[n * n];
+  V tmp[n * n];
   left<n, n, n, 1, n>(kMatrices<R>.bt, dv, tmp);
   right<n, n, n, 1, n>(kMatrices<R>.bt, tmp, dd);
 }
 // y = At M Att.
-template <int R>
-inline void output_transform(const Lanes* m, Lanes* y) {
+template <int R, typename V>
+inline void output_transform(const V* m, V* y) {
   constexpr int n = Matrices<R>::n, o = kTileOutputs;
-  Lanes tmp[o * n];
+  V tmp[o * n];
   left<o, n, n, n, 1>(kMatrices<R>.at, m, tmp);
   right<o, n, o, n, 1>(kMatrices<R>.at, tmp, y);
 }
 // dM = Att dY At, the adjoint.
-template <int R>
-inline void output_transform_adjoint(const Lanes* dy, Lanes* dm) {
+template <int R, typename V>
+inline void output_transform_adjoint(const V* dy, V* dm) {
   constexpr int n = Matrices<R>::n, o = kTileOutputs;
-  Lanes tmp[n * o];
+  V tmp[n * o];
   left<n, o, o, 1, n>(kMatrices<R>.at, dy, tmp);
   right<n, o, n, 1, n>(kMatrices<R>.at, tmp, dm);
 }
 // U = G g Gt.
-template <int R>
-inline void filter_transform(const Lanes* g, Lanes* u) {
+template <int R, typename V>
+inline void filter_transform(const V* g, V* u) {
   constexpr int n = Matrices<R>::n;
-  Lanes tmp[n * R];
+  V tmp[n * R];
   left<n, R, R, R, 1>(kMatrices<R>.g, g, tmp);
   right<n, R, n, R, 1>(kMatrices<R>.g, tmp, u);
 }
