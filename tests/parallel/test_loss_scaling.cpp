@@ -13,22 +13,7 @@
 #include "parallel_test_support.hpp"
 #include "trainer_fixture.hpp"
 
-namespace {
-
-using dl::Config;
-using dl::ParallelTrainer;
-using dl::testing::collective_for;
-using dl::testing::parameters_of;
-using dl::testing::single_process;
-using dl::testing::trainer::kClasses;
-using dl::testing::trainer::kCols;
-using dl::testing::trainer::kRows;
-using dl::testing::trainer::make_config;
-using dl::testing::trainer::max_relative_difference;
-using dl::testing::trainer::random_dataset;
-using dl::testing::trainer::train_parameters;
-
-}  // namespace
+using namespace dl::testing::trainer;  // the shared network, data and run helper
 
 namespace {
 

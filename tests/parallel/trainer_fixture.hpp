@@ -20,6 +20,9 @@ namespace dl::testing::trainer {
 
 using dl::Config;
 using dl::ParallelTrainer;
+using dl::testing::collective_for;
+using dl::testing::parameters_of;
+using dl::testing::single_process;
 
 inline constexpr int kRows = 8, kCols = 8, kClasses = 4;
 
