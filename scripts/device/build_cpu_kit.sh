@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the CPU scaling kit: dl-train without CUDA, built here for the device machine's many
-# cores (its processor is not this one: plain x86-64, the CPU kernels chosen at run time), with
+# cores (its processor is not this one: plain x86-64, with the CPU backend's own kernels compiled
+# for each x86-64 level and the widest it runs taken at start-up, oneDNN's JIT likewise), with
 # the shared libraries it needs that the device image lacks, and a Fashion-MNIST subset small
 # enough to travel beside the GPU kit. scripts/device/cpu_scaling.sh runs it there.
 #

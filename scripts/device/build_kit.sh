@@ -27,8 +27,9 @@
 #                           cuda/meson.build finds becomes unneeded and --as-needed drops it)
 #   cuBLAS, cuBLASLt, cuDNN, NCCL   shared, from the device's pip packages (nvidia-*)
 #   libstdc++, libgcc_s, glibc      the device's own (built against glibc 2.36, GCC 12)
-# The CPU loops are compiled for plain x86-64 (-Dnative_cpu=false): this machine's -march=native
-# might use instructions the device's processor lacks.
+# The CPU code is compiled for plain x86-64 (-Dnative_cpu=false): this machine's -march=native
+# might use instructions the device's processor lacks. The CPU backend's own kernels are compiled
+# for each x86-64 level too, and the widest the device's processor runs is taken at start-up.
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

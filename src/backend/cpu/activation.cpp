@@ -4,6 +4,7 @@
 #include <cmath>
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -85,4 +86,5 @@ void activation_backward(Activation a, std::size_t rows, std::size_t cols, const
   }
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -14,11 +14,14 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x, float* y);
 void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
                          const float* dy, float* dx);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -121,4 +122,5 @@ void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy
   }
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

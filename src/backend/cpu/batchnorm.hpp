@@ -19,8 +19,10 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 void batchnorm_forward_training(const BatchNormShape& s, float eps, float decay, const float* x,
                                 const float* gamma, const float* beta, float* y,
@@ -33,4 +35,5 @@ void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy
                         const float* gamma, const float* save_mean, const float* save_inv_std,
                         float* dx, float* dgamma, float* dbeta);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -41,6 +41,7 @@
 // but the first, which sums straight into dW and db.
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -333,4 +334,5 @@ void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const floa
   backward_columns(g, x, w, dy, dx, dw, db, workspace, {});
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

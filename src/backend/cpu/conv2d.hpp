@@ -5,9 +5,11 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 #include "backend/cpu/samples_hook.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // im2col over small chunks of the minibatch and one single-threaded sgemm per chunk and pass, in
 // tasks cut by the layer's size (conv2d.cpp); stride-1 layers with few input channels take the
@@ -34,4 +36,5 @@ void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float
 void conv2d_backward_columns(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* dy, float* dx, float* dw, float* db, float* workspace);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
-namespace dl::cpu::conv_detail {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace conv_detail {
 
 namespace {
 
@@ -296,4 +298,6 @@ void im2row_any(const Conv2dGeometry& g, const float* x, const float* x_end, flo
   transpose_columns(scratch, k, ohw, col_t);
 }
 
-}  // namespace dl::cpu::conv_detail
+}  // namespace conv_detail
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -6,8 +6,11 @@
 #include <cstddef>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
-namespace dl::cpu::conv_detail {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace conv_detail {
 
 // Floats im2col may write past its last column (its unit-stride copy moves whole SIMD registers);
 // the caller's buffer reserves them.
@@ -31,4 +34,6 @@ void im2row_any(const Conv2dGeometry& g, const float* x, const float* x_end, flo
 void col2im_any(const Conv2dGeometry& g, const float* dcol, int samples, std::size_t row_stride,
                 float* dx);
 
-}  // namespace dl::cpu::conv_detail
+}  // namespace conv_detail
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -34,6 +34,7 @@
 // bit-identical on any thread count.
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -278,4 +279,5 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -7,9 +7,11 @@
 #include <cstddef>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 #include "backend/cpu/samples_hook.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // Stride 1 and at most kDirectMaxTaps = in_channels * kernel_height * kernel_width, in a build
 // for AVX2 with FMA or wider (conv2d_direct_kernels.hpp). The functions below take any stride-1
@@ -32,4 +34,5 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
                                    float* dw, float* db, float* workspace,
                                    const DyOfSamples& dy_of = {});
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -15,7 +15,11 @@
 #include <cstring>
 #include <utility>
 
-namespace dl::cpu::direct_detail {
+#include "backend/cpu/isa_namespace.hpp"
+
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace direct_detail {
 
 #if defined(__AVX512F__)
 constexpr int kNative = 16;
@@ -246,4 +250,6 @@ constexpr auto gradient_table(std::integer_sequence<int, C...>) {
 constexpr auto kGradientKernels =
     gradient_table(std::make_integer_sequence<int, kGradientChannels>());
 
-}  // namespace dl::cpu::direct_detail
+}  // namespace direct_detail
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -10,6 +10,7 @@
 // parallel_slices calls run in order on the task's thread (thread_pool.hpp).
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -75,4 +76,5 @@ void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float
                   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -11,8 +11,10 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
                          float* y, float* pooled, std::int32_t* argmax, float* workspace);
@@ -26,4 +28,5 @@ void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float
                                  const std::int32_t* argmax, float* dy, float* dw, float* db,
                                  float* workspace);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

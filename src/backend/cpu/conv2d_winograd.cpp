@@ -8,6 +8,7 @@
 #include "backend/cpu/thread_pool.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -138,4 +139,5 @@ void WinogradInputGradient::run(int task) const {
   input_gradients_from_domain(g_, chunk, dv, dx_);
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -15,9 +15,11 @@
 #include <cstddef>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 #include "backend/cpu/samples_hook.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // Stride 1, square 3x3 or 5x5 filters, at least kWinogradMinChannels input channels: the layers
 // the path computes (tests run it on them in any build).
@@ -56,4 +58,5 @@ class WinogradInputGradient {
   int lanes_;
 };
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -11,8 +11,11 @@
 #include <utility>
 
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
-namespace dl::cpu::winograd {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace winograd {
 
 // A row's floats as moved: the widest window (n = 6) rounded up to a power of two.
 constexpr int kRowFloats = 8;
@@ -202,4 +205,6 @@ inline LaneIndex<L> run_column_mask(int first, int length, int j) {
   return (lane >= first && lane < first + length) ? pick : LaneIndex<L>{} + L;
 }
 
-}  // namespace dl::cpu::winograd
+}  // namespace winograd
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -4,7 +4,9 @@
 
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
 
-namespace dl::cpu::winograd {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace winograd {
 
 namespace {
 
@@ -80,4 +82,6 @@ void lanes_product(int lanes, int rows, int k, const float* a, int a_row, int a_
            [&](auto l) { product<decltype(l)::value>(rows, k, a, a_row, a_col, b, c, tiles); });
 }
 
-}  // namespace dl::cpu::winograd
+}  // namespace winograd
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

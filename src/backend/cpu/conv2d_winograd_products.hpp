@@ -7,11 +7,17 @@
 
 #include <cstddef>
 
-namespace dl::cpu::winograd {
+#include "backend/cpu/isa_namespace.hpp"
+
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace winograd {
 
 // C[i][t] = sum over q < k of A(i, q) * B[q][t], A(i, q) = a[i * a_row + q * a_col], for i < rows
 // and t < tiles; B and C have rows of `tiles` floats, taken `lanes` (8 or 16) at a time.
 void lanes_product(int lanes, int rows, int k, const float* a, int a_row, int a_col, const float* b,
                    float* c, std::size_t tiles);
 
-}  // namespace dl::cpu::winograd
+}  // namespace winograd
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -6,7 +6,9 @@
 #include "backend/cpu/conv2d_winograd_lanes.hpp"
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
 
-namespace dl::cpu::winograd {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace winograd {
 
 namespace {
 
@@ -399,4 +401,6 @@ void filters_to_domain(const Conv2dGeometry& g, int lanes, const float* w, std::
   });
 }
 
-}  // namespace dl::cpu::winograd
+}  // namespace winograd
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

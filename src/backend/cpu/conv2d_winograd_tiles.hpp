@@ -8,8 +8,11 @@
 #include <cstddef>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
-namespace dl::cpu::winograd {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace winograd {
 
 struct Chunk {
   int first_sample = 0, samples = 0;
@@ -36,4 +39,6 @@ void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const 
 void filters_to_domain(const Conv2dGeometry& g, int lanes, const float* w, std::size_t first_pair,
                        float* u);
 
-}  // namespace dl::cpu::winograd
+}  // namespace winograd
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -14,7 +14,11 @@
 #include <cstddef>
 #include <type_traits>
 
-namespace dl::cpu::winograd {
+#include "backend/cpu/isa_namespace.hpp"
+
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace winograd {
 
 // Output tile edge. m = 2 keeps F(2, 5)'s float32 error near 7e-6 relative on LeNet's second
 // layer (F(4, 5) doubles it, and cuDNN's transform-domain dx was 2% off; docs/CUDA.md).
@@ -227,4 +231,6 @@ inline void filter_transform(const V* g, V* u) {
   right<n, R, n, R, 1>(kMatrices<R>.g, tmp, u);
 }
 
-}  // namespace dl::cpu::winograd
+}  // namespace winograd
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

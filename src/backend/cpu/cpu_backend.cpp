@@ -3,18 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "backend/cpu/activation.hpp"
-#include "backend/cpu/batchnorm.hpp"
-#include "backend/cpu/conv2d.hpp"
-#include "backend/cpu/conv2d_pool.hpp"
-#include "backend/cpu/dense.hpp"
-#include "backend/cpu/dropout.hpp"
-#include "backend/cpu/gather.hpp"
-#include "backend/cpu/gradient_clip.hpp"
-#include "backend/cpu/output_loss.hpp"
-#include "backend/cpu/pooling.hpp"
-#include "backend/cpu/updater.hpp"
-#include "backend/cpu/vector_ops.hpp"
+#include "backend/cpu/kernel_table.hpp"
 #include "core/out_of_memory.hpp"
 
 namespace dl {
@@ -23,6 +12,11 @@ namespace {
 // Cache-line alignment for every buffer: SIMD loads never split a line and two workers' buffers
 // never share one.
 constexpr std::size_t kAlignment = 64;
+
+// The variant of the kernels this process runs (isa.hpp), chosen on the first call.
+const cpu::KernelTable& kernels() {
+  return cpu::selected_kernels();
+}
 }  // namespace
 
 void* CpuBackend::allocate_bytes(std::size_t bytes) {
@@ -49,14 +43,14 @@ void CpuBackend::copy(void* dst, const void* src, std::size_t bytes) {
 void CpuBackend::gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,
                                 std::size_t sample_bytes, const std::int32_t* indices, int n,
                                 float* images, std::int32_t* batch_labels) {
-  cpu::gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels);
+  kernels().gather_samples(pixels, labels, sample_bytes, indices, n, images, batch_labels);
 }
 void CpuBackend::gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
                                     const ops::SampleTransform& t, const std::int32_t* indices,
                                     int n, const float* channel_mean, const float* channel_std,
                                     float* images, std::int32_t* batch_labels) {
-  cpu::gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std, images,
-                          batch_labels);
+  kernels().gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std, images,
+                               batch_labels);
 }
 
 void CpuBackend::fill(float* x, std::size_t n, float value) {
@@ -64,51 +58,51 @@ void CpuBackend::fill(float* x, std::size_t n, float value) {
 }
 
 void CpuBackend::scale(std::size_t n, float alpha, float* x) {
-  cpu::scale(n, alpha, x);
+  kernels().scale(n, alpha, x);
 }
 void CpuBackend::axpy(std::size_t n, float alpha, const float* x, float* y) {
-  cpu::axpy(n, alpha, x, y);
+  kernels().axpy(n, alpha, x, y);
 }
 void CpuBackend::sum_of_squares(std::size_t n, const float* x, float* result) {
-  cpu::sum_of_squares(n, x, result);
+  kernels().sum_of_squares(n, x, result);
 }
 bool CpuBackend::all_finite(std::size_t n, const float* x) {
-  return cpu::all_finite(n, x);
+  return kernels().all_finite(n, x);
 }
 void CpuBackend::clip_values(std::size_t n, float limit, float* x) {
-  cpu::clip_values(n, limit, x);
+  kernels().clip_values(n, limit, x);
 }
 void CpuBackend::scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold,
                                bool always, float* x) {
-  cpu::scale_to_norm(n, sum_of_squares, threshold, always, x);
+  kernels().scale_to_norm(n, sum_of_squares, threshold, always, x);
 }
 
 void CpuBackend::dense_forward(int n, int in, int out, const float* x, const float* w,
                                const float* b, float* y) {
-  cpu::dense_forward(n, in, out, x, w, b, y);
+  kernels().dense_forward(n, in, out, x, w, b, y);
 }
 void CpuBackend::dense_backward(int n, int in, int out, const float* x, const float* w,
                                 const float* dy, float* dx, float* dw, float* db) {
-  cpu::dense_backward(n, in, out, x, w, dy, dx, dw, db);
+  kernels().dense_backward(n, in, out, x, w, dy, dx, dw, db);
 }
 
 std::size_t CpuBackend::conv2d_workspace_floats(const Conv2dGeometry& g) const {
-  return cpu::conv2d_workspace_floats(g);
+  return kernels().conv2d_workspace_floats(g);
 }
 void CpuBackend::conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w,
                                 const float* b, float* y, float* workspace) {
-  cpu::conv2d_forward(g, x, w, b, y, workspace);
+  kernels().conv2d_forward(g, x, w, b, y, workspace);
 }
 void CpuBackend::conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w,
                                  const float* dy, float* dx, float* dw, float* db,
                                  float* workspace) {
-  cpu::conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
+  kernels().conv2d_backward(g, x, w, dy, dx, dw, db, workspace);
 }
 
 void CpuBackend::conv2d_pool_forward(const ConvPool& op, const float* x, const float* w,
                                      const float* b, float* y, float* pooled, std::int32_t* argmax,
                                      float* workspace) {
-  cpu::conv2d_pool_forward(op, x, w, b, y, pooled, argmax, workspace);
+  kernels().conv2d_pool_forward(op, x, w, b, y, pooled, argmax, workspace);
 }
 // With dx the ops run one after another (conv2d_pool.hpp says why).
 void CpuBackend::conv2d_pool_backward(const ConvPool& op, const float* x, const float* w,
@@ -119,65 +113,66 @@ void CpuBackend::conv2d_pool_backward(const ConvPool& op, const float* x, const 
     return Backend::conv2d_pool_backward(op, x, w, y, pooled, dpooled, argmax, dy, dx, dw, db,
                                          workspace);
   }
-  cpu::conv2d_pool_weight_gradient(op, x, w, y, pooled, dpooled, argmax, dy, dw, db, workspace);
+  kernels().conv2d_pool_weight_gradient(op, x, w, y, pooled, dpooled, argmax, dy, dw, db,
+                                        workspace);
 }
 
 void CpuBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,
                                 std::int32_t* argmax) {
-  cpu::pool2d_forward(g, type, x, y, argmax);
+  kernels().pool2d_forward(g, type, x, y, argmax);
 }
 void CpuBackend::pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x,
                                  const float* y, const float* dy, float* dx,
                                  const std::int32_t* argmax) {
-  cpu::pool2d_backward(g, type, x, y, dy, dx, argmax);
+  kernels().pool2d_backward(g, type, x, y, dy, dx, argmax);
 }
 
 void CpuBackend::activation_forward(Activation a, std::size_t rows, std::size_t cols,
                                     const float* x, float* y) {
-  cpu::activation_forward(a, rows, cols, x, y);
+  kernels().activation_forward(a, rows, cols, x, y);
 }
 void CpuBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                      const float* y, const float* dy, float* dx) {
-  cpu::activation_backward(a, rows, cols, y, dy, dx);
+  kernels().activation_backward(a, rows, cols, y, dy, dx);
 }
 
 void CpuBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
                              const std::int32_t* labels, float* out, float* dz, float grad_scale,
                              float* loss_sum) {
-  cpu::output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum);
+  kernels().output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum);
 }
 
 void CpuBackend::dropout_forward(std::size_t n, float retain, std::uint64_t seed,
                                  std::uint64_t counter, const float* x, float* y, float* mask) {
-  cpu::dropout_forward(n, retain, seed, counter, x, y, mask);
+  kernels().dropout_forward(n, retain, seed, counter, x, y, mask);
 }
 void CpuBackend::dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx) {
-  cpu::dropout_backward(n, mask, dy, dx);
+  kernels().dropout_backward(n, mask, dy, dx);
 }
 
 void CpuBackend::batchnorm_forward_training(const BatchNormShape& s, float eps, float decay,
                                             const float* x, const float* gamma, const float* beta,
                                             float* y, float* running_mean, float* running_var,
                                             float* save_mean, float* save_inv_std) {
-  cpu::batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean, running_var,
-                                  save_mean, save_inv_std);
+  kernels().batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean, running_var,
+                                       save_mean, save_inv_std);
 }
 void CpuBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
                                              const float* gamma, const float* beta,
                                              const float* running_mean, const float* running_var,
                                              float* y) {
-  cpu::batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y);
+  kernels().batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y);
 }
 void CpuBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
                                     const float* gamma, const float* save_mean,
                                     const float* save_inv_std, float* dx, float* dgamma,
                                     float* dbeta) {
-  cpu::batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta);
+  kernels().batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta);
 }
 
 void CpuBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,
                               const float* grads, float* state, const UpdateTermRanges& terms) {
-  cpu::updater_step(h, n, params, grads, state, terms);
+  kernels().updater_step(h, n, params, grads, state, terms);
 }
 
 }  // namespace dl

@@ -19,6 +19,7 @@
 // side, as two tasks.
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -115,4 +116,5 @@ void dense_backward(int n, int in, int out, const float* x, const float* w, cons
   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -6,6 +6,7 @@
 #include "core/random.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -35,4 +36,5 @@ void dropout_backward(std::size_t n, const float* mask, const float* dy, float* 
   for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * mask[i];
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

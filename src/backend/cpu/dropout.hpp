@@ -20,9 +20,11 @@
 
 #include "backend/backend.hpp"
 
+#include "backend/cpu/isa_namespace.hpp"
 #include "backend/ops/dropout.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // The keep decision is the op contract's (backend/ops/dropout.hpp).
 using ops::kDropoutCounterTag;
@@ -35,4 +37,5 @@ void dropout_forward(std::size_t n, float retain, std::uint64_t seed, std::uint6
                      const float* x, float* y, float* mask);
 void dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

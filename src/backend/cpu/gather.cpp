@@ -5,6 +5,7 @@
 #include "backend/cpu/thread_pool.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -57,4 +58,5 @@ void gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

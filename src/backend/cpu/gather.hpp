@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "backend/cpu/isa_namespace.hpp"
 #include "backend/ops/augment.hpp"
 #include "backend/ops/gather.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // The divisor of the pixel conversion (the op contract's, backend/ops/gather.hpp): float(b) /
 // kLargestPixel is the one IEEE division Dataset::gather performs, so every backend's batch
@@ -27,4 +29,5 @@ void gather_transformed(const std::uint8_t* pixels, const std::int32_t* labels,
                         const float* channel_mean, const float* channel_std, float* images,
                         std::int32_t* batch_labels);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "backend/cpu/blas_control.hpp"
+#include "backend/cpu/isa.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -25,9 +26,10 @@ std::string select_cpu_kernels(CpuKernels requested) {
   const bool onednn = requested != CpuKernels::kCblas && onednn_built();
   g_kernels.store(onednn ? CpuKernels::kOnednn : CpuKernels::kCblas);
   const char* why = requested == CpuKernels::kAuto ? "cpu.kernels: auto" : "cpu.kernels";
-  if (onednn) return "CPU kernels: " + cpu::onednn_description() + " (" + why + ")";
+  const std::string own = "; " + cpu::describe_cpu_isa();
+  if (onednn) return "CPU kernels: " + cpu::onednn_description() + " (" + why + ")" + own;
   return std::string("CPU kernels: CBLAS sgemm (") + why +
-         (onednn_built() ? ")" : "; built without oneDNN)");
+         (onednn_built() ? ")" : "; built without oneDNN)") + own;
 }
 
 CpuKernels cpu_kernels_in_use() {

@@ -17,8 +17,10 @@ namespace dl {
 bool onednn_built();
 
 // Chooses the library for every later product in this process (auto: oneDNN when built, else the
-// CBLAS) and returns a line for the start-up log that names it and the instruction set it runs.
-// Throws ConfigError for kOnednn in a build without oneDNN. Call before any worker starts.
+// CBLAS) and returns a line for the start-up log that names it and the instruction set it runs,
+// and the variant of the backend's own kernels (isa.hpp). Throws ConfigError for kOnednn in a
+// build without oneDNN, or for a DL_CPU_ISA this CPU or build cannot run. Call before any worker
+// starts.
 std::string select_cpu_kernels(CpuKernels requested);
 
 // The library in use now: kOnednn or kCblas.

@@ -4,6 +4,7 @@
 #include "backend/gradient_clip_math.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // Both treat each element on its own, so splitting them over threads changes no bit.
 void clip_values(std::size_t n, float limit, float* x) {
@@ -21,4 +22,5 @@ void scale_to_norm(std::size_t n, const float* sum_of_squares, float threshold, 
   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -120,4 +121,5 @@ void output_loss(LossFunction loss, Activation act, int n, int k, const float* z
   loss_sum[0] = static_cast<float>(total);
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -16,8 +16,10 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // Probabilities below this are treated as this value inside log() for non-softmax activations:
 // the loss of a sample stays finite (about 23) instead of becoming inf.
@@ -27,4 +29,5 @@ void output_loss(LossFunction loss, Activation act, int n, int k, const float* z
                  const std::int32_t* labels, float* out, float* dz, float grad_scale,
                  float* loss_sum);
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

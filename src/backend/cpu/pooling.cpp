@@ -25,6 +25,7 @@
 //    kernel offsets are the outer loops and the output columns the inner, branch-free loop.
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -277,4 +278,5 @@ void pool2d_backward(const Pool2dGeometry& g, PoolingType type, const float* x, 
   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -6,7 +6,9 @@
 
 #include "backend/ops/pooling.hpp"
 
-namespace dl::cpu::pooling_detail {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace pooling_detail {
 
 namespace {
 
@@ -282,4 +284,6 @@ void avg_backward_tiled(const Pool2dGeometry& g, float scale, const float* dy, f
   clear_untiled(g, dx);
 }
 
-}  // namespace dl::cpu::pooling_detail
+}  // namespace pooling_detail
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

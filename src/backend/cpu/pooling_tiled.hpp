@@ -6,8 +6,11 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
-namespace dl::cpu::pooling_detail {
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+namespace pooling_detail {
 
 // Planes (n, c) of a geometry and the floats of one input and one output plane.
 struct Counts {
@@ -24,4 +27,6 @@ void max_backward_tiled(const Pool2dGeometry& g, const float* dy, const std::int
                         float* dx);
 void avg_backward_tiled(const Pool2dGeometry& g, float scale, const float* dy, float* dx);
 
-}  // namespace dl::cpu::pooling_detail
+}  // namespace pooling_detail
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu

@@ -6,7 +6,10 @@
 
 #include <functional>
 
+#include "backend/cpu/isa_namespace.hpp"
+
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // Samples [begin, end) of the batch; an empty function is no call.
 using SamplesHook = std::function<void(int begin, int end)>;
@@ -19,4 +22,5 @@ inline void call_for_samples(const SamplesHook& hook, int begin, int end) {
   if (hook && end > begin) hook(begin, end);
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 
@@ -143,4 +144,5 @@ void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const flo
   });
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

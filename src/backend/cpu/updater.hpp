@@ -18,8 +18,10 @@
 #include <cstdint>
 
 #include "backend/backend.hpp"
+#include "backend/cpu/isa_namespace.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 // One step of DL4J's update rule for h.type over n parameters (see UpdaterHyper), each after the
 // terms of the range it is in (UpdateTerms).
@@ -30,4 +32,5 @@ void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const flo
 // contract's, backend/ops/updater.hpp).
 using ops::adam_step_size;
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -5,6 +5,7 @@
 #include "backend/cpu/thread_pool.hpp"
 
 namespace dl::cpu {
+inline namespace DL_CPU_ISA {
 
 namespace {
 // IEEE-754 binary32: a value is inf or NaN exactly when all exponent bits are set.
@@ -45,4 +46,5 @@ bool all_finite(std::size_t n, const float* x) {
   return any_non_finite == 0;
 }
 
+}  // namespace DL_CPU_ISA
 }  // namespace dl::cpu
