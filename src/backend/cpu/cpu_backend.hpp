@@ -1,6 +1,7 @@
 // The CPU backend: a CBLAS for the matrix products (OpenBLAS by default; blas_control.hpp),
-// plain loops (written to auto-vectorize) for the rest. It is the embedded default: every feature
-// works on it.
+// our own loops (written to auto-vectorize) for the rest, in the variant for this CPU's x86-64
+// level that isa.hpp picks (kernel_table.hpp). It is the embedded default: every feature works on
+// it.
 #pragma once
 
 #include <memory>
