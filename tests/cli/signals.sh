@@ -11,6 +11,18 @@ DL_TRAIN_TEST_SYNC_PAUSE_MS=10 "$DL_TRAIN" "${args[@]}" >"$WORK/killed.log" 2>&1
 pid=$!
 # Wait until training has begun (the first score row) before the signal.
 wait_for_lines "$WORK/killed/scores.csv" 2 200 0.05
+# The stop signals go to a thread of their own, never to a training thread in its arithmetic
+# (signals.cpp): the main thread, which is worker 0, blocks SIGTERM (bit 15 of SigBlk), and so do
+# the threads it starts (the thread pool's helpers); threads started before it blocked them (the
+# standard error writer, a library's idle threads) and the signal thread do not.
+main_blocked="$(awk '/^SigBlk:/ {print $2}' /proc/"$pid"/status)"
+(( (16#$main_blocked >> 14) & 1 )) || fail "the training thread takes SIGTERM (SigBlk $main_blocked)"
+blocking=0
+for status in /proc/"$pid"/task/*/status; do
+  blocked="$(awk '/^SigBlk:/ {print $2}' "$status" 2>/dev/null)" || continue
+  [ -n "$blocked" ] && (( (16#$blocked >> 14) & 1 )) && blocking=$((blocking + 1))
+done
+[ "$blocking" -ge 2 ] || fail "only $blocking thread(s) block SIGTERM; the pool's helpers should too"
 kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
