@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/conv2d_reference.hpp"
 #include "backend/cpu/pooling.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
@@ -35,41 +36,19 @@ struct Shape {
   int stride_height, stride_width;
 };
 
+// A pooling geometry is a convolution's with as many output channels as input ones: the
+// convolution tests' builders (conv2d_reference.hpp) hold the Truncate and Same rules.
+dl::testing::conv::Shape conv_shape(const Shape& s) {
+  return {s.batch,         s.channels,     s.in_height,     s.in_width,    s.channels,
+          s.kernel_height, s.kernel_width, s.stride_height, s.stride_width};
+}
 Pool2dGeometry truncate_geometry(const Shape& s, int pad_h = 0, int pad_w = 0) {
-  Pool2dGeometry g;
-  g.batch = s.batch;
-  g.in_channels = g.out_channels = s.channels;
-  g.in_height = s.in_height;
-  g.in_width = s.in_width;
-  g.kernel_height = s.kernel_height;
-  g.kernel_width = s.kernel_width;
-  g.stride_height = s.stride_height;
-  g.stride_width = s.stride_width;
-  g.pad_top = pad_h;
-  g.pad_left = pad_w;
-  g.out_height = (s.in_height + 2 * pad_h - s.kernel_height) / s.stride_height + 1;
-  g.out_width = (s.in_width + 2 * pad_w - s.kernel_width) / s.stride_width + 1;
-  return g;
+  return dl::testing::conv::truncate_geometry(conv_shape(s), pad_h, pad_w);
 }
-
-// Same mode: out = ceil(in / stride), the total padding split with the smaller half first.
 Pool2dGeometry same_geometry(const Shape& s) {
-  Pool2dGeometry g = truncate_geometry(s);
-  g.out_height = (s.in_height + s.stride_height - 1) / s.stride_height;
-  g.out_width = (s.in_width + s.stride_width - 1) / s.stride_width;
-  g.pad_top = std::max((g.out_height - 1) * s.stride_height + s.kernel_height - s.in_height, 0) / 2;
-  g.pad_left = std::max((g.out_width - 1) * s.stride_width + s.kernel_width - s.in_width, 0) / 2;
-  return g;
+  return dl::testing::conv::same_geometry(conv_shape(s));
 }
-
-std::string describe(const Pool2dGeometry& g) {
-  return "N" + std::to_string(g.batch) + " C" + std::to_string(g.in_channels) + " " +
-         std::to_string(g.in_height) + "x" + std::to_string(g.in_width) + " -> " +
-         std::to_string(g.out_height) + "x" + std::to_string(g.out_width) + " k" +
-         std::to_string(g.kernel_height) + "x" + std::to_string(g.kernel_width) + " s" +
-         std::to_string(g.stride_height) + "x" + std::to_string(g.stride_width) + " pad " +
-         std::to_string(g.pad_top) + "," + std::to_string(g.pad_left);
-}
+using dl::testing::conv::describe;
 
 std::size_t planes(const Pool2dGeometry& g) {
   return static_cast<std::size_t>(g.batch) * g.in_channels;
