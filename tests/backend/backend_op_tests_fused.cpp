@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/backend_op_test_support.hpp"
+#include "backend/conv2d_reference.hpp"
 
 namespace dl::testing {
 namespace {
@@ -21,29 +22,18 @@ struct Case {
   bool cpu_paths;  // LeNet's layers: the CPU's direct and Winograd paths, several tasks each
 };
 
-Conv2dGeometry conv(int batch, int in_c, int in_hw, int out_c, int kernel, int stride) {
-  Conv2dGeometry g;
-  g.batch = batch;
-  g.in_channels = in_c;
-  g.in_height = g.in_width = in_hw;
-  g.out_channels = out_c;
-  g.kernel_height = g.kernel_width = kernel;
-  g.stride_height = g.stride_width = stride;
-  g.out_height = g.out_width = (in_hw - kernel) / stride + 1;
-  return g;
+// Square Truncate geometries, by the convolution tests' builder (conv2d_reference.hpp).
+Conv2dGeometry square_conv(int batch, int in_c, int in_hw, int out_c, int kernel, int stride) {
+  return conv::truncate_geometry(
+      {batch, in_c, in_hw, in_hw, out_c, kernel, kernel, stride, stride});
 }
 
+// The pooling of c's output: as many channels as c has outputs.
 ConvPool conv_pool(const Conv2dGeometry& c, int window, int stride, PoolingType type) {
   ConvPool op;
   op.conv = c;
-  op.pool = c;
-  op.pool.in_channels = op.pool.out_channels = c.out_channels;
-  op.pool.in_height = c.out_height;
-  op.pool.in_width = c.out_width;
-  op.pool.kernel_height = op.pool.kernel_width = window;
-  op.pool.stride_height = op.pool.stride_width = stride;
-  op.pool.out_height = (c.out_height - window) / stride + 1;
-  op.pool.out_width = (c.out_width - window) / stride + 1;
+  op.pool = conv::truncate_geometry({c.batch, c.out_channels, c.out_height, c.out_width,
+                                     c.out_channels, window, window, stride, stride});
   op.pooling = type;
   return op;
 }
@@ -51,20 +41,14 @@ ConvPool conv_pool(const Conv2dGeometry& c, int window, int stride, PoolingType 
 std::vector<Case> cases() {
   return {
       {"LeNet's first layer (direct), max 2x2",
-       conv_pool(conv(9, 1, 28, 20, 5, 1), 2, 2, PoolingType::kMax), true},
+       conv_pool(square_conv(9, 1, 28, 20, 5, 1), 2, 2, PoolingType::kMax), true},
       {"LeNet's second layer (Winograd), max 2x2",
-       conv_pool(conv(9, 20, 12, 50, 5, 1), 2, 2, PoolingType::kMax), true},
+       conv_pool(square_conv(9, 20, 12, 50, 5, 1), 2, 2, PoolingType::kMax), true},
       {"stride 2 (columns), average 2x2",
-       conv_pool(conv(5, 3, 11, 6, 3, 2), 2, 2, PoolingType::kAvg), false},
+       conv_pool(square_conv(5, 3, 11, 6, 3, 2), 2, 2, PoolingType::kAvg), false},
       {"overlapping max windows 3x3 stride 2",
-       conv_pool(conv(6, 2, 13, 4, 3, 1), 3, 2, PoolingType::kMax), false},
+       conv_pool(square_conv(6, 2, 13, 4, 3, 1), 3, 2, PoolingType::kMax), false},
   };
-}
-
-std::size_t count(const Conv2dGeometry& g, bool input) {
-  return static_cast<std::size_t>(g.batch) *
-         (input ? std::size_t(g.in_channels) * g.in_height * g.in_width
-                : std::size_t(g.out_channels) * g.out_height * g.out_width);
 }
 
 struct Results {
@@ -75,9 +59,8 @@ struct Results {
 // Forward and backward through the fused ops, or through the three ops one after another.
 Results run(Backend& b, const ConvPool& op, bool fused, bool with_dx) {
   const Conv2dGeometry& c = op.conv;
-  const std::size_t xs = count(c, true), ys = count(c, false), ps = count(op.pool, false);
-  const std::size_t ws =
-      std::size_t(c.out_channels) * c.in_channels * c.kernel_height * c.kernel_width;
+  const std::size_t xs = conv::x_size(c), ys = conv::y_size(c), ps = conv::y_size(op.pool);
+  const std::size_t ws = conv::w_size(c);
   Io io(b);
   const float* x = io.put(uniform(xs, 31));
   const float* w = io.put(uniform(ws, 32));
@@ -142,7 +125,7 @@ TEST_CASE("op convolution + activation + pooling, fused: the unfused ops' bits")
 TEST_CASE(
     "op convolution + pooling, fused: a pooling that does not read the convolution's "
     "output is refused") {
-  ConvPool op = conv_pool(conv(2, 1, 8, 3, 3, 1), 2, 2, PoolingType::kMax);
+  ConvPool op = conv_pool(square_conv(2, 1, 8, 3, 3, 1), 2, 2, PoolingType::kMax);
   op.pool.in_channels = op.pool.out_channels = 4;
   for_each_backend([&](Backend& b) {
     CHECK_THROWS(
