@@ -11,16 +11,21 @@ namespace dl::cpu {
 
 namespace {
 
+// DL_CPU_ISA's spellings of each level, the first the one it is shown by; read and shown by
+// this one table.
+struct CapSpelling {
+  IsaLevel level;
+  const char* name;
+  const char* alias;
+};
+constexpr CapSpelling kCapSpellings[] = {{IsaLevel::kX86_64, "x86-64", nullptr},
+                                         {IsaLevel::kAvx2, "avx2", "x86-64-v3"},
+                                         {IsaLevel::kAvx512, "avx512", "x86-64-v4"}};
+
 const char* cap_value(IsaLevel level) {
-  switch (level) {
-    case IsaLevel::kAvx512:
-      return "avx512";
-    case IsaLevel::kAvx2:
-      return "avx2";
-    case IsaLevel::kX86_64:
-      break;
-  }
-  return "x86-64";
+  for (const CapSpelling& s : kCapSpellings)
+    if (s.level == level) return s.name;
+  return kCapSpellings[0].name;
 }
 
 // DL_CPU_ISA's cap, if set and not empty.
@@ -33,9 +38,8 @@ std::optional<IsaLevel> cap_from_environment() {
 }  // namespace
 
 IsaLevel parse_isa_cap(std::string_view value) {
-  if (value == "x86-64") return IsaLevel::kX86_64;
-  if (value == "avx2" || value == "x86-64-v3") return IsaLevel::kAvx2;
-  if (value == "avx512" || value == "x86-64-v4") return IsaLevel::kAvx512;
+  for (const CapSpelling& s : kCapSpellings)
+    if (value == s.name || (s.alias != nullptr && value == s.alias)) return s.level;
   throw ConfigError(fmt::format(
       "DL_CPU_ISA={}: not a level of the CPU kernels; set x86-64, avx2 or avx512, or unset it "
       "for the widest this CPU runs",
