@@ -58,10 +58,9 @@ void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, con
 
 void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float* w, const float* y,
                                  const float* pooled, const float* dpooled,
-                                 const std::int32_t* argmax, float* dy, float* dw, float* db,
+                                 const std::int32_t* argmax, float* dw, float* db,
                                  float* workspace) {
   ops::check_conv_pool(op);
-  (void)dy;  // each task's samples' dy lives in that thread's buffer instead
   conv2d_backward(op.conv, x, w, nullptr, nullptr, dw, db, workspace,
                   [&](int begin, int end) -> const float* {
                     const SampleSlice s = slice_of(op, begin, end);

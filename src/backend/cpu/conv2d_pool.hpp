@@ -19,13 +19,13 @@ inline namespace DL_CPU_ISA {
 void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
                          float* y, float* pooled, std::int32_t* argmax, float* workspace);
 
-// dx must be null: with dx, the convolution's input-gradient tasks read other samples' dy than
-// its weight-gradient tasks make, so the ops run one after another (the Backend's default).
-// Without dx nothing reads dy after the weight gradient, so it is made per task in the task's
-// thread's buffer and `dy` is not written.
+// The backward without dx (with dx, the convolution's input-gradient tasks read other samples' dy
+// than its weight-gradient tasks make, so the ops run one after another: the Backend's default).
+// Nothing reads dy after the weight gradient, so it is made per task in the task's thread's
+// buffer, and the Backend's dy buffer is left unwritten.
 void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float* w, const float* y,
                                  const float* pooled, const float* dpooled,
-                                 const std::int32_t* argmax, float* dy, float* dw, float* db,
+                                 const std::int32_t* argmax, float* dw, float* db,
                                  float* workspace);
 
 }  // namespace DL_CPU_ISA

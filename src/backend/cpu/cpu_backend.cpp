@@ -113,8 +113,8 @@ void CpuBackend::conv2d_pool_backward(const ConvPool& op, const float* x, const 
     return Backend::conv2d_pool_backward(op, x, w, y, pooled, dpooled, argmax, dy, dx, dw, db,
                                          workspace);
   }
-  kernels().conv2d_pool_weight_gradient(op, x, w, y, pooled, dpooled, argmax, dy, dw, db,
-                                        workspace);
+  // dy is not written: each weight-gradient task makes its samples' dy in its own buffer.
+  kernels().conv2d_pool_weight_gradient(op, x, w, y, pooled, dpooled, argmax, dw, db, workspace);
 }
 
 void CpuBackend::pool2d_forward(const Pool2dGeometry& g, PoolingType type, const float* x, float* y,

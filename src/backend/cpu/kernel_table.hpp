@@ -37,7 +37,7 @@ struct KernelTable {
                               float*, std::int32_t*, float*);
   void (*conv2d_pool_weight_gradient)(const ConvPool&, const float*, const float*, const float*,
                                       const float*, const float*, const std::int32_t*, float*,
-                                      float*, float*, float*);
+                                      float*, float*);
   void (*pool2d_forward)(const Pool2dGeometry&, PoolingType, const float*, float*, std::int32_t*);
   void (*pool2d_backward)(const Pool2dGeometry&, PoolingType, const float*, const float*,
                           const float*, float*, const std::int32_t*);
