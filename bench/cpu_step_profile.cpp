@@ -126,6 +126,29 @@ struct Step {
   std::vector<std::size_t> ops;
 };
 
+// The ops in list order, each op named in `replaced` swapped for the op it names, or left out
+// where it names none ("").
+Step step_of(const std::string& name, const std::vector<Op>& ops,
+             const std::vector<std::pair<std::string, std::string>>& replaced) {
+  const auto index_of = [&](const std::string& op_name) {
+    for (std::size_t i = 0; i < ops.size(); ++i)
+      if (ops[i].name == op_name) return i;
+    std::fprintf(stderr, "cpu_step_profile: no op named '%s'\n", op_name.c_str());
+    std::exit(1);
+  };
+  Step step{name, {}};
+  for (const Op& op : ops) {
+    const auto swap = std::find_if(replaced.begin(), replaced.end(),
+                                   [&](const auto& r) { return r.first == op.name; });
+    if (swap == replaced.end()) {
+      step.ops.push_back(index_of(op.name));
+    } else if (!swap->second.empty()) {
+      step.ops.push_back(index_of(swap->second));
+    }
+  }
+  return step;
+}
+
 // Each op repeated alone (hot caches), each step as a whole, and each op's median inside the
 // first step that runs it (from the caches the ops before it left, as in training): the
 // difference is what the op pays for the data the ops before it pushed out.
@@ -316,9 +339,23 @@ int main(int argc, char** argv) {
        }},
   };
   // The model's step before the fusion (ops in order), and with it.
+  // Each step is the op list in order, less the ops it leaves out: the fused step runs each
+  // fused op where the first of the pair it replaces ran, and skips the second.
   const std::vector<Step> steps = {
-      {"whole step", {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
-      {"whole step, fused", {16, 17, 4, 5, 6, 7, 8, 9, 10, 11, 12, 18, 15}},
+      step_of("whole step", ops,
+              {{"conv1+pool1 fwd, fused", ""},
+               {"conv2+pool2 fwd, fused", ""},
+               {"pool1+conv1 bwd, fused", ""}}),
+      step_of("whole step, fused", ops,
+              {{"conv1 fwd", "conv1+pool1 fwd, fused"},
+               {"pool1 fwd", ""},
+               {"conv2 fwd", "conv2+pool2 fwd, fused"},
+               {"pool2 fwd", ""},
+               {"pool1 bwd", "pool1+conv1 bwd, fused"},
+               {"conv1 bwd", ""},
+               {"conv1+pool1 fwd, fused", ""},
+               {"conv2+pool2 fwd, fused", ""},
+               {"pool1+conv1 bwd, fused", ""}}),
   };
   print_table(blas, ops, steps, repetitions);
   return 0;
