@@ -48,6 +48,7 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
              "parameter segment [" + std::to_string(s.offset) + ", +" + std::to_string(s.count) +
                  ") lies outside the buffer of " + std::to_string(n_) + " floats");
   }
+  terms_ = update_term_ranges();
   DL_CHECK(schedule_.type != LearningRateSchedule::kStep || schedule_.step > 0,
            "the step schedule needs a positive step");
   if (state_floats_ > 0) {
@@ -86,6 +87,7 @@ Optimizer::Optimizer(Optimizer&& other) noexcept
       normalization_(other.normalization_),
       normalization_threshold_(other.normalization_threshold_),
       segments_(std::move(other.segments_)),
+      terms_(std::move(other.terms_)),
       n_(other.n_),
       state_floats_(std::exchange(other.state_floats_, 0)),
       state_(std::exchange(other.state_, nullptr)),
@@ -104,6 +106,7 @@ Optimizer& Optimizer::operator=(Optimizer&& other) noexcept {
     normalization_ = other.normalization_;
     normalization_threshold_ = other.normalization_threshold_;
     segments_ = std::move(other.segments_);
+    terms_ = std::move(other.terms_);
     n_ = other.n_;
     state_floats_ = std::exchange(other.state_floats_, 0);
     state_ = std::exchange(other.state_, nullptr);
@@ -131,7 +134,11 @@ void Optimizer::step(float* params, float* grads, std::int64_t iteration, double
   UpdaterHyper h = hyper_;
   h.learning_rate = static_cast<float>(rate);
   h.step = iteration + 1;
-  backend_->updater_step(h, n_, params, grads, state_, update_terms(rate));
+  if (weight_decay_ != 0.0) {
+    const auto keep = static_cast<float>(1.0 - rate * weight_decay_);
+    for (UpdateTerms& t : terms_) t.decay_keep = keep;
+  }
+  backend_->updater_step(h, n_, params, grads, state_, terms_);
 }
 
 void Optimizer::zero_frozen_gradients(float* grads) {
@@ -192,10 +199,10 @@ std::vector<std::pair<std::size_t, std::size_t>> Optimizer::layer_ranges() const
 
 // L2 on the trainable segments (l2Bias on biases), from each parameter's value before any decay;
 // PyTorch's and Keras's AdamW decay: every trainable parameter, biases included, by
-// lr * weightDecay, before the Adam update. Both inside the updater's pass (UpdateTerms).
-UpdateTermRanges Optimizer::update_terms(double learning_rate) const {
-  const auto keep =
-      weight_decay_ != 0.0 ? static_cast<float>(1.0 - learning_rate * weight_decay_) : 1.0f;
+// lr * weightDecay, before the Adam update. Both inside the updater's pass (UpdateTerms). The
+// ranges are fixed for the run, made once so that a step allocates nothing; step() sets the
+// decay, whose rate follows the learning rate.
+UpdateTermRanges Optimizer::update_term_ranges() const {
   UpdateTermRanges terms;
   for (const ParameterSegment& s : segments_) {
     if (!s.trainable || s.count == 0) continue;
@@ -203,8 +210,7 @@ UpdateTermRanges Optimizer::update_terms(double learning_rate) const {
     t.begin = s.offset;
     t.end = s.offset + s.count;
     t.l2 = static_cast<float>(s.is_bias ? l2_bias_ : l2_);
-    t.decay_keep = keep;
-    if (t.adds_l2() || t.decays()) terms.push_back(t);
+    if (t.adds_l2() || weight_decay_ != 0.0) terms.push_back(t);
   }
   std::sort(terms.begin(), terms.end(),
             [](const UpdateTerms& a, const UpdateTerms& b) { return a.begin < b.begin; });

@@ -71,7 +71,7 @@ class Optimizer {
   void release() noexcept;
   void zero_frozen_gradients(float* grads);
   void normalize_gradients(float* grads);
-  UpdateTermRanges update_terms(double learning_rate) const;
+  UpdateTermRanges update_term_ranges() const;
   // [begin, end) of the flat buffer per layer with trainable parameters, in order.
   std::vector<std::pair<std::size_t, std::size_t>> layer_ranges() const;
 
@@ -84,6 +84,7 @@ class Optimizer {
   GradientNormalization normalization_ = GradientNormalization::kNone;
   float normalization_threshold_ = 1.0f;
   std::vector<ParameterSegment> segments_;
+  UpdateTermRanges terms_;  // L2 and decay per range (update_term_ranges); decay set per step
   std::size_t n_;
   std::size_t state_floats_;
   float* state_ = nullptr;
