@@ -318,6 +318,16 @@ int main(int argc, char** argv) {
          be.conv2d_backward(c1, x.data, w1.data, dy1.data, nullptr, g1.data,
                             g1.data + weight_floats(c1), ws1.data);
        }},
+      // conv2's backward in its two parts, each alone (dx by Winograd, dW and db by columns).
+      {"conv2 bwd, dW only",
+       [&] {
+         be.conv2d_backward(c2, y1p.data, w2.data, dy2.data, nullptr, g2.data,
+                            g2.data + weight_floats(c2), ws2.data);
+       }},
+      {"conv2 bwd, dx only",
+       [&] {
+         be.conv2d_backward(c2, y1p.data, w2.data, dy2.data, dy1p.data, nullptr, nullptr, ws2.data);
+       }},
       {"l2 + updater",
        [&] {
          be.updater_step(hyper, params, all_params.data, all_grads.data, state.data, l2_terms);
@@ -343,7 +353,9 @@ int main(int argc, char** argv) {
   // fused op where the first of the pair it replaces ran, and skips the second.
   const std::vector<Step> steps = {
       step_of("whole step", ops,
-              {{"conv1+pool1 fwd, fused", ""},
+              {{"conv2 bwd, dW only", ""},
+               {"conv2 bwd, dx only", ""},
+               {"conv1+pool1 fwd, fused", ""},
                {"conv2+pool2 fwd, fused", ""},
                {"pool1+conv1 bwd, fused", ""}}),
       step_of("whole step, fused", ops,
@@ -353,6 +365,8 @@ int main(int argc, char** argv) {
                {"pool2 fwd", ""},
                {"pool1 bwd", "pool1+conv1 bwd, fused"},
                {"conv1 bwd", ""},
+               {"conv2 bwd, dW only", ""},
+               {"conv2 bwd, dx only", ""},
                {"conv1+pool1 fwd, fused", ""},
                {"conv2+pool2 fwd, fused", ""},
                {"pool1+conv1 bwd, fused", ""}}),

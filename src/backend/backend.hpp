@@ -115,9 +115,10 @@ class Backend {
                                float* workspace) = 0;
 
   // ---- a convolution, its activation and the pooling after it, fused where it pays ---------
-  // y: the activation's output (the pooling's input), kept for backward. By default the three
-  // ops one after another; the CPU backend pools each task's samples as soon as the convolution
-  // has them, while they are in that core's cache.
+  // y: the activation's output (the pooling's input), kept for backward where
+  // conv2d_pool_writes_output says so, else left unwritten. By default the three ops one after
+  // another; the CPU backend pools each task's samples as soon as the convolution has them, while
+  // they are in that core's cache.
   virtual void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w,
                                    const float* b, float* y, float* pooled, std::int32_t* argmax,
                                    float* workspace) {
@@ -128,6 +129,10 @@ class Backend {
     }
     pool2d_forward(op.pool, op.pooling, y, pooled, argmax);
   }
+  // Whether conv2d_pool_forward writes y: by default always; the CPU backend only where its
+  // backward reads y (an activation's gradient), and otherwise keeps each task's outputs in the
+  // task's cache for its pooling alone.
+  virtual bool conv2d_pool_writes_output(const ConvPool& /*op*/) const { return true; }
   // From the pooled output's gradient dpooled: dw and db, and dx unless null. dy (y's size) is
   // the backend's for the convolution output's gradient; nothing may read it afterwards (the
   // CPU leaves it unwritten without dx).

@@ -107,7 +107,12 @@ TEST_CASE("op convolution + activation + pooling, fused: the unfused ops' bits")
       // five launch-limit sets and four variants, overran ThreadSanitizer's fiber support.
       if (c.cpu_paths && b.name() != "cpu") return;
       const Results fused = run(b, c.op, true, with_dx), apart = run(b, c.op, false, with_dx);
-      CHECK(fused.y == apart.y);
+      if (b.conv2d_pool_writes_output(c.op)) {
+        CHECK(fused.y == apart.y);
+      } else {
+        // Left as Io::out made it: each task's outputs stayed in its thread's buffer.
+        CHECK(std::all_of(fused.y.begin(), fused.y.end(), [](float f) { return std::isnan(f); }));
+      }
       CHECK(fused.pooled == apart.pooled);
       CHECK(fused.argmax == apart.argmax);
       if (with_dx) CHECK(fused.dy == apart.dy);  // without dx, the CPU keeps dy per task

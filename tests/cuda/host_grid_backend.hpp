@@ -53,6 +53,9 @@ class HostGridBackend : public CpuBackend {
                            float* workspace) override {
     Backend::conv2d_pool_forward(op, x, w, b, y, pooled, argmax, workspace);
   }
+  bool conv2d_pool_writes_output(const ConvPool& op) const override {
+    return Backend::conv2d_pool_writes_output(op);
+  }
   void conv2d_pool_backward(const ConvPool& op, const float* x, const float* w, const float* y,
                             const float* pooled, const float* dpooled, const std::int32_t* argmax,
                             float* dy, float* dx, float* dw, float* db, float* workspace) override {

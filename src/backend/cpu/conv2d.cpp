@@ -154,7 +154,8 @@ void add_bias_in_place(float bias, std::size_t count, float* __restrict v) {
   for (std::size_t s = 0; s < count; ++s) v[s] += bias;
 }
 
-// Forward over samples r in one GEMM, with the running thread's scratch.
+// Forward over samples r in one GEMM, with the running thread's scratch; y: sample r.begin's
+// output.
 void forward_samples(const Conv2dGeometry& g, const Plan& s, SliceRange r, const float* x,
                      const float* w, const float* b, float* y, float* scratch) {
   if (r.size() == 0) return;
@@ -163,18 +164,17 @@ void forward_samples(const Conv2dGeometry& g, const Plan& s, SliceRange r, const
   const int samples = r.size();
   const std::size_t cols = s.ohw * samples;
   im2col_any(g, x + r.begin * s.x_sample, x + g.batch * s.x_sample, samples, col, cols);
-  float* y0 = y + r.begin * s.y_sample;
-  float* product = samples == 1 ? y0 : scratch + col_floats(s);  // one sample's is already NCHW
+  float* product = samples == 1 ? y : scratch + col_floats(s);  // one sample's is already NCHW
   sgemm(false, false, cout, static_cast<int>(cols), k, 1.0f, w, k, col, static_cast<int>(cols),
         0.0f, product, static_cast<int>(cols));
   if (samples == 1) {
-    for (int c = 0; c < cout; ++c) add_bias_in_place(b[c], s.ohw, y0 + c * s.ohw);
+    for (int c = 0; c < cout; ++c) add_bias_in_place(b[c], s.ohw, y + c * s.ohw);
     return;
   }
   // [Cout][n][ohw] -> [n][Cout][ohw] plus bias.
   for (int n = 0; n < samples; ++n) {
     for (int c = 0; c < cout; ++c) {
-      add_bias(product + c * cols + n * s.ohw, b[c], s.ohw, y0 + n * s.y_sample + c * s.ohw);
+      add_bias(product + c * cols + n * s.ohw, b[c], s.ohw, y + n * s.y_sample + c * s.ohw);
     }
   }
 }
@@ -324,8 +324,9 @@ void conv2d_forward_columns(const Conv2dGeometry& g, const float* x, const float
   const Plan s = plan_of(g);
   parallel_slices(s.tasks, [&](int i) {
     const SliceRange r = samples_of(g, s.task_samples, i);
-    forward_samples(g, s, r, x, w, b, y, thread_scratch(scratch_floats(g, s)));
-    call_for_samples(done, r.begin, r.end);
+    float* outputs = outputs_of_samples(done, y, s.y_sample, r.begin, r.end);
+    forward_samples(g, s, r, x, w, b, outputs, thread_scratch(scratch_floats(g, s)));
+    call_for_samples(done, r.begin, r.end, outputs);
   });
 }
 

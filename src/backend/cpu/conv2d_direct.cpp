@@ -162,6 +162,7 @@ void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, flo
 
 // ---- forward ---------------------------------------------------------------------------------
 
+// y: sample r.begin's output.
 void forward_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, const float* x,
                      const float* packed, const float* b, float* y) {
   float* planes = thread_scratch(l.shifted + kForwardChannels * kNative);
@@ -170,7 +171,7 @@ void forward_samples(const Conv2dGeometry& g, const Layout& l, SliceRange r, con
   const int last_count = l.positions - last_vector * kNative;
   for (int n = r.begin; n < r.end; ++n) {
     build_shifted(g, l, x + n * l.x_sample, planes);
-    float* yn = y + n * l.y_sample;
+    float* yn = y + (n - r.begin) * l.y_sample;
     const ForwardArgs a{planes, l.offsets.data(), packed,         b,          yn,
                         tail,   l.taps,           g.out_channels, l.positions};
     for (int v0 = 0; v0 < l.vectors; v0 += kForwardVectors) {
@@ -250,8 +251,9 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
   }
   parallel_slices(task_count(g.batch, l.forward_samples), [&](int i) {
     const SliceRange r = samples_of(g, l.forward_samples, i);
-    forward_samples(g, l, r, x, packed.data(), b, y);
-    call_for_samples(done, r.begin, r.end);
+    float* outputs = outputs_of_samples(done, y, l.y_sample, r.begin, r.end);
+    forward_samples(g, l, r, x, packed.data(), b, outputs);
+    call_for_samples(done, r.begin, r.end, outputs);
   });
 }
 

@@ -31,11 +31,12 @@ SampleSlice slice_of(const ConvPool& op, int begin, int end) {
   return s;
 }
 
-// The running thread's buffer for a weight-gradient task's dy: the task's samples only, so it
-// stays in the core's cache for the product that reads it, and the model's dy buffer (LeNet's first
-// layer: 5.9 MB at batch 128) is never written. It grows to the largest task seen, in the first
-// step, and is kept for the next.
-float* task_gradient(std::size_t floats) {
+// The running thread's buffer for a task's samples' convolution output (forward) or its gradient
+// (a weight-gradient task's dy): the task's samples only, so it stays in the core's cache for the
+// op that reads it, and the model's buffer (LeNet's first layer: 5.9 MB at batch 128) is never
+// written. It grows to the largest task seen, in the first step, and is kept for the next; a
+// task's forward and backward uses never overlap.
+float* task_buffer(std::size_t floats) {
   thread_local std::vector<float> buffer;
   if (buffer.size() < floats) buffer.resize(floats);
   return buffer.data();
@@ -46,14 +47,20 @@ float* task_gradient(std::size_t floats) {
 void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
                          float* y, float* pooled, std::int32_t* argmax, float* workspace) {
   ops::check_conv_pool(op);
-  conv2d_forward(op.conv, x, w, b, y, workspace, [&](int begin, int end) {
+  SamplesHook hook;
+  if (!ops::conv_pool_backward_reads_output(op)) {
+    hook.place = [&](int begin, int end) {
+      return task_buffer(ops::conv_output_per_sample(op.conv) * (end - begin));
+    };
+  }
+  hook.done = [&](int begin, int end, float* ys) {
     const SampleSlice s = slice_of(op, begin, end);
-    float* ys = y + s.y_offset;
     if (op.activation != Activation::kIdentity) {
       activation_forward(op.activation, end - begin, s.y_floats, ys, ys);
     }
     pool2d_forward(s.pool, op.pooling, ys, pooled + s.pooled_offset, argmax + s.pooled_offset);
-  });
+  };
+  conv2d_forward(op.conv, x, w, b, y, workspace, hook);
 }
 
 void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float* w, const float* y,
@@ -64,8 +71,9 @@ void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float
   conv2d_backward(op.conv, x, w, nullptr, nullptr, dw, db, workspace,
                   [&](int begin, int end) -> const float* {
                     const SampleSlice s = slice_of(op, begin, end);
+                    // Read by the activation's gradient alone, which only a y written reaches.
                     const float* ys = y + s.y_offset;
-                    float* dys = task_gradient(s.y_floats * (end - begin));
+                    float* dys = task_buffer(s.y_floats * (end - begin));
                     pool2d_backward(s.pool, op.pooling, ys, pooled + s.pooled_offset,
                                     dpooled + s.pooled_offset, dys, argmax + s.pooled_offset);
                     if (op.activation != Activation::kIdentity) {

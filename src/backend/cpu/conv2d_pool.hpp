@@ -4,8 +4,9 @@
 // is asked for: a network's first layer) each weight-gradient task first makes its samples' dy
 // from the pooled gradient. Those samples' planes are then in the task's core cache instead of
 // making a round trip through memory between two ops: for LeNet's first layer, 5.9 MB at batch
-// 128 each way. The activation and the pooling treat samples independently, so the results are
-// the unfused ops' bits.
+// 128 each way. Where backward does not read the convolution's output (the identity
+// activation), forward writes it to the task's thread's buffer instead of y. The activation and
+// the pooling treat samples independently, so the results are the unfused ops' bits.
 #pragma once
 
 #include <cstdint>

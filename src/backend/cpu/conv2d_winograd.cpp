@@ -107,8 +107,11 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
       lanes_product(s.lanes, cout, cin, u + p * s.pairs, cin, 1, v + p * cin * s.tiles,
                     m + p * cout * s.tiles, s.tiles);
     }
-    outputs_from_domain(g, chunk, m, b, y);
-    call_for_samples(done, chunk.first_sample, chunk.first_sample + chunk.samples);
+    const int end = chunk.first_sample + chunk.samples;
+    float* outputs =
+        outputs_of_samples(done, y, ops::conv_output_per_sample(g), chunk.first_sample, end);
+    outputs_from_domain(g, chunk, m, b, outputs);
+    call_for_samples(done, chunk.first_sample, end, outputs);
   });
 }
 

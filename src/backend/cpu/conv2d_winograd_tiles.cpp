@@ -210,7 +210,7 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
       for (int r = 0; r < runs.count; ++r) {
         const int lane = runs.first[r];
         if (l.sample[lane] < 0) break;
-        float* dst = plane_of(y, l.sample[lane], g.out_channels, co, plane) +
+        float* dst = plane_of(y, l.sample[lane] - c.first_sample, g.out_channels, co, plane) +
                      l.out_row[lane] * g.out_width + l.out_col[lane];
         if (runs.length[r] > 0) {
           const int count = kM * runs.length[r];

@@ -25,7 +25,8 @@ int tiles_per_sample(const Conv2dGeometry& g);
 
 // V = Bt d Btt for every input tile and channel (x is the whole batch's input).
 void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v);
-// y = At M Att + bias for every output tile and channel (outputs past the plane's edge dropped).
+// y = At M Att + bias for every output tile and channel (outputs past the plane's edge dropped);
+// y points at the chunk's first sample's output.
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y);
 // dM = Att dY At (dY zero past the plane's edge; dy is the whole batch's).

@@ -104,6 +104,10 @@ void CpuBackend::conv2d_pool_forward(const ConvPool& op, const float* x, const f
                                      float* workspace) {
   kernels().conv2d_pool_forward(op, x, w, b, y, pooled, argmax, workspace);
 }
+bool CpuBackend::conv2d_pool_writes_output(const ConvPool& op) const {
+  // Its backward takes pooling winners from argmax: y only for an activation's gradient.
+  return ops::conv_pool_backward_reads_output(op);
+}
 // With dx the ops run one after another (conv2d_pool.hpp says why).
 void CpuBackend::conv2d_pool_backward(const ConvPool& op, const float* x, const float* w,
                                       const float* y, const float* pooled, const float* dpooled,

@@ -59,6 +59,7 @@ class CpuBackend : public Backend {
   void conv2d_pool_forward(const ConvPool& op, const float* x, const float* w, const float* b,
                            float* y, float* pooled, std::int32_t* argmax,
                            float* workspace) override;
+  bool conv2d_pool_writes_output(const ConvPool& op) const override;
   void conv2d_pool_backward(const ConvPool& op, const float* x, const float* w, const float* y,
                             const float* pooled, const float* dpooled, const std::int32_t* argmax,
                             float* dy, float* dx, float* dw, float* db, float* workspace) override;

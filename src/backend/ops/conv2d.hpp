@@ -66,6 +66,13 @@ inline void check_conv_pool(const ConvPool& op) {
            "output");
 }
 
+// Whether a fused op's backward reads the convolution's output y, where the pooling's gradient
+// takes max pooling's winners from argmax (and average pooling's from nothing): for the
+// activation's gradient alone.
+inline bool conv_pool_backward_reads_output(const ConvPool& op) {
+  return op.activation != Activation::kIdentity;
+}
+
 // Floats of one sample's convolution output (the pooling's input).
 inline std::size_t conv_output_per_sample(const Conv2dGeometry& g) {
   return static_cast<std::size_t>(g.out_channels) * g.out_height * g.out_width;
