@@ -1,5 +1,5 @@
 // Flat-buffer arithmetic: scale, axpy and sum_of_squares against plain loops, sum_of_squares'
-// double accumulation, and all_finite on every kind of non-finite value.
+// double accumulation and its sum over threads, and all_finite on every kind of non-finite value.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -73,6 +73,28 @@ TEST_CASE("sum_of_squares matches a double-precision sum", "[vector_ops]") {
 
   dl::cpu::sum_of_squares(0, x.data(), &result);
   CHECK(result == 0.0f);
+}
+
+TEST_CASE(
+    "sum_of_squares over a long buffer: a double-precision sum, the same bits on 1, 2 and 3 "
+    "threads",
+    "[vector_ops]") {
+  // Offset by a large value, so that a float accumulator or a dropped range would show; 64
+  // ranges, so that the helper threads wake in time to take some.
+  std::vector<float> x = random_values(64 * dl::cpu::kRangeFloats + 7, 6);
+  for (float& v : x) v += 3.0f;
+  double expected = 0;
+  for (float v : x) expected += static_cast<double>(v) * v;
+  const auto run = [&](int threads) {
+    const dl::testing::BlasThreads blas(threads);
+    float result = -1.0f;
+    dl::cpu::sum_of_squares(x.size(), x.data(), &result);
+    return result;
+  };
+  const float one = run(1);
+  CHECK(one == Approx(expected).epsilon(1e-7));
+  CHECK(run(2) == one);
+  CHECK(run(3) == one);
 }
 
 TEST_CASE("sum_of_squares accumulates in double", "[vector_ops]") {
