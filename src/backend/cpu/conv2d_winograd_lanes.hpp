@@ -29,6 +29,25 @@ inline Row load_row(const float* p) {
   return load_vector<Row>(p);
 }
 
+// Copies count floats in pieces of 8, 4, 2 and 1: moves of known sizes, where a copy of a length
+// known only at run time becomes a library call, dearer than the copy for rows this short
+// (LeNet's second layer: 8 floats).
+inline void copy_short_row(const float* __restrict src, int count, float* __restrict dst) {
+  using Four = float __attribute__((vector_size(4 * sizeof(float))));
+  using Two = float __attribute__((vector_size(2 * sizeof(float))));
+  int e = 0;
+  for (; e + 8 <= count; e += 8) store_vector(dst + e, load_vector<Lanes<8>>(src + e));
+  if (e + 4 <= count) {
+    store_vector(dst + e, load_vector<Four>(src + e));
+    e += 4;
+  }
+  if (e + 2 <= count) {
+    store_vector(dst + e, load_vector<Two>(src + e));
+    e += 2;
+  }
+  if (e < count) dst[e] = src[e];
+}
+
 // The lane picks of one stage of an L x L transpose: rows r and r + kBlock swap their
 // off-diagonal blocks of kBlock lanes (indices >= L pick from the second vector).
 constexpr int swap_pick(int lanes, int block, bool upper, int lane) {

@@ -216,7 +216,7 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
           const int count = kM * runs.length[r];
           for (int i = 0; i < kM; ++i) {
             store_lanes<L>(row, run_row<L>(out, i, lane));
-            for (int e = 0; e < count; ++e) dst[i * g.out_width + e] = row[e];
+            copy_short_row(row, count, dst + i * g.out_width);
           }
           continue;
         }
