@@ -6,9 +6,10 @@
 //   forward  V = Bt d Btt per input tile and channel; M[p] = U[p] V[p] for each of the n^2
 //            positions p (U = G w Gt, the filters transformed once per call); y = At M Att
 //   dx       dM = Att dY At; dV[p] = U[p]t dM[p]; dx = the sum over tiles of Btt dV Bt
-// The weight gradient stays on the columns path (conv2d.cpp): in the Winograd domain its sums
-// over a batch's tiles lost about 20x more to rounding (2.6e-4 against 1.2e-5 relative to a
-// double reference, LeNet's second layer at batch 128), where y and dx stay near 1e-5.
+// The weight gradient stays on the columns path (conv2d.cpp), which is faster: in the Winograd
+// domain its products sum over the tiles the lanes hold, and the sums across lanes ate the 2.8x
+// fewer multiplications (docs/ARCHITECTURE.md has the figures). y and dx stay near 1e-5 relative
+// to a double reference (LeNet's second layer at batch 128).
 // Results are the same on any thread count (tasks fixed by the layer's size, no shared sums).
 #pragma once
 
