@@ -14,23 +14,6 @@ namespace {
 constexpr std::uint32_t kFloatExponentMask = 0x7F800000u;
 // Running sums of squares kept side by side: one AVX-512 register of doubles.
 constexpr int kSquareLanes = 8;
-}  // namespace
-
-// scale and axpy treat each element on its own, so splitting them over threads changes no bit.
-void scale(std::size_t n, float alpha, float* x) {
-  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
-    float* __restrict v = x;
-    for (std::size_t i = begin; i < end; ++i) v[i] *= alpha;
-  });
-}
-
-void axpy(std::size_t n, float alpha, const float* x, float* y) {
-  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
-    const float* __restrict src = x;
-    float* __restrict dst = y;
-    for (std::size_t i = begin; i < end; ++i) dst[i] += alpha * src[i];
-  });
-}
 
 // The sum of squares of x[begin, end) in double, kSquareLanes running sums side by side: a
 // single running sum waits on each add before the next (about four cycles a float: 0.5 ms for
@@ -49,6 +32,23 @@ double squares_of_range(const float* __restrict x, std::size_t begin, std::size_
   for (; i < end; ++i) sum += static_cast<double>(x[i]) * x[i];
   for (int l = 0; l < kSquareLanes; ++l) sum += lanes[l];
   return sum;
+}
+}  // namespace
+
+// scale and axpy treat each element on its own, so splitting them over threads changes no bit.
+void scale(std::size_t n, float alpha, float* x) {
+  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    float* __restrict v = x;
+    for (std::size_t i = begin; i < end; ++i) v[i] *= alpha;
+  });
+}
+
+void axpy(std::size_t n, float alpha, const float* x, float* y) {
+  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    const float* __restrict src = x;
+    float* __restrict dst = y;
+    for (std::size_t i = begin; i < end; ++i) dst[i] += alpha * src[i];
+  });
 }
 
 // Each of parallel_ranges' fixed ranges sums into its own slot, and the slots are added in order,
