@@ -127,6 +127,8 @@ std::vector<Pool2dGeometry> geometries() {
       truncate_geometry({4, 20, 24, 24, 2, 2, 2, 2}),     // many planes: rows in several blocks
       truncate_geometry({2, 3, 8, 8, 2, 2, 2, 2}),        // LeNet's second pooling
       truncate_geometry({2, 2, 7, 5, 2, 2, 2, 2}),        // odd input: last row/column unused
+      truncate_geometry({2, 3, 6, 12, 2, 2, 2, 2}),       // rows of 12: two chunks of 8 overlap
+      truncate_geometry({1, 2, 4, 35, 2, 2, 2, 2}),       // rows of 34 of 35: chunks of 16 overlap
       truncate_geometry({2, 2, 7, 7, 3, 3, 2, 2}),        // overlapping windows
       truncate_geometry({2, 2, 6, 5, 3, 3, 1, 1}, 1, 1),  // padding, stride 1
       truncate_geometry({1, 2, 9, 10, 2, 3, 1, 2}),       // non-square kernel and stride
@@ -192,6 +194,40 @@ TEST_CASE("max pooling picks the first of equal maxima", "[pooling]") {
   dl::cpu::pool2d_forward(g, PoolingType::kMax, x2.data(), y4.data(), at4.data());
   CHECK(y4 == std::vector<float>(4, 1.0f));
   CHECK(at4 == std::vector<std::int32_t>(4, 0));
+}
+
+TEST_CASE("max pooling picks the first of equal maxima in rows of every length", "[pooling]") {
+  // Rows too short for a chunk, of one chunk of 8, of overlapping chunks of 8 and of 16: every
+  // window's cells are equal, so every winner is its window's top-left cell.
+  for (const int width : {6, 8, 12, 16, 24, 34}) {
+    const Pool2dGeometry g = truncate_geometry({2, 2, 4, width, 2, 2, 2, 2});
+    INFO(describe(g));
+    const std::vector<float> x(planes(g) * in_plane(g), 1.5f);
+    std::vector<float> y(planes(g) * out_plane(g));
+    std::vector<std::int32_t> at(y.size(), -2);
+    dl::cpu::pool2d_forward(g, PoolingType::kMax, x.data(), y.data(), at.data());
+    CHECK(y == std::vector<float>(y.size(), 1.5f));
+    std::size_t wrong = 0;
+    for (std::size_t o = 0; o < at.size(); ++o) {
+      const int oh = static_cast<int>(o % out_plane(g)) / g.out_width;
+      const int ow = static_cast<int>(o % out_plane(g)) % g.out_width;
+      wrong += at[o] != 2 * oh * width + 2 * ow;
+    }
+    CHECK(wrong == 0);
+    // Backward sends each output's gradient to its winner alone.
+    const std::vector<float> dy(y.size(), 2.0f);
+    std::vector<float> dx(x.size(), -1.0f);
+    dl::cpu::pool2d_backward(g, PoolingType::kMax, x.data(), y.data(), dy.data(), dx.data(),
+                             at.data());
+    std::size_t misplaced = 0;
+    for (std::size_t i = 0; i < dx.size(); ++i) {
+      const int row = static_cast<int>(i % in_plane(g)) / width;
+      const int col = static_cast<int>(i % in_plane(g)) % width;
+      const bool winner = row % 2 == 0 && col % 2 == 0;
+      misplaced += dx[i] != (winner ? 2.0f : 0.0f);
+    }
+    CHECK(misplaced == 0);
+  }
 }
 
 TEST_CASE("pooling windows that lie entirely in the padding output zero", "[pooling]") {

@@ -2,7 +2,9 @@
 #include "backend/cpu/pooling_tiled.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
+#include <utility>
 
 #include "backend/ops/pooling.hpp"
 
@@ -14,6 +16,80 @@ namespace {
 
 // Floats (and as many int32) of the tiled path's stack buffers: 2 x 8 KiB, well inside L1.
 constexpr int kBlockFloats = 2048;
+
+// A tile row's loops run over chunks of V floats (16: a cache line, one AVX-512 register or two
+// AVX2 ones; 8 for shorter rows), the last chunk moved back to end at the row's end: overlapping
+// chunks compute the same values again, and no remainder loop runs, which for rows this short
+// (LeNet: 24 and 8 floats) cost as much as the chunks.
+// (GCC drops a vector attribute on a dependent alias, hence one specialization per width.)
+template <int V>
+struct Chunks;
+template <>
+struct Chunks<8> {
+  using Floats = float __attribute__((vector_size(8 * sizeof(float))));
+  using Ints = std::int32_t __attribute__((vector_size(8 * sizeof(std::int32_t))));
+};
+template <>
+struct Chunks<16> {
+  using Floats = float __attribute__((vector_size(16 * sizeof(float))));
+  using Ints = std::int32_t __attribute__((vector_size(16 * sizeof(std::int32_t))));
+};
+template <int V>
+using ChunkFloats = typename Chunks<V>::Floats;
+template <int V>
+using ChunkInts = typename Chunks<V>::Ints;
+
+template <typename Chunk, typename T>
+inline Chunk load_chunk(const T* p) {
+  Chunk c;
+  std::memcpy(&c, p, sizeof c);
+  return c;
+}
+template <typename Chunk, typename T>
+inline void store_chunk(T* p, const Chunk& c) {
+  std::memcpy(p, &c, sizeof c);
+}
+
+template <int V, std::size_t... kLane>
+constexpr ChunkInts<V> lane_numbers(std::index_sequence<kLane...>) {
+  return ChunkInts<V>{static_cast<std::int32_t>(kLane)...};
+}
+
+// body(k) for the chunks [k, k + V) that cover [0, span), span >= V.
+template <int V, typename Body>
+inline void over_chunks(int span, const Body& body) {
+  for (int k0 = 0;; k0 += V) {
+    body(std::min(k0, span - V));
+    if (k0 + V >= span) return;
+  }
+}
+
+// Down a two-row window: b[k] = the larger of top[k] and top[W + k] (the top one where equal or
+// unordered), at[k] its plane index.
+template <int V>
+void max_down_two_rows(const float* __restrict top, int W, int base, int span, float* __restrict b,
+                       std::int32_t* __restrict at) {
+  constexpr ChunkInts<V> kLanes = lane_numbers<V>(std::make_index_sequence<V>{});
+  over_chunks<V>(span, [&](int k) {
+    const auto up = load_chunk<ChunkFloats<V>>(top + k);
+    const auto down = load_chunk<ChunkFloats<V>>(top + W + k);
+    const ChunkInts<V> low = down > up;
+    store_chunk(b + k, low ? down : up);
+    store_chunk(at + k, (base + k) + kLanes + (low & W));
+  });
+}
+
+// out[k] = gr[k] where the window's winner at[k] is plane index row_base + k, else 0.
+template <int V>
+void spread_winners(const float* __restrict gr, const std::int32_t* __restrict at, int row_base,
+                    int span, float* __restrict out) {
+  constexpr ChunkInts<V> kLanes = lane_numbers<V>(std::make_index_sequence<V>{});
+  over_chunks<V>(span, [&](int k) {
+    const auto grad = load_chunk<ChunkFloats<V>>(gr + k);
+    const ChunkInts<V> wins = load_chunk<ChunkInts<V>>(at + k) == (row_base + k) + kLanes;
+    store_chunk(out + k, wins ? grad : ChunkFloats<V>{});
+  });
+}
 
 }  // namespace
 
@@ -122,6 +198,14 @@ void max_forward_tiled(const Pool2dGeometry& g, const float* x, float* y, std::i
       // Down the kernel rows; strictly greater, so the top-most of equal values stays. Two rows
       // (the common case) in one pass of plain selects: the compiler turns the running update
       // below into masked stores, which cost more.
+      if (g.kernel_height == 2 && span >= 16) {
+        max_down_two_rows<16>(top, W, base, span, b, at);
+        continue;
+      }
+      if (g.kernel_height == 2 && span >= 8) {
+        max_down_two_rows<8>(top, W, base, span, b, at);
+        continue;
+      }
       if (g.kernel_height == 2) {
         const float* __restrict bottom = top + W;
         for (int k = 0; k < span; ++k) {
@@ -257,7 +341,13 @@ void max_backward_tiled(const Pool2dGeometry& g, const float* dy, const std::int
       for (int i = 0; i < g.kernel_height; ++i) {
         float* __restrict out = top + i * W;
         const int row_base = base + i * W;
-        for (int k = 0; k < span; ++k) out[k] = at[k] == row_base + k ? gr[k] : 0.0f;
+        if (span >= 16) {
+          spread_winners<16>(gr, at, row_base, span, out);
+        } else if (span >= 8) {
+          spread_winners<8>(gr, at, row_base, span, out);
+        } else {
+          for (int k = 0; k < span; ++k) out[k] = at[k] == row_base + k ? gr[k] : 0.0f;
+        }
       }
     }
   }
