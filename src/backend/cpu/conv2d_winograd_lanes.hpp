@@ -210,11 +210,6 @@ inline Lanes<L> run_row(const Lanes<L>* y, int i, int first) {
   return __builtin_shuffle(y[2 * i], y[2 * i + 1], kInterleave<L>[first]);
 }
 
-template <int L, std::size_t... kLane>
-constexpr LaneIndex<L> lane_numbers(std::index_sequence<kLane...>) {
-  return LaneIndex<L>{static_cast<int>(kLane)...};
-}
-
 // The inverse's lane picks: lanes first .. first + length - 1 of column j take floats j, 2 + j,
 // ... of a run's row, the other lanes zero (pick L of a zero vector).
 template <int L>

@@ -15,6 +15,7 @@
 #include <type_traits>
 
 #include "backend/cpu/isa_namespace.hpp"
+#include "backend/cpu/lane_vectors.hpp"
 
 namespace dl::cpu {
 inline namespace DL_CPU_ISA {
@@ -26,24 +27,9 @@ constexpr int kTileOutputs = 2;
 // Tiles transformed together, one per vector lane: L = 16 floats, one AVX-512 register, or
 // L = 8, one AVX2 register. A width wider than the build's registers is never compiled: GCC
 // lowers such vectors' shuffles to scalar loops (LeNet's second layer's forward pass took
-// 29.5 ms instead of 1.3 with 16 lanes in an AVX2 build, one thread, this Zen 5).
-template <int L>
-struct LaneVectors;
-template <>
-struct LaneVectors<8> {
-  using Floats = float __attribute__((vector_size(8 * sizeof(float))));
-  using Ints = int __attribute__((vector_size(8 * sizeof(int))));
-};
-template <>
-struct LaneVectors<16> {
-  using Floats = float __attribute__((vector_size(16 * sizeof(float))));
-  using Ints = int __attribute__((vector_size(16 * sizeof(int))));
-};
-template <int L>
-using Lanes = typename LaneVectors<L>::Floats;
-template <int L>
-using LaneIndex = typename LaneVectors<L>::Ints;
-
+// 29.5 ms instead of 1.3 with 16 lanes in an AVX2 build, one thread, this Zen 5). The vector
+// types are lane_vectors.hpp's.
+//
 // The widest width compiled (8 lanes are compiled in every build, so that tests run them on any
 // machine), and the width the build sends layers through, 0 for none (winograd_applies). With
 // 8 lanes (-march=x86-64-v3 on this Zen 5, one thread, minimum microseconds, against the columns
@@ -69,26 +55,6 @@ void by_width(int lanes, Call call) {
     if (lanes == 16) return call(std::integral_constant<int, 16>{});
   }
   call(std::integral_constant<int, 8>{});
-}
-
-// A vector of floats from or to memory with any alignment.
-template <typename Vector>
-inline Vector load_vector(const float* p) {
-  Vector v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-template <typename Vector>
-inline void store_vector(float* p, Vector v) {
-  __builtin_memcpy(p, &v, sizeof v);
-}
-template <int L>
-inline Lanes<L> load_lanes(const float* p) {
-  return load_vector<Lanes<L>>(p);
-}
-template <int L>
-inline void store_lanes(float* p, Lanes<L> v) {
-  store_vector(p, v);
 }
 
 // Filter sizes with interpolation points, and the points. 0 and +-1 are exact; for r = 5 the

@@ -2,10 +2,11 @@
 #include "backend/cpu/pooling_tiled.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
+#include "backend/cpu/lane_vectors.hpp"
 #include "backend/ops/pooling.hpp"
 
 namespace dl::cpu {
@@ -20,39 +21,20 @@ constexpr int kBlockFloats = 2048;
 // A tile row's loops run over chunks of V floats (16: a cache line, one AVX-512 register or two
 // AVX2 ones; 8 for shorter rows), the last chunk moved back to end at the row's end: overlapping
 // chunks compute the same values again, and no remainder loop runs, which for rows this short
-// (LeNet: 24 and 8 floats) cost as much as the chunks.
-// (GCC drops a vector attribute on a dependent alias, hence one specialization per width.)
-template <int V>
-struct Chunks;
-template <>
-struct Chunks<8> {
-  using Floats = float __attribute__((vector_size(8 * sizeof(float))));
-  using Ints = std::int32_t __attribute__((vector_size(8 * sizeof(std::int32_t))));
-};
-template <>
-struct Chunks<16> {
-  using Floats = float __attribute__((vector_size(16 * sizeof(float))));
-  using Ints = std::int32_t __attribute__((vector_size(16 * sizeof(std::int32_t))));
-};
-template <int V>
-using ChunkFloats = typename Chunks<V>::Floats;
-template <int V>
-using ChunkInts = typename Chunks<V>::Ints;
+// (LeNet: 24 and 8 floats) cost as much as the chunks. The vectors are lane_vectors.hpp's.
 
-template <typename Chunk, typename T>
-inline Chunk load_chunk(const T* p) {
-  Chunk c;
-  std::memcpy(&c, p, sizeof c);
-  return c;
-}
-template <typename Chunk, typename T>
-inline void store_chunk(T* p, const Chunk& c) {
-  std::memcpy(p, &c, sizeof c);
-}
-
-template <int V, std::size_t... kLane>
-constexpr ChunkInts<V> lane_numbers(std::index_sequence<kLane...>) {
-  return ChunkInts<V>{static_cast<std::int32_t>(kLane)...};
+// call(V) with V an integral constant for the widest chunk a row of `span` floats holds; false
+// (no call) for rows of fewer than 8, which keep their plain loops.
+template <typename Call>
+bool by_chunk_width(int span, const Call& call) {
+  if (span >= 16) {
+    call(std::integral_constant<int, 16>{});
+  } else if (span >= 8) {
+    call(std::integral_constant<int, 8>{});
+  } else {
+    return false;
+  }
+  return true;
 }
 
 // body(k) for the chunks [k, k + V) that cover [0, span), span >= V.
@@ -69,13 +51,13 @@ inline void over_chunks(int span, const Body& body) {
 template <int V>
 void max_down_two_rows(const float* __restrict top, int W, int base, int span, float* __restrict b,
                        std::int32_t* __restrict at) {
-  constexpr ChunkInts<V> kLanes = lane_numbers<V>(std::make_index_sequence<V>{});
+  constexpr LaneIndex<V> kLanes = lane_numbers<V>(std::make_index_sequence<V>{});
   over_chunks<V>(span, [&](int k) {
-    const auto up = load_chunk<ChunkFloats<V>>(top + k);
-    const auto down = load_chunk<ChunkFloats<V>>(top + W + k);
-    const ChunkInts<V> low = down > up;
-    store_chunk(b + k, low ? down : up);
-    store_chunk(at + k, (base + k) + kLanes + (low & W));
+    const Lanes<V> up = load_lanes<V>(top + k);
+    const Lanes<V> down = load_lanes<V>(top + W + k);
+    const LaneIndex<V> low = down > up;
+    store_lanes<V>(b + k, low ? down : up);
+    store_vector(at + k, (base + k) + kLanes + (low & W));
   });
 }
 
@@ -83,11 +65,11 @@ void max_down_two_rows(const float* __restrict top, int W, int base, int span, f
 template <int V>
 void spread_winners(const float* __restrict gr, const std::int32_t* __restrict at, int row_base,
                     int span, float* __restrict out) {
-  constexpr ChunkInts<V> kLanes = lane_numbers<V>(std::make_index_sequence<V>{});
+  constexpr LaneIndex<V> kLanes = lane_numbers<V>(std::make_index_sequence<V>{});
   over_chunks<V>(span, [&](int k) {
-    const auto grad = load_chunk<ChunkFloats<V>>(gr + k);
-    const ChunkInts<V> wins = load_chunk<ChunkInts<V>>(at + k) == (row_base + k) + kLanes;
-    store_chunk(out + k, wins ? grad : ChunkFloats<V>{});
+    const Lanes<V> grad = load_lanes<V>(gr + k);
+    const LaneIndex<V> wins = load_vector<LaneIndex<V>>(at + k) == (row_base + k) + kLanes;
+    store_lanes<V>(out + k, wins ? grad : Lanes<V>{});
   });
 }
 
@@ -198,12 +180,9 @@ void max_forward_tiled(const Pool2dGeometry& g, const float* x, float* y, std::i
       // Down the kernel rows; strictly greater, so the top-most of equal values stays. Two rows
       // (the common case) in one pass of plain selects: the compiler turns the running update
       // below into masked stores, which cost more.
-      if (g.kernel_height == 2 && span >= 16) {
-        max_down_two_rows<16>(top, W, base, span, b, at);
-        continue;
-      }
-      if (g.kernel_height == 2 && span >= 8) {
-        max_down_two_rows<8>(top, W, base, span, b, at);
+      if (g.kernel_height == 2 && by_chunk_width(span, [&](auto v) {
+            max_down_two_rows<decltype(v)::value>(top, W, base, span, b, at);
+          })) {
         continue;
       }
       if (g.kernel_height == 2) {
@@ -341,11 +320,9 @@ void max_backward_tiled(const Pool2dGeometry& g, const float* dy, const std::int
       for (int i = 0; i < g.kernel_height; ++i) {
         float* __restrict out = top + i * W;
         const int row_base = base + i * W;
-        if (span >= 16) {
-          spread_winners<16>(gr, at, row_base, span, out);
-        } else if (span >= 8) {
-          spread_winners<8>(gr, at, row_base, span, out);
-        } else {
+        const bool chunked = by_chunk_width(
+            span, [&](auto v) { spread_winners<decltype(v)::value>(gr, at, row_base, span, out); });
+        if (!chunked) {
           for (int k = 0; k < span; ++k) out[k] = at[k] == row_base + k ? gr[k] : 0.0f;
         }
       }

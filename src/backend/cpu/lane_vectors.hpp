@@ -1,0 +1,60 @@
+// Vectors of 8 or 16 lanes (GCC's vector extensions) and their unaligned loads and stores, for the
+// CPU kernels written for a lane count rather than an instruction set: the Winograd convolution
+// (one tile per lane) and the tiled pooling (one float of a row per lane). 16 lanes are one
+// AVX-512 register, 8 one AVX2 register; a narrower build splits them.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include "backend/cpu/isa_namespace.hpp"
+
+namespace dl::cpu {
+inline namespace DL_CPU_ISA {
+
+// GCC drops a vector attribute on a dependent alias, hence one specialization per width.
+template <int L>
+struct LaneVectors;
+template <>
+struct LaneVectors<8> {
+  using Floats = float __attribute__((vector_size(8 * sizeof(float))));
+  using Ints = int __attribute__((vector_size(8 * sizeof(int))));
+};
+template <>
+struct LaneVectors<16> {
+  using Floats = float __attribute__((vector_size(16 * sizeof(float))));
+  using Ints = int __attribute__((vector_size(16 * sizeof(int))));
+};
+template <int L>
+using Lanes = typename LaneVectors<L>::Floats;
+template <int L>
+using LaneIndex = typename LaneVectors<L>::Ints;
+
+// A vector from or to memory with any alignment.
+template <typename Vector, typename T>
+inline Vector load_vector(const T* p) {
+  Vector v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+template <typename T, typename Vector>
+inline void store_vector(T* p, Vector v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+template <int L>
+inline Lanes<L> load_lanes(const float* p) {
+  return load_vector<Lanes<L>>(p);
+}
+template <int L>
+inline void store_lanes(float* p, Lanes<L> v) {
+  store_vector(p, v);
+}
+
+// 0, 1, ..., L - 1.
+template <int L, std::size_t... kLane>
+constexpr LaneIndex<L> lane_numbers(std::index_sequence<kLane...>) {
+  return LaneIndex<L>{static_cast<int>(kLane)...};
+}
+
+}  // namespace DL_CPU_ISA
+}  // namespace dl::cpu
