@@ -1,7 +1,9 @@
 // Times one training step of LeNet (configs/fashion-mnist.yaml's network) at batch 128 through
-// the CpuBackend ops, op by op, with 1 and 2 BLAS threads: where the CPU step's time goes.
-//   cpu_step_profile [REPETITIONS=40] [KERNELS=auto]
-// KERNELS is cpu.kernels' value: auto, onednn or cblas (gemm.hpp).
+// the CpuBackend ops, op by op, on 1 and 2 threads (or the counts given): where the CPU step's
+// time goes, and which ops stop scaling on a machine with many cores.
+//   cpu_step_profile [REPETITIONS=40] [KERNELS=auto] [THREADS=1,2]
+// KERNELS is cpu.kernels' value: auto, onednn or cblas (gemm.hpp). THREADS: comma-separated
+// thread counts, one group of columns each (e.g. 1,4,16 on a 16-core machine).
 // Each op is run REPETITIONS times in a row (after one warm-up call); the table gives the
 // minimum and the median in microseconds. The last row of each table times the whole step (all
 // ops in order, as the model calls them), which includes the cache effects of one op on the
@@ -31,7 +33,7 @@ constexpr int kDefaultRepetitions = 40;
 constexpr float kLearningRate = 0.01f;
 constexpr float kMomentum = 0.9f;
 constexpr float kL2 = 0.0005f;
-constexpr int kThreadCounts[] = {1, 2};
+constexpr char kDefaultThreadCounts[] = "1,2";
 
 // A buffer of the backend's, filled with uniform values in [-1, 1).
 struct Buffer {
@@ -149,22 +151,54 @@ Step step_of(const std::string& name, const std::vector<Op>& ops,
   return step;
 }
 
+std::string columns_of(int threads, const char* noun) {
+  char text[160];
+  std::snprintf(text, sizeof text, " %d %s min | %d %s median | %d %s in step |", threads, noun,
+                threads, noun, threads, noun);
+  return text;
+}
+
+// "1,4,16" -> {1, 4, 16}; exits naming the fix on anything else.
+std::vector<int> thread_counts_of(const std::string& list) {
+  std::vector<int> counts;
+  std::size_t begin = 0;
+  while (begin <= list.size()) {
+    const std::size_t end = std::min(list.find(',', begin), list.size());
+    const std::string item = list.substr(begin, end - begin);
+    const int count = std::atoi(item.c_str());
+    if (count < 1 || std::to_string(count) != item) {
+      std::fprintf(stderr,
+                   "cpu_step_profile: THREADS '%s': '%s' is not a positive thread count; "
+                   "give e.g. 1,2 or 1,4,16\n",
+                   list.c_str(), item.c_str());
+      std::exit(2);
+    }
+    counts.push_back(count);
+    begin = end + 1;
+  }
+  return counts;
+}
+
 // Each op repeated alone (hot caches), each step as a whole, and each op's median inside the
 // first step that runs it (from the caches the ops before it left, as in training): the
 // difference is what the op pays for the data the ops before it pushed out.
 void print_table(const std::string& kernels, const std::vector<Op>& ops,
-                 const std::vector<Step>& steps, int repetitions) {
+                 const std::vector<Step>& steps, int repetitions,
+                 const std::vector<int>& thread_counts) {
   std::printf("# %s; batch %d, %d repetitions, microseconds\n", kernels.c_str(), kBatch,
               repetitions);
-  std::printf(
-      "| op | 1 thread min | 1 thread median | 1 thread in step | 2 threads min | 2 threads median "
-      "| 2 threads in step |\n");
-  std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  std::string head = "| op |", rule = "| --- |";
+  for (int threads : thread_counts) {
+    const char* noun = threads == 1 ? "thread" : "threads";
+    head += columns_of(threads, noun);
+    rule += " ---: | ---: | ---: |";
+  }
+  std::printf("%s\n%s\n", head.c_str(), rule.c_str());
   const std::size_t rows = ops.size() + steps.size();
-  std::vector<std::vector<Timing>> alone(std::size(kThreadCounts));
-  std::vector<std::vector<double>> in_step(std::size(kThreadCounts), std::vector<double>(rows));
-  for (std::size_t t = 0; t < std::size(kThreadCounts); ++t) {
-    dl::set_cpu_threads(kThreadCounts[t]);
+  std::vector<std::vector<Timing>> alone(thread_counts.size());
+  std::vector<std::vector<double>> in_step(thread_counts.size(), std::vector<double>(rows));
+  for (std::size_t t = 0; t < thread_counts.size(); ++t) {
+    dl::set_cpu_threads(thread_counts[t]);
     for (const Op& op : ops) alone[t].push_back(time_of(op.run, repetitions));
     std::vector<bool> seen(ops.size(), false);
     for (const Step& step : steps) {
@@ -182,9 +216,11 @@ void print_table(const std::string& kernels, const std::vector<Op>& ops,
   }
   for (std::size_t i = 0; i < rows; ++i) {
     const std::string name = i < ops.size() ? ops[i].name : steps[i - ops.size()].name;
-    std::printf("| %s | %.0f | %.0f | %.0f | %.0f | %.0f | %.0f |\n", name.c_str(), alone[0][i].min,
-                alone[0][i].median, in_step[0][i], alone[1][i].min, alone[1][i].median,
-                in_step[1][i]);
+    std::printf("| %s |", name.c_str());
+    for (std::size_t t = 0; t < thread_counts.size(); ++t) {
+      std::printf(" %.0f | %.0f | %.0f |", alone[t][i].min, alone[t][i].median, in_step[t][i]);
+    }
+    std::printf("\n");
   }
 }
 
@@ -193,6 +229,8 @@ void print_table(const std::string& kernels, const std::vector<Op>& ops,
 int main(int argc, char** argv) {
   const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
   const std::string kernel_name = argc > 2 ? argv[2] : "auto";
+  const std::vector<int> thread_counts =
+      thread_counts_of(argc > 3 ? argv[3] : kDefaultThreadCounts);
   dl::CpuKernels kernels = dl::CpuKernels::kAuto;
   if (kernel_name == "onednn") kernels = dl::CpuKernels::kOnednn;
   if (kernel_name == "cblas") kernels = dl::CpuKernels::kCblas;
@@ -371,6 +409,6 @@ int main(int argc, char** argv) {
                {"conv2+pool2 fwd, fused", ""},
                {"pool1+conv1 bwd, fused", ""}}),
   };
-  print_table(blas, ops, steps, repetitions);
+  print_table(blas, ops, steps, repetitions, thread_counts);
   return 0;
 }

@@ -30,7 +30,7 @@
 //    oneDNN's product is as fast per column at 64 columns as at 512, so small tasks cost the
 //    product nothing.
 //  - backward's dW and db: a sum over samples, so each task sums its own samples' partial
-//    (kMacsPerPartialFloat sets how many: LeNet conv2 16, conv1 2), one sample at a time, and
+//    (kMacsPerPartialFloat sets how many: LeNet conv2 8, conv1 1), one sample at a time, and
 //    the partials are then added in task order, spread over the weights. Whole-width products of
 //    one sample each (50 x 500 x 64 for conv2) run at oneDNN's full speed; cutting the weights
 //    into column groups instead would shrink them (125 columns: 30% slower per flop).
@@ -57,9 +57,11 @@ constexpr std::size_t kTaskColumns = 128;
 constexpr std::size_t kTaskMacs = std::size_t{1} << 20;
 // A dW task takes enough samples for this many multiply-adds per float of its partial: adding a
 // partial is memory-bound, about ten times dearer per float than a multiply-add in the product,
-// so 1024 keeps the sum of partials near 1% of the product (LeNet conv2: 8 partials of 16
-// samples, conv1: 64 of 2). Half that (16 partials for conv2) measured 4% slower on one thread.
-constexpr std::size_t kMacsPerPartialFloat = 1024;
+// so 512 keeps the sum of partials near 2% of the product (LeNet conv2: 16 partials of 8
+// samples). 1024 (8 partials of 16) cost the same on 1 and 2 threads but left half of a 16-core
+// Xeon idle in conv2's dW, the step's longest op there (1.0 ms of 2.5 at 16 threads); 256 (32
+// of 4) measured 1% slower on 2 threads.
+constexpr std::size_t kMacsPerPartialFloat = 512;
 // Below this many rows of col (in_channels*kh*kw), backward's dW takes its columns transposed
 // (im2row) for a product without transposes: oneDNN's dy * col^T for LeNet's first layer
 // (20 x 25 x 576) ran at 79 GFLOP/s, dy * col_t at 185; for the second (50 x 500 x 64) the two
