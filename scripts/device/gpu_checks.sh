@@ -346,8 +346,8 @@ for stage in "$@"; do
 done
 
 # ---------------------------------------------------------------------------------------------
-# The results table: dl-train's runs, PyTorch's variants, and dl-train / PyTorch for the
-# 1-worker runs (FLOAT against float32, HALF against fp16, BFLOAT16 against bf16).
+# The results: where and what ran, then the tables of gpu_results_table.sh (every run, and
+# dl-train / PyTorch for the train stage's 1-worker runs).
 if [[ -s "$results_tsv" ]]; then
   {
     echo "# dl-train CUDA backend vs PyTorch: LeNet on Fashion-MNIST, batch 128 per worker (cifar-*: configs/cifar10.yaml)"
@@ -355,32 +355,7 @@ if [[ -s "$results_tsv" ]]; then
     echo "$(date -u +%Y-%m-%dT%H:%M:%SZ); $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1);" \
       "kit: $(sed -n 's/^source: //p' "$KIT/MANIFEST.txt" 2>/dev/null)"
     echo
-    echo "| framework | run | images/s | test accuracy | train s | exit / note |"
-    echo "| --- | --- | ---: | ---: | ---: | --- |"
-    # images/s whole, seconds to the millisecond: the raw figures carry float noise digits.
-    awk -F'\t' '{
-      ips = ($3 ~ /^[0-9.]+$/) ? sprintf("%.0f", $3) : $3
-      secs = ($5 ~ /^[0-9.]+$/) ? sprintf("%.3f", $5) : $5
-      printf "| %s | %s | %s | %s | %s | %s |\n", $1, $2, ips, $4, secs, $6
-    }' "$results_tsv"
-    echo
-    if grep -q '^pytorch' "$results_tsv"; then
-      awk -F'\t' '
-      # Only the train stage'"'"'s LeNet runs: graphs-*, cifar-* and scale-* runs share the -1w- part.
-      $1 == "dl-train" && $2 ~ /^train-[A-Z0-9]+-1w-/ { split($2, p, "-"); dl[p[2]] = $3 }
-      $1 == "pytorch" { pt[$2] = $3 }
-      END {
-        peer["FLOAT"] = "float32"; peer["HALF"] = "fp16"; peer["BFLOAT16"] = "bf16"
-        print "| dl-train dtype (1 worker) | vs PyTorch eager | vs PyTorch compile |"
-        print "| --- | ---: | ---: |"
-        split("FLOAT HALF BFLOAT16", order, " ")
-        for (i = 1; i <= 3; i++) {
-          d = order[i]; e = pt[peer[d] "-eager"]; c = pt[peer[d] "-compile"]
-          printf "| %s | %s | %s |\n", d, (dl[d] > 0 && e > 0) ? sprintf("%.2fx", dl[d] / e) : "n/a",
-                 (dl[d] > 0 && c > 0) ? sprintf("%.2fx", dl[d] / c) : "n/a"
-        }
-      }' "$results_tsv"
-    fi
+    "$repo_root/scripts/device/gpu_results_table.sh" "$results_tsv"
     echo
     echo "$kCpuReference"
   } >"$OUT/gpu_results.md"
