@@ -8,7 +8,10 @@
 #   scripts/device/gpu_results_table.sh RESULTS_TSV
 set -euo pipefail
 
-(($# == 1)) && [[ -f "$1" ]] || { echo "usage: $0 RESULTS_TSV (an existing file)" >&2; exit 2; }
+if (($# != 1)) || [[ ! -f "$1" ]]; then
+  echo "usage: $0 RESULTS_TSV (an existing file)" >&2
+  exit 2
+fi
 results_tsv="$1"
 
 echo "| framework | run | images/s | test accuracy | train s | exit / note |"
