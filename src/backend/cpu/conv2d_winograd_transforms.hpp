@@ -25,10 +25,8 @@ namespace winograd {
 // layer (F(4, 5) doubles it, and cuDNN's transform-domain dx was 2% off; docs/CUDA.md).
 constexpr int kTileOutputs = 2;
 // Tiles transformed together, one per vector lane: L = 16 floats, one AVX-512 register, or
-// L = 8, one AVX2 register. A width wider than the build's registers is never compiled: GCC
-// lowers such vectors' shuffles to scalar loops (LeNet's second layer's forward pass took
-// 29.5 ms instead of 1.3 with 16 lanes in an AVX2 build, one thread, this Zen 5). The vector
-// types are lane_vectors.hpp's.
+// L = 8, one AVX2 register. A width wider than the build's registers is never compiled
+// (lane_vectors.hpp's kRegisterLanes, which says why). The vector types are lane_vectors.hpp's.
 //
 // The widest width compiled (8 lanes are compiled in every build, so that tests run them on any
 // machine), and the width the build sends layers through, 0 for none (winograd_applies). With
@@ -37,14 +35,10 @@ constexpr int kTileOutputs = 2;
 //   LeNet's second layer, batch 128   forward 1,945 (columns 3,389), backward 5,687 (7,042)
 //   CIFAR's 32 -> 64 3x3, batch 32    forward 1,844 (2,699), dx 2,482 (2,558)
 // Without AVX2 and FMA the columns path stays.
-#if defined(__AVX512F__)
-constexpr int kWidestLanes = 16;
-constexpr int kTakenLanes = 16;
-#elif defined(__AVX2__) && defined(__FMA__)
-constexpr int kWidestLanes = 8;
-constexpr int kTakenLanes = 8;
+constexpr int kWidestLanes = kRegisterLanes;
+#if defined(__AVX2__) && defined(__FMA__)
+constexpr int kTakenLanes = kRegisterLanes;
 #else
-constexpr int kWidestLanes = 8;
 constexpr int kTakenLanes = 0;
 #endif
 

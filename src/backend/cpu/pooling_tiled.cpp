@@ -18,17 +18,18 @@ namespace {
 // Floats (and as many int32) of the tiled path's stack buffers: 2 x 8 KiB, well inside L1.
 constexpr int kBlockFloats = 2048;
 
-// A tile row's loops run over chunks of V floats (16: a cache line, one AVX-512 register or two
-// AVX2 ones; 8 for shorter rows), the last chunk moved back to end at the row's end: overlapping
-// chunks compute the same values again, and no remainder loop runs, which for rows this short
-// (LeNet: 24 and 8 floats) cost as much as the chunks. The vectors are lane_vectors.hpp's.
+// A tile row's loops run over chunks of V floats (16: a cache line, one AVX-512 register; 8, one
+// AVX2 register, in builds without AVX-512 and for shorter rows), the last chunk moved back to
+// end at the row's end: overlapping chunks compute the same values again, and no remainder loop
+// runs, which for rows this short (LeNet: 24 and 8 floats) cost as much as the chunks. The
+// vectors are lane_vectors.hpp's, never wider than the build's registers (kRegisterLanes).
 
 // call(V) with V an integral constant for the widest chunk a row of `span` floats holds; false
 // (no call) for rows of fewer than 8, which keep their plain loops.
 template <typename Call>
 bool by_chunk_width(int span, const Call& call) {
-  if (span >= 16) {
-    call(std::integral_constant<int, 16>{});
+  if (kRegisterLanes >= 16 && span >= 16) {
+    call(std::integral_constant<int, kRegisterLanes>{});
   } else if (span >= 8) {
     call(std::integral_constant<int, 8>{});
   } else {
