@@ -28,13 +28,14 @@ constexpr int kBlockFloats = 2048;
 // (no call) for rows of fewer than 8, which keep their plain loops.
 template <typename Call>
 bool by_chunk_width(int span, const Call& call) {
-  if (kRegisterLanes >= 16 && span >= 16) {
-    call(std::integral_constant<int, kRegisterLanes>{});
-  } else if (span >= 8) {
-    call(std::integral_constant<int, 8>{});
-  } else {
-    return false;
+  if constexpr (kRegisterLanes >= 16) {
+    if (span >= 16) {
+      call(std::integral_constant<int, 16>{});
+      return true;
+    }
   }
+  if (span < 8) return false;
+  call(std::integral_constant<int, 8>{});
   return true;
 }
 
