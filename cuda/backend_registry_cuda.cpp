@@ -58,14 +58,14 @@ BackendChoice choose_backend(const Config& config) {
     case BackendKind::kAuto: {
       const gpu::BackendPriorities priorities = gpu::priorities_from_environment();
       if (priorities.gpu <= priorities.cpu) {
-        return cpu_for_auto(config, fmt::format("BACKEND_PRIORITY_CPU ({}) is not below "
-                                                "BACKEND_PRIORITY_GPU ({})",
-                                                priorities.cpu, priorities.gpu));
+        return cpu_for_auto(config,
+                            fmt::format("BACKEND_PRIORITY_CPU {} >= BACKEND_PRIORITY_GPU {}",
+                                        priorities.cpu, priorities.gpu));
       }
       const gpu::DeviceScan scan = gpu::scan_devices();
       const int visible = static_cast<int>(scan.devices.size());
       if (!gpu::auto_takes_gpu(priorities, visible)) {
-        return cpu_for_auto(config, "no GPU is visible: " + scan.problem);
+        return cpu_for_auto(config, scan.summary.empty() ? "no GPU found" : scan.summary);
       }
       gpu::devices_for_run(config, visible, scan.problem);  // a listed device must exist
       return {BackendKind::kCuda, ""};

@@ -48,14 +48,20 @@ DeviceScan scan_devices() {
   const cudaError_t status = cudaGetDeviceCount(&count);
   if (status != cudaSuccess) {
     scan.problem = cuda_problem("cudaGetDeviceCount", status);
+    scan.summary = cudaGetErrorName(status);
     int driver = 0;
     // Without any driver the runtime reports an "insufficient" one; say what is really wrong.
-    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0)
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver == 0) {
       scan.problem = "no NVIDIA driver is installed (" + scan.problem + ")";
+      scan.summary = "no NVIDIA driver";
+    } else if (status == cudaErrorInsufficientDriver) {
+      scan.summary = "the NVIDIA driver is older than CUDA " + cuda_version(CUDART_VERSION);
+    }
     return scan;
   }
   if (count == 0) {
     scan.problem = "cudaGetDeviceCount reports no device";
+    scan.summary = "no GPU found";
     return scan;
   }
   for (int i = 0; i < count; ++i) {
@@ -63,6 +69,7 @@ DeviceScan scan_devices() {
     const cudaError_t s = cudaGetDeviceProperties(&prop, i);
     if (s != cudaSuccess) {
       scan.problem = cuda_problem("cudaGetDeviceProperties", s);
+      scan.summary = cudaGetErrorName(s);
       continue;
     }
     DeviceInfo info;

@@ -11,7 +11,8 @@ namespace dl::gpu {
 
 struct DeviceScan {
   std::vector<DeviceInfo> devices;
-  std::string problem;  // why no device is visible; empty when some are
+  std::string problem;  // why no device is visible, with CUDA's own words; empty when some are
+  std::string summary;  // the same in a few words, for the one line a CPU fallback prints
 };
 
 DeviceScan scan_devices();

@@ -31,7 +31,9 @@ BackendAvailability backend_availability();
 // driver, no device, not built, the priorities), for one line on stderr.
 struct BackendChoice {
   BackendKind kind = BackendKind::kCpu;
-  std::string why_not_gpu;  // set only when backend: auto chose the CPU
+  // Set only when backend: auto chose the CPU: why, in a few words ("no NVIDIA driver");
+  // `dl-train info` gives the whole story.
+  std::string why_not_gpu;
 };
 
 // backend: cpu | cuda | auto (auto takes a GPU when one is visible; the default).

@@ -29,9 +29,7 @@ BackendChoice choose_backend(const Config& config) {
   }
   BackendChoice choice;
   if (config.backend == BackendKind::kAuto) {
-    choice.why_not_gpu =
-        "this dl-train was built without the CUDA backend (rebuild with -Dcuda=enabled where the "
-        "CUDA toolkit, cuDNN and NCCL are installed)";
+    choice.why_not_gpu = "built without the CUDA backend";
   }
   return choice;
 }

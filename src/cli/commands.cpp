@@ -15,6 +15,7 @@
 #include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
+#include "core/epoch_number.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "data/data_sources.hpp"
@@ -131,8 +132,8 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
     print_eval_json(model_path, state, test_source(config.data), test.size(), result);
     return 0;
   }
-  std::cout << fmt::format("model: {} ({}, epoch {}, iteration {})\n", model_path, state.kind,
-                           state.epoch, state.iteration)
+  std::cout << fmt::format("model: {} ({}, {}, iteration {})\n", model_path, state.kind,
+                           describe_position(state.epoch, state.round_in_epoch), state.iteration)
             << fmt::format("test set: {} ({} examples), mean loss {:.6f}\n",
                            test_source(config.data), test.size(), result.mean_loss)
             << result.evaluation.stats() << "\n";

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "core/epoch_number.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -37,7 +38,8 @@ void Replica::on_overflow(int epoch, std::int64_t iteration) {
   try {
     scaler->on_overflow();
   } catch (const DivergenceError& e) {
-    throw DivergenceError(fmt::format("epoch {}, iteration {}: {}", epoch, iteration, e.what()));
+    throw DivergenceError(
+        fmt::format("epoch {}, iteration {}: {}", epoch_number(epoch), iteration, e.what()));
   }
 }
 
@@ -51,7 +53,7 @@ DivergenceError non_finite_error(int epoch, std::int64_t iteration, const char* 
   return DivergenceError(
       fmt::format("epoch {}, iteration {}: the {} is not finite (NaN or Inf); lower "
                   "updater.learningRate, or set onNonFiniteLoss: skip to drop such batches",
-                  epoch, iteration, what));
+                  epoch_number(epoch), iteration, what));
 }
 
 }  // namespace dl

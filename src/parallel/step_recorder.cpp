@@ -1,8 +1,8 @@
 #include "parallel/step_recorder.hpp"
 
-#include <cstdio>
 #include <cstring>
 #include <exception>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -64,10 +64,12 @@ RecordedWork* StepRecorder::record(const RecordedStepKey& key, const std::functi
 void StepRecorder::give_up(const std::string& why) {
   enabled_ = false;
   recordings_.clear();
-  fmt::print(stderr,
-             "warning: {}: recording the training step failed ({}); every step now runs op by "
-             "op (slower, same results); set cuda.graphs: false to skip the attempt\n",
-             backend_.name(), why);
+  // Through std::cerr, whose buffer is the CLI's stderr writer: C stdio's stderr would bypass
+  // it and could interleave with, or outlive, the lines it orders.
+  std::cerr << fmt::format(
+      "dl-train: warning: {}: recording the training step failed ({}); every step now runs op "
+      "by op (slower, same results); set cuda.graphs: false to skip the attempt\n",
+      backend_.name(), why);
 }
 
 }  // namespace dl

@@ -6,7 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "core/epoch_number.hpp"
 #include "io/atomic_file.hpp"
+#include "report/metric_names.hpp"
 #include "report/svg_chart.hpp"
 
 namespace dl {
@@ -38,7 +40,8 @@ std::string number(const Json& value, const char* format = "{:.4g}") {
 template <class Pick>
 ChartSeries epoch_series(const RunRecord& run, const std::string& name, Pick pick) {
   ChartSeries series{name, {}, true};
-  for (const EpochRecord& e : run.epochs) series.points.push_back({double(e.epoch), pick(e)});
+  for (const EpochRecord& e : run.epochs)
+    series.points.push_back({double(epoch_number(e.epoch)), pick(e)});
   return series;
 }
 
@@ -104,7 +107,7 @@ std::string accuracy_cell(double value) {
 std::string final_test_cell(const RunRecord& run) {
   if (run.validation) return accuracy_cell(run.final_test_accuracy);
   if (!run.summary.is_object()) return "";
-  return number(run.summary.value("test_accuracy", Json()), "{:.4f}");
+  return number(run.summary.value(kTestMetricPrefix + "accuracy", Json()), "{:.4f}");
 }
 
 std::string overview(const std::vector<RunRecord>& runs) {

@@ -9,6 +9,7 @@
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
 #include "nn/model.hpp"
+#include "report/metric_names.hpp"
 
 namespace dl {
 
@@ -95,15 +96,16 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
     };
     // The last record of a run with a validation set ("final", no "epoch") is the test set's.
     if (!record.contains("epoch")) {
-      if (record.value("final", false)) run.final_test_accuracy = number("test_accuracy");
+      if (record.value("final", false))
+        run.final_test_accuracy = number(kTestMetricPrefix + "accuracy");
       continue;
     }
     EpochRecord e;
     e.epoch = record.value("epoch", 0);
     e.iteration = record.value("iteration", std::int64_t{0});
-    e.validation = record.contains("val_accuracy");
+    e.validation = record.contains(kValidationMetricPrefix + "accuracy");
     run.validation = run.validation || e.validation;
-    const std::string evaluated = e.validation ? "val_" : "test_";
+    const std::string& evaluated = e.validation ? kValidationMetricPrefix : kTestMetricPrefix;
     e.accuracy = number(evaluated + "accuracy");
     e.f1 = number(evaluated + "f1");
     e.loss = number(evaluated + "loss");

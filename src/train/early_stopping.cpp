@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "config/enum_names.hpp"
+#include "core/epoch_number.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -20,8 +21,9 @@ std::string score_text(double score) {
 }
 
 std::string best_text(int best_epoch, double best_score) {
-  return best_epoch < 0 ? std::string("no finite score yet")
-                        : fmt::format("best {} at epoch {}", score_text(best_score), best_epoch);
+  return best_epoch < 0
+             ? std::string("no finite score yet")
+             : fmt::format("best {} at epoch {}", score_text(best_score), epoch_number(best_epoch));
 }
 
 }  // namespace
@@ -42,7 +44,7 @@ std::string EarlyStoppingResult::summary() const {
   text +=
       fmt::format("  score:        {} ({} is better)\n", score_name, minimize ? "lower" : "higher");
   if (best_epoch >= 0) {
-    text += fmt::format("  best epoch:   {}\n", best_epoch);
+    text += fmt::format("  best epoch:   {}\n", epoch_number(best_epoch));
     text += fmt::format("  best score:   {}\n", score_text(best_score));
   } else {
     text += "  best epoch:   none (no finite score)\n";
@@ -51,7 +53,7 @@ std::string EarlyStoppingResult::summary() const {
   if (!score_per_epoch.empty()) {
     text += "  epoch  score\n";
     for (const auto& [epoch, score] : score_per_epoch) {
-      text += fmt::format("  {:>5}  {}{}\n", epoch, score_text(score),
+      text += fmt::format("  {:>5}  {}{}\n", epoch_number(epoch), score_text(score),
                           epoch == best_epoch ? "  (best)" : "");
     }
   }
@@ -111,7 +113,7 @@ bool EarlyStopping::on_epoch_end(int epoch, double score) {
     ++evaluations_without_improvement_;
     if (config_.stopOnInvalidScore)
       terminate(TerminationReason::kInvalidScore,
-                fmt::format("evaluation score {} at epoch {} ({})", score, epoch,
+                fmt::format("evaluation score {} at epoch {} ({})", score, epoch_number(epoch),
                             best_text(best_epoch_, best_score_)));
   } else if (best_epoch_ < 0) {
     new_best = true;
@@ -131,7 +133,7 @@ bool EarlyStopping::on_epoch_end(int epoch, double score) {
   if (config_.bestScoreTarget && std::isfinite(score) && reached_target(score)) {
     terminate(TerminationReason::kBestScoreTarget,
               fmt::format("score {} reached the target {} at epoch {}", score_text(score),
-                          exact(*config_.bestScoreTarget), epoch));
+                          exact(*config_.bestScoreTarget), epoch_number(epoch)));
   }
   if (config_.patience > 0 && evaluations_without_improvement_ >= config_.patience) {
     const std::string span = config_.evaluateEveryNEpochs == 1

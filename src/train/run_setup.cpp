@@ -123,7 +123,9 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
   info.threads = budget.describe();
   const BackendChoice backend = choose_backend(config);
   if (processes.is_root() && !backend.why_not_gpu.empty()) {
-    std::cerr << "dl-train: backend: auto trains on the CPU: " << backend.why_not_gpu << "\n";
+    // One short line: a machine without a GPU is normal, not a problem to explain at length.
+    std::cerr << "dl-train: training on the CPU (" << backend.why_not_gpu
+              << "; `dl-train info` says more)\n";
   }
   const BackendKind kind = backend.kind;
   check_batch_fits_host_memory(config, kind);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
+#include "core/epoch_number.hpp"
 #include "core/error.hpp"
 #include "train/resume_keys.hpp"
 
@@ -148,8 +149,8 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   }
   for (const auto& listener : listeners_) listener->on_checkpoint_restore(state, path);
   restore_loss_scalers(state, path);
-  log.push_back(fmt::format("resume: {} (epoch {}, round {}, iteration {})", path, position.epoch,
-                            position.round, position.iteration));
+  log.push_back(fmt::format("resume: {} ({}, iteration {})", path,
+                            describe_position(position.epoch, position.round), position.iteration));
   return position;
 }
 
@@ -188,11 +189,11 @@ void TrainingState::check_data_order(const CheckpointState& state, const std::st
         "{}: the config differs from the run's in what decides the data order or the model "
         "({}); resume with the run's config (config.resolved.yaml), or pass --restart-epoch to "
         "go on from the saved parameters with epoch {} started afresh",
-        path, list, position.epoch));
+        path, list, epoch_number(position.epoch)));
   }
   position.round = 0;
-  log.push_back(
-      fmt::format("resume: --restart-epoch: epoch {} starts afresh ({})", position.epoch, list));
+  log.push_back(fmt::format("resume: --restart-epoch: epoch {} starts afresh ({})",
+                            epoch_number(position.epoch), list));
 }
 
 // Worker w's updater state from the saved worker w modulo those saved (one when averaged).

@@ -17,7 +17,7 @@ sets() {  # sets OUT SET...: the --set arguments of one run
 }
 check_run() {  # check_run OUT LOG: two epoch lines with the four numbers, a final test line
   local n
-  n=$(grep -cE "^([0-9:]{8} )?epoch [0-9]+ done in .* - val_accuracy [0-9.]+$" "$2" || true)
+  n=$(grep -cE "^([0-9:]{8} )?epoch [0-9]+/[0-9]+ done in .* - val_accuracy [0-9.]+$" "$2" || true)
   [ "$n" = 2 ] || fail "$1: expected 2 epoch lines: $(grep done "$2")"
   grep -q "test set (final model): accuracy" "$2" || fail "$1: no final test line"
   echo "ok: $1: $(grep '^done:' "$2"); $(grep '^test set' "$2")"

@@ -24,14 +24,31 @@ for p in sys.argv[1:]:
 # Piped: plain lines with a clock time, an iteration line per report, the TensorBoard files.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/run" epochs=2 output.scoreEveryIterations=5 \
   output.tensorboard=true)
-"$DL_TRAIN" "${args[@]}" >"$WORK/lines.log"
-grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2} epoch 0 iteration 5 \(5/19\): score' "$WORK/lines.log" ||
+"$DL_TRAIN" "${args[@]}" >"$WORK/lines.log" 2>"$WORK/lines.err"
+grep -qE '^[0-9]{2}:[0-9]{2}:[0-9]{2} epoch 1 iteration 5 \(5/19\): score' "$WORK/lines.log" ||
   fail "no timestamped iteration line: $(head -20 "$WORK/lines.log")"
-grep -qE '^[0-9:]{8} epoch 1 done in .*train loss .*test accuracy' "$WORK/lines.log" ||
+grep -qE '^[0-9:]{8} epoch 2/2 done in .*train loss .*test accuracy' "$WORK/lines.log" ||
   fail "no epoch line: $(cat "$WORK/lines.log")"
 grep -q $'\r' "$WORK/lines.log" && fail "carriage returns in a piped log"
 grep -q "Confusion Matrix" "$WORK/lines.log" || fail "no confusion matrix at the end"
 [ "$(grep -c "Confusion Matrix" "$WORK/lines.log")" = 1 ] || fail "confusion matrix printed per epoch"
+# One epoch numbering for a person (docs/OUTPUTS.md): the two epochs are 1 and 2 in every line.
+grep -qiE '(^|[^/0-9])epoch 0([^0-9]|$)' "$WORK/lines.log" && fail "an epoch 0 on the console: $(grep -i 'epoch 0' "$WORK/lines.log")"
+grep -qE '^[0-9:]{8} epoch 2 iteration [0-9]+ \(' "$WORK/lines.log" || fail "the second epoch's iteration lines are not 'epoch 2'"
+grep -qE '^[0-9:]{8} epoch 1/2 done in ' "$WORK/lines.log" || fail "no 'epoch 1/2 done' line"
+# The last line says what the network learned.
+tail -1 "$WORK/lines.log" | grep -qE '^done: 2 epoch\(s\), .* images/s, test accuracy [01]\.[0-9]{4}; run directory ' ||
+  fail "the last line lacks the test accuracy: $(tail -1 "$WORK/lines.log")"
+[ -s "$WORK/lines.err" ] && fail "stderr of a clean CPU run: $(cat "$WORK/lines.err")"
+# backend: auto without a GPU says so in one short line, and nothing else on stderr.
+if ! "$DL_TRAIN" info | grep -qE '^  cuda: built; [1-9]'; then
+  mapfile -t auto < <(small_args "$WORK/data" "$WORK/auto" epochs=1 backend=auto output.console=quiet)
+  "$DL_TRAIN" "${auto[@]}" 2>"$WORK/auto.err" || fail "backend: auto failed: $(cat "$WORK/auto.err")"
+  grep -qE '^dl-train: training on the CPU \(.+\)$' "$WORK/auto.err" || fail "no CPU line: $(cat "$WORK/auto.err")"
+  [ "$(wc -l <"$WORK/auto.err")" = 1 ] || fail "more than the CPU line on stderr: $(cat "$WORK/auto.err")"
+  [ "$(wc -c <"$WORK/auto.err")" -le 100 ] || fail "the CPU line is long: $(cat "$WORK/auto.err")"
+  echo "ok: the no-GPU note: $(cat "$WORK/auto.err")"
+fi
 
 # A log file grows line by line while the run trains: the first iteration line is there while
 # the process still runs and far less than a stdio buffer (4 KiB) has been written.

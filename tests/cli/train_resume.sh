@@ -41,6 +41,6 @@ expect_failure 4 "the config differs from the run's in what decides the data ord
   "--restart-epoch" -- "$DL_TRAIN" "${changed[@]}" --resume
 "$DL_TRAIN" "${changed[@]}" --resume --restart-epoch >"$WORK/restarted.log" ||
   fail "--restart-epoch did not resume: $(tail -3 "$WORK/restarted.log")"
-grep -q "resume: --restart-epoch: epoch 2 starts afresh (batchSize: 32 -> 64)" "$WORK/restarted.log" ||
+grep -q "resume: --restart-epoch: epoch 3 starts afresh (batchSize: 32 -> 64)" "$WORK/restarted.log" ||
   fail "--restart-epoch did not say what it did: $(grep resume "$WORK/restarted.log")"
 echo "ok: straight and resumed runs agree; accuracy $accuracy; changed batch size refused"

@@ -23,7 +23,7 @@ mapfile -t args < <(small_args "$WORK/data" "$WORK/split" epochs=2 data.validati
 grep -q "validation: 120 examples from .*train-images-idx3-ubyte.gz (validationSplit 0.2)" \
   "$WORK/split.txt" || fail "no validation line: $(head -3 "$WORK/split.txt")"
 grep -qE "data: 480 training and 200 test examples" "$WORK/split.txt" || fail "$(head -2 "$WORK/split.txt")"
-grep -E "^([0-9:]{8} )?epoch [0-9]+ done in .*train loss [0-9.]+ - accuracy [0-9.]+ - val_loss [0-9.]+ - val_accuracy [0-9.]+$" \
+grep -E "^([0-9:]{8} )?epoch [0-9]+/[0-9]+ done in .*train loss [0-9.]+ - accuracy [0-9.]+ - val_loss [0-9.]+ - val_accuracy [0-9.]+$" \
   "$WORK/split.txt" >"$WORK/epochs.txt" || fail "no Keras epoch line: $(grep done "$WORK/split.txt")"
 [ "$(wc -l <"$WORK/epochs.txt")" = 2 ] || fail "expected 2 epoch lines"
 grep -q "test set (final model): accuracy" "$WORK/split.txt" || fail "no final test line"

@@ -305,7 +305,7 @@ TEST_CASE("a non-finite loss stops the run naming its iteration, with or without
     } catch (const dl::Error& e) {
       CHECK(e.code() == dl::ExitCode::kDiverged);
       const std::string message = e.what();
-      CHECK(message.find("epoch 0, iteration 3: " + std::string(t.what)) != std::string::npos);
+      CHECK(message.find("epoch 1, iteration 3: " + std::string(t.what)) != std::string::npos);
     }
     // The bad round never reaches a sync point's callback (nothing is reported or saved).
     CHECK(sync_points == (c.parallel.mode == dl::ParallelMode::kSynchronous ? 3 : 0));

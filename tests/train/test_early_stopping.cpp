@@ -78,7 +78,7 @@ TEST_CASE(
   CHECK(result.best_epoch == 3);
   CHECK(result.best_score == 0.944);
   CHECK(result.total_epochs == 4);
-  CHECK(result.details == "no improvement > 0.01 in 2 epochs (best 0.9440 at epoch 3)");
+  CHECK(result.details == "no improvement > 0.01 in 2 epochs (best 0.9440 at epoch 4)");
 }
 
 TEST_CASE("EarlyStopping: an improvement resets the patience count") {
@@ -133,7 +133,7 @@ TEST_CASE("EarlyStopping: maxEpochs, or the run's epochs when it is 0") {
   CHECK_FALSE(by_run.terminated());
   by_run.on_epoch_end(2, 0.5);
   CHECK(by_run.result().reason == dl::TerminationReason::kMaxEpochs);
-  CHECK(by_run.result().details == "reached the maximum of 3 epochs (best 0.5000 at epoch 2)");
+  CHECK(by_run.result().details == "reached the maximum of 3 epochs (best 0.5000 at epoch 3)");
 
   config.maxEpochs = 2;
   dl::EarlyStopping by_config(config, kRunEpochs);
@@ -155,7 +155,7 @@ TEST_CASE("EarlyStopping: bestScoreTarget is reached from the score's side") {
   up.on_epoch_end(1, 0.9);  // >= target
   CHECK(up.result().reason == dl::TerminationReason::kBestScoreTarget);
   CHECK(up.result().best_epoch == 1);
-  CHECK(up.result().details == "score 0.9000 reached the target 0.9 at epoch 1");
+  CHECK(up.result().details == "score 0.9000 reached the target 0.9 at epoch 2");
 
   dl::EarlyStoppingConfig loss = config_for(dl::ScoreCalculator::kTestLoss);
   loss.bestScoreTarget = 0.1;
@@ -235,13 +235,14 @@ TEST_CASE("EarlyStopping: summary and JSON describe the outcome") {
   const std::string summary = result.summary();
   CHECK(contains(summary,
                  "stopped by patience: no improvement > 0.001 in 2 epochs "
-                 "(best 0.8511 at epoch 1)"));
+                 "(best 0.8511 at epoch 2)"));
   CHECK(contains(summary, "accuracy (higher is better)"));
-  CHECK(contains(summary, "best epoch:   1\n"));
+  CHECK(contains(summary, "best epoch:   2\n"));
   CHECK(contains(summary, "best score:   0.8511\n"));
   CHECK(contains(summary, "total epochs: 4\n"));
-  CHECK(contains(summary, "      1  0.8511  (best)\n"));
-  CHECK(contains(summary, "      3  0.8505\n"));
+  // The text counts epochs from 1 (core/epoch_number.hpp); the JSON keeps the index.
+  CHECK(contains(summary, "      2  0.8511  (best)\n"));
+  CHECK(contains(summary, "      4  0.8505\n"));
 
   const YAML::Node root = YAML::Load(dl::json_document(result.to_json()));
   REQUIRE(root.IsMap());

@@ -12,7 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "config/enum_names.hpp"
+#include "core/epoch_number.hpp"
 #include "io/json_writer.hpp"
+#include "report/metric_names.hpp"
 #include "train/listeners/console_text.hpp"
 #include "train/listeners/listeners.hpp"
 #include "train/listeners/progress_bar.hpp"
@@ -52,8 +54,8 @@ class ConsoleLog final : public TrainingListener {
     if (mode_ == ConsoleMode::kBar) draw_bar(event);
     if (event.report && mode_ == ConsoleMode::kLines) {
       line(fmt::format("{} epoch {} iteration {} ({}/{}): score {:.6f}, lr {:.6g}, {:.0f} images/s",
-                       clock_time(), p.epoch, p.iteration, p.round + 1, p.rounds, event.score,
-                       p.learning_rate, event.images_per_second));
+                       clock_time(), epoch_number(p.epoch), p.iteration, p.round + 1, p.rounds,
+                       event.score, p.learning_rate, event.images_per_second));
     }
     if (event.report && mode_ == ConsoleMode::kJsonl) record(score_record(event));
     for (const SavedCheckpoint& saved : event.saved) {
@@ -77,7 +79,7 @@ class ConsoleLog final : public TrainingListener {
     next_epoch_start_ = std::chrono::steady_clock::now();
     if (event.new_best) {
       message(fmt::format("early stopping: new best score {:.6f} at epoch {}; saved {}",
-                          event.new_best->score, event.epoch, event.new_best->path));
+                          event.new_best->score, epoch_number(event.epoch), event.new_best->path));
     }
   }
 
@@ -107,9 +109,9 @@ class ConsoleLog final : public TrainingListener {
     double mean() const { return samples > 0 ? sum / static_cast<double>(samples) : 0.0; }
   };
 
-  // The bar of the current epoch: a header line "Epoch 3/10" (a count: the third of ten, whose
-  // index in files is 2), then one line redrawn with a carriage return, at most ten times a
-  // second, always at the epoch's last round.
+  // The bar of the current epoch: a header line "Epoch 3/10" (the third of ten, whose index in
+  // files is 2: core/epoch_number.hpp), then one line redrawn with a carriage return, at most ten
+  // times a second, always at the epoch's last round.
   void draw_bar(const SyncEvent& event) {
     const SyncPoint& p = event.point;
     using Clock = std::chrono::steady_clock;
@@ -121,7 +123,7 @@ class ConsoleLog final : public TrainingListener {
       // Rounds this process trains in the epoch start at 0, or where a resumed run goes on.
       bar_first_round_ = p.epoch == start_.epoch ? start_.round : 0;
       bar_samples_ = 0;
-      out_ << fmt::format("Epoch {}/{}\n", p.epoch + 1, max_epochs_);
+      out_ << fmt::format("Epoch {}/{}\n", epoch_number(p.epoch), max_epochs_);
     }
     bar_samples_ += p.samples_since_previous;
     const bool last = p.round + 1 >= p.rounds;
@@ -153,12 +155,12 @@ class ConsoleLog final : public TrainingListener {
   // set's (or, without one, the test set's) accuracy, F1 and loss.
   std::string epoch_line(const EpochEnd& event, double /*score_mean*/) const {
     std::string text = fmt::format(
-        "epoch {} done in {:.2f}s ({:.0f} images/s); train loss {:.4f} - accuracy {:.4f}",
-        event.epoch, event.epoch_seconds, event.images_per_second, event.train_loss,
-        event.train_accuracy);
+        "epoch {}/{} done in {:.2f}s ({:.0f} images/s); train loss {:.4f} - accuracy {:.4f}",
+        epoch_number(event.epoch), max_epochs_, event.epoch_seconds, event.images_per_second,
+        event.train_loss, event.train_accuracy);
     if (event.validation != nullptr) {
-      text += fmt::format(" - val_loss {:.4f} - val_accuracy {:.4f}", event.validation->mean_loss,
-                          event.validation->evaluation.accuracy());
+      text += fmt::format(" - {0}loss {1:.4f} - {0}accuracy {2:.4f}", kValidationMetricPrefix,
+                          event.validation->mean_loss, event.validation->evaluation.accuracy());
     } else {
       const Evaluation& test = event.test->evaluation;
       text += fmt::format("; test accuracy {:.4f}, F1 {:.4f}, loss {:.4f}", test.accuracy(),

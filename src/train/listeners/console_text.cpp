@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/enum_names.hpp"
+#include "report/metric_names.hpp"
 
 namespace dl {
 
@@ -81,9 +82,13 @@ void print_finish(std::ostream& out, const RunEnd& end) {
     out << fmt::format("test set (final model): accuracy {:.4f}, loss {:.4f}\n",
                        end.test->evaluation.accuracy(), end.test->mean_loss);
   const TrainOutcome& o = end.outcome;
-  out << fmt::format("{}: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s; run directory {}\n",
-                     end.diverged ? "diverged" : "done", o.epochs_completed, o.iterations,
-                     o.train_seconds, o.images_per_second, o.run_directory);
+  // The last line a person sees says what the network learned, not only that the run ended.
+  const std::string accuracy =
+      o.epochs_completed > 0 ? fmt::format(", test accuracy {:.4f}", o.test_accuracy) : "";
+  out << fmt::format(
+      "{}: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s{}; run directory {}\n",
+      end.diverged ? "diverged" : "done", o.epochs_completed, o.iterations, o.train_seconds,
+      o.images_per_second, accuracy, o.run_directory);
 }
 
 Json start_record(const RunInfo& info) {
@@ -143,7 +148,7 @@ Json finish_record(const RunEnd& end) {
   record["iterations"] = o.iterations;
   record["train_seconds"] = o.train_seconds;
   record["images_per_second"] = o.images_per_second;
-  record["test_accuracy"] = o.test_accuracy;
+  record[kTestMetricPrefix + "accuracy"] = o.test_accuracy;
   record["run_directory"] = o.run_directory;
   if (end.early_stopping) record["early_stopping"] = end.early_stopping->to_json();
   return record;

@@ -9,6 +9,7 @@
 #include "io/append_file.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
+#include "report/metric_names.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -53,8 +54,9 @@ class MetricsJsonl final : public TrainingListener {
     record["iteration"] = event.iteration;
     record["train_loss"] = event.train_loss;
     record["train_accuracy"] = event.train_accuracy;
-    if (event.validation != nullptr) add_evaluation(record, "val_", *event.validation);
-    if (event.test != nullptr) add_evaluation(record, "test_", *event.test);
+    if (event.validation != nullptr)
+      add_evaluation(record, kValidationMetricPrefix, *event.validation);
+    if (event.test != nullptr) add_evaluation(record, kTestMetricPrefix, *event.test);
     record["epoch_seconds"] = event.epoch_seconds;
     record["train_images_per_second"] = event.images_per_second;
     AppendFile(path_).append_line(json_line(record));
@@ -65,7 +67,7 @@ class MetricsJsonl final : public TrainingListener {
     Json record = versioned_json_object();
     record["final"] = true;
     record["iteration"] = end.outcome.iterations;
-    add_evaluation(record, "test_", *end.test);
+    add_evaluation(record, kTestMetricPrefix, *end.test);
     AppendFile(path_).append_line(json_line(record));
   }
 

@@ -13,6 +13,7 @@
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
 #include "report/build_info.hpp"
+#include "report/metric_names.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -54,7 +55,7 @@ class SummaryJson final : public TrainingListener {
   void on_finish(RunEnd& end) override {
     const TrainOutcome& outcome = end.outcome;
     Json summary = versioned_json_object();
-    summary["test_accuracy"] = outcome.test_accuracy;
+    summary[kTestMetricPrefix + "accuracy"] = outcome.test_accuracy;
     summary["final_score"] = outcome.final_score;
     summary["epochs"] = outcome.epochs_completed;
     summary["iterations"] = outcome.iterations;

@@ -4,6 +4,7 @@
 // validation set's when there is one), all at the global iteration as the step, so the two
 // groups share one x axis. A resumed run starts a new file, beginning with a session start at
 // its first step, so TensorBoard drops what a killed run wrote after its last checkpoint.
+#include "report/metric_names.hpp"
 #include "report/tensorboard_writer.hpp"
 #include "train/listeners/listeners.hpp"
 
@@ -34,13 +35,15 @@ class TensorBoardEvents final : public TrainingListener {
                                {"epoch/train_accuracy", event.train_accuracy},
                                {"epoch/images_per_second", event.images_per_second}};
     if (event.test != nullptr) {
-      values.push_back({"epoch/test_accuracy", event.test->evaluation.accuracy()});
-      values.push_back({"epoch/test_f1", event.test->evaluation.f1()});
-      values.push_back({"epoch/test_loss", event.test->mean_loss});
+      values.push_back(
+          {"epoch/" + kTestMetricPrefix + "accuracy", event.test->evaluation.accuracy()});
+      values.push_back({"epoch/" + kTestMetricPrefix + "f1", event.test->evaluation.f1()});
+      values.push_back({"epoch/" + kTestMetricPrefix + "loss", event.test->mean_loss});
     }
     if (event.validation != nullptr) {
-      values.push_back({"epoch/validation_accuracy", event.validation->evaluation.accuracy()});
-      values.push_back({"epoch/validation_loss", event.validation->mean_loss});
+      values.push_back({"epoch/" + kValidationMetricPrefix + "accuracy",
+                        event.validation->evaluation.accuracy()});
+      values.push_back({"epoch/" + kValidationMetricPrefix + "loss", event.validation->mean_loss});
     }
     writer_.write_scalars(event.iteration, values);
   }
