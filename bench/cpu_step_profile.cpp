@@ -328,8 +328,8 @@ int main(int argc, char** argv) {
        }},
       {"relu bwd",
        [&] {
-         be.activation_backward(dl::Activation::kRelu, kBatch, kDenseOut, y3.data, dy3.data,
-                                dy3.data);
+         be.activation_backward(dl::Activation::kRelu, kBatch, kDenseOut, nullptr, y3.data,
+                                dy3.data, dy3.data);
        }},
       {"dense bwd",
        [&] {

@@ -105,8 +105,8 @@ class CudaBackend final : public Backend {
 
   void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                           float* y) override;
-  void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                           const float* dy, float* dx) override;
+  void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                           const float* y, const float* dy, float* dx) override;
 
   void output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
                    const std::int32_t* labels, float* out, float* dz, float grad_scale,

@@ -81,9 +81,9 @@ void CudaBackend::activation_forward(Activation a, std::size_t rows, std::size_t
 }
 
 void CudaBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
-                                      const float* y, const float* dy, float* dx) {
+                                      const float* x, const float* y, const float* dy, float* dx) {
   activate();
-  launch_activation_backward(a, rows, cols, y, dy, dx, limits_, stream_.get());
+  launch_activation_backward(a, rows, cols, x, y, dy, dx, limits_, stream_.get());
 }
 
 void CudaBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,

@@ -1,8 +1,11 @@
 // Activations. The elementwise ones are one grid-stride kernel each, instantiated per activation
-// so the loop body has no switch. Softmax takes one block per row: the row maximum and the sum of
-// exponentials are block reductions, and the sum is kept in double as on the CPU.
+// so the loop body has no switch; their math is the op contract's (backend/ops/activation.hpp).
+// Softmax takes one block per row: the row maximum and the sum of exponentials are block
+// reductions, and the sum is kept in double as on the CPU.
 #include <cmath>
 
+#include "backend/ops/activation.hpp"
+#include "core/error.hpp"
 #include "cuda_check.hpp"
 #include "ops/activation.hpp"
 #include "ops/kernel_support.cuh"
@@ -11,38 +14,22 @@ namespace dl::gpu {
 
 namespace {
 
-constexpr float kLeakySlope = kDefaultLeakyReluAlpha;
-
 // ---- kernels ----------------------------------------------------------------------------------
 
-template <Activation A>
-__device__ float activate(float x) {
-  if constexpr (A == Activation::kRelu) return x > 0.0f ? x : 0.0f;
-  if constexpr (A == Activation::kLeakyRelu) return x > 0.0f ? x : kLeakySlope * x;
-  if constexpr (A == Activation::kTanh) return tanhf(x);
-  if constexpr (A == Activation::kSigmoid) return 1.0f / (1.0f + expf(-x));
-  return x;
-}
-
-// dL/dx from the forward output y and dL/dy.
-template <Activation A>
-__device__ float derivative(float y, float dy) {
-  if constexpr (A == Activation::kRelu) return y > 0.0f ? dy : 0.0f;
-  if constexpr (A == Activation::kLeakyRelu) return y > 0.0f ? dy : kLeakySlope * dy;
-  if constexpr (A == Activation::kTanh) return dy * (1.0f - y * y);
-  if constexpr (A == Activation::kSigmoid) return dy * y * (1.0f - y);
-  return dy;
-}
-
+// The math is the op contract's (backend/ops/activation.hpp), one template per activation.
 template <Activation A>
 __global__ void activation_forward_kernel(std::size_t n, const float* x, float* y) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) y[i] = activate<A>(x[i]);
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) y[i] = ops::activate<A>(x[i]);
 }
 
+// x is read only where the activation's gradient needs it (it may be null otherwise).
 template <Activation A>
-__global__ void activation_backward_kernel(std::size_t n, const float* y, const float* dy,
-                                           float* dx) {
-  for (std::size_t i = first_index(); i < n; i += grid_stride()) dx[i] = derivative<A>(y[i], dy[i]);
+__global__ void activation_backward_kernel(std::size_t n, const float* x, const float* y,
+                                           const float* dy, float* dx) {
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) {
+    const float input = ops::activation_reads_input(A) ? x[i] : 0.0f;
+    dx[i] = ops::activation_gradient<A>(input, y[i], dy[i]);
+  }
 }
 
 // One block per row (grid-stride over rows). In place is safe: every read of the row happens
@@ -91,10 +78,10 @@ void elementwise_forward(std::size_t n, const float* x, float* y, const LaunchLi
 }
 
 template <Activation A>
-void elementwise_backward(std::size_t n, const float* y, const float* dy, float* dx,
+void elementwise_backward(std::size_t n, const float* x, const float* y, const float* dy, float* dx,
                           const LaunchLimits& limits, cudaStream_t stream) {
   const int block = limits.block();
-  activation_backward_kernel<A><<<limits.grid(n, block), block, 0, stream>>>(n, y, dy, dx);
+  activation_backward_kernel<A><<<limits.grid(n, block), block, 0, stream>>>(n, x, y, dy, dx);
   DL_CUDA_LAUNCHED(activation_backward_kernel);
 }
 
@@ -106,51 +93,38 @@ void launch_activation_forward(Activation a, std::size_t rows, std::size_t cols,
                                float* y, const LaunchLimits& limits, cudaStream_t stream) {
   const std::size_t n = rows * cols;
   if (n == 0) return;
-  switch (a) {
-    case Activation::kIdentity:
-      if (x != y)
-        DL_CUDA_CALL(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-      return;
-    case Activation::kRelu:
-      return elementwise_forward<Activation::kRelu>(n, x, y, limits, stream);
-    case Activation::kLeakyRelu:
-      return elementwise_forward<Activation::kLeakyRelu>(n, x, y, limits, stream);
-    case Activation::kTanh:
-      return elementwise_forward<Activation::kTanh>(n, x, y, limits, stream);
-    case Activation::kSigmoid:
-      return elementwise_forward<Activation::kSigmoid>(n, x, y, limits, stream);
-    case Activation::kSoftmax:
-      softmax_forward_kernel<<<limits.grid_for_items(rows), row_block(limits, cols), 0, stream>>>(
-          rows, cols, x, y);
-      DL_CUDA_LAUNCHED(softmax_forward_kernel);
-      return;
+  const bool elementwise = ops::visit_elementwise_activation(
+      a, [&](auto tag) { elementwise_forward<decltype(tag)::value>(n, x, y, limits, stream); });
+  if (elementwise) return;
+  if (a == Activation::kSoftmax) {
+    softmax_forward_kernel<<<limits.grid_for_items(rows), row_block(limits, cols), 0, stream>>>(
+        rows, cols, x, y);
+    DL_CUDA_LAUNCHED(softmax_forward_kernel);
+    return;
   }
+  if (x != y)  // the identity
+    DL_CUDA_CALL(cudaMemcpyAsync(y, x, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }
 
-void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                                const float* dy, float* dx, const LaunchLimits& limits,
-                                cudaStream_t stream) {
+void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                                const float* y, const float* dy, float* dx,
+                                const LaunchLimits& limits, cudaStream_t stream) {
   const std::size_t n = rows * cols;
   if (n == 0) return;
-  switch (a) {
-    case Activation::kIdentity:
-      if (dy != dx)
-        DL_CUDA_CALL(cudaMemcpyAsync(dx, dy, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
-      return;
-    case Activation::kRelu:
-      return elementwise_backward<Activation::kRelu>(n, y, dy, dx, limits, stream);
-    case Activation::kLeakyRelu:
-      return elementwise_backward<Activation::kLeakyRelu>(n, y, dy, dx, limits, stream);
-    case Activation::kTanh:
-      return elementwise_backward<Activation::kTanh>(n, y, dy, dx, limits, stream);
-    case Activation::kSigmoid:
-      return elementwise_backward<Activation::kSigmoid>(n, y, dy, dx, limits, stream);
-    case Activation::kSoftmax:
-      softmax_backward_kernel<<<limits.grid_for_items(rows), row_block(limits, cols), 0, stream>>>(
-          rows, cols, y, dy, dx);
-      DL_CUDA_LAUNCHED(softmax_backward_kernel);
-      return;
+  DL_CHECK(x != nullptr || !ops::activation_reads_input(a),
+           "this activation's gradient reads its input: pass the pre-activation");
+  const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
+    elementwise_backward<decltype(tag)::value>(n, x, y, dy, dx, limits, stream);
+  });
+  if (elementwise) return;
+  if (a == Activation::kSoftmax) {
+    softmax_backward_kernel<<<limits.grid_for_items(rows), row_block(limits, cols), 0, stream>>>(
+        rows, cols, y, dy, dx);
+    DL_CUDA_LAUNCHED(softmax_backward_kernel);
+    return;
   }
+  if (dy != dx)  // the identity
+    DL_CUDA_CALL(cudaMemcpyAsync(dx, dy, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
 }
 
 }  // namespace dl::gpu

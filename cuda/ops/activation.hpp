@@ -1,6 +1,7 @@
-// Launchers for the activation kernels (activation.cu); the semantics are the CPU backend's
-// (backend/cpu/activation.hpp): backward takes the forward output y, softmax works per row, and
-// both directions may run in place.
+// Launchers for the activation kernels (activation.cu); the semantics are the op contract's
+// (backend/ops/activation.hpp): backward takes the forward input x (null allowed where the
+// gradient reads only y) and output y, softmax works per row, and both directions may run in
+// place.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,8 +15,8 @@ namespace dl::gpu {
 
 void launch_activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                                float* y, const LaunchLimits& limits, cudaStream_t stream);
-void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                                const float* dy, float* dx, const LaunchLimits& limits,
-                                cudaStream_t stream);
+void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                                const float* y, const float* dy, float* dx,
+                                const LaunchLimits& limits, cudaStream_t stream);
 
 }  // namespace dl::gpu

@@ -142,7 +142,7 @@ void launch_output_loss(LossFunction loss, Activation act, int n, int k, const f
       mse_kernel<<<grid, block, 0, stream>>>(n, k, out, labels, dz, grad_scale, partials);
       DL_CUDA_LAUNCHED(mse_kernel);
     }
-    launch_activation_backward(act, rows, cols, out, dz, dz, limits, stream);
+    launch_activation_backward(act, rows, cols, z, out, dz, dz, limits, stream);
   }
   launch_sum_partials(partials, grid, loss_sum, limits, stream);
 }

@@ -143,8 +143,8 @@ class Backend {
     ops::check_conv_pool(op);
     pool2d_backward(op.pool, op.pooling, y, pooled, dpooled, dy, argmax);
     if (op.activation != Activation::kIdentity) {
-      activation_backward(op.activation, op.conv.batch, ops::conv_output_per_sample(op.conv), y, dy,
-                          dy);
+      activation_backward(op.activation, op.conv.batch, ops::conv_output_per_sample(op.conv),
+                          nullptr, y, dy, dy);
     }
     conv2d_backward(op.conv, x, w, dy, dx, dw, db, workspace);
   }
@@ -162,9 +162,10 @@ class Backend {
   // Elementwise over rows*cols values; softmax is taken per row over `cols`. In place allowed.
   virtual void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                                   float* y) = 0;
-  // dx from the forward *output* y and dy. In place (dx == dy) allowed.
-  virtual void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                                   const float* dy, float* dx) = 0;
+  // dx from the forward input x, output y and dy (backend/ops/activation.hpp): x may be null
+  // unless ops::activation_reads_input(a). In place (dx == dy) allowed.
+  virtual void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                                   const float* y, const float* dy, float* dx) = 0;
 
   // ---- output layer: activation + loss, fused -------------------------------------------
   // z: [n x k] pre-activations; labels: n class indices in [0, k). Writes out = act(z),

@@ -13,7 +13,9 @@ DL_ENUM_SPELLINGS(WeightInit, "weight init", {WeightInit::kXavier, "XAVIER"},
 DL_ENUM_SPELLINGS(Activation, "activation", {Activation::kIdentity, "identity"},
                   {Activation::kRelu, "relu"}, {Activation::kLeakyRelu, "leakyrelu"},
                   {Activation::kTanh, "tanh"}, {Activation::kSigmoid, "sigmoid"},
-                  {Activation::kSoftmax, "softmax"})
+                  {Activation::kSoftmax, "softmax"}, {Activation::kGelu, "gelu"},
+                  {Activation::kSilu, "silu"}, {Activation::kElu, "elu"},
+                  {Activation::kHardswish, "hardswish"})
 DL_ENUM_SPELLINGS(UpdaterType, "updater type", {UpdaterType::kSgd, "sgd"},
                   {UpdaterType::kNesterovs, "nesterovs"}, {UpdaterType::kAdam, "adam"},
                   {UpdaterType::kRmsProp, "rmsprop"}, {UpdaterType::kAdamW, "adamw"})

@@ -7,7 +7,19 @@ namespace dl {
 enum class BackendKind { kCpu, kCuda, kAuto };
 enum class DType { kFloat, kHalf, kBFloat16 };
 
-enum class Activation { kIdentity, kRelu, kLeakyRelu, kTanh, kSigmoid, kSoftmax };
+// The math of each is the op contract's (backend/ops/activation.hpp).
+enum class Activation {
+  kIdentity,
+  kRelu,
+  kLeakyRelu,
+  kTanh,
+  kSigmoid,
+  kSoftmax,
+  kGelu,
+  kSilu,
+  kElu,
+  kHardswish
+};
 enum class PoolingType { kMax, kAvg };
 enum class ConvolutionMode { kTruncate, kSame };
 enum class LossFunction { kNegativeLogLikelihood, kMcxent, kMse };
@@ -21,7 +33,8 @@ enum class LayerType {
   kOutput,
   kDropout,
   kBatchNormalization,
-  kGlobalPooling
+  kGlobalPooling,
+  kActivation
 };
 enum class ParallelMode { kAveraging, kSynchronous };
 // The library behind the CPU backend's matrix products (config key cpu.kernels).

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "backend/ops/activation.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
 #include "nn/layer_plan.hpp"
@@ -117,6 +118,39 @@ void add_window(onnx::NodeProto& n, const PlannedLayer& p) {
        truncate ? c.padding[1] : std::max<std::int64_t>(pad_right, 0)});
 }
 
+// Opset 13 has no Gelu (opset 20), HardSwish (14) or SiLU: each is written as the nodes of its
+// formula (backend/ops/activation.hpp), which any runtime fuses back where it can.
+std::string add_decomposed_activation(GraphBuilder& g, Activation a, const std::string& x,
+                                      const std::string& out) {
+  const auto scalar = [&g, &out](const char* suffix, float value) {
+    return g.tensor(out + suffix, {}, &value, 1);
+  };
+  switch (a) {
+    case Activation::kGelu: {  // x/2 (1 + erf(x / sqrt 2))
+      g.node("Mul", {x, scalar(".inverse_sqrt2", ops::kInverseSqrt2)}, out + ".scaled");
+      g.node("Erf", {out + ".scaled"}, out + ".erf");
+      g.node("Add", {out + ".erf", scalar(".one", 1.0f)}, out + ".cdf2");
+      g.node("Mul", {x, out + ".cdf2"}, out + ".x_cdf2");
+      g.node("Mul", {out + ".x_cdf2", scalar(".half", 0.5f)}, out);
+      return out;
+    }
+    case Activation::kSilu:  // x sigmoid(x)
+      g.node("Sigmoid", {x}, out + ".sigmoid");
+      g.node("Mul", {x, out + ".sigmoid"}, out);
+      return out;
+    case Activation::kHardswish: {  // x max(0, min(1, x/6 + 1/2))
+      onnx::NodeProto& gate = g.node("HardSigmoid", {x}, out + ".gate");
+      GraphBuilder::real(gate, "alpha", ops::kHardswishScale);
+      GraphBuilder::real(gate, "beta", ops::kHardswishKnee * ops::kHardswishScale);
+      g.node("Mul", {x, out + ".gate"}, out);
+      return out;
+    }
+    default:
+      DL_CHECK(false, "only GELU, SiLU and hardswish are decomposed");
+  }
+  return out;
+}
+
 // The activation node after a layer (none for identity); returns the output's name.
 std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::string& x) {
   const std::string out = p.config.name + ".activation";
@@ -142,6 +176,13 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
                "use softmax on dense and output layers only");
       GraphBuilder::integer(g.node("Softmax", {x}, out), "axis", 1);
       return out;
+    case Activation::kElu:
+      GraphBuilder::real(g.node("Elu", {x}, out), "alpha", ops::kEluAlpha);
+      return out;
+    case Activation::kGelu:
+    case Activation::kSilu:
+    case Activation::kHardswish:
+      return add_decomposed_activation(g, p.activation, x, out);
   }
   return x;
 }
@@ -197,6 +238,8 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
     }
     case LayerType::kDropout:
       return x;  // inverted dropout: the identity at inference
+    case LayerType::kActivation:
+      return add_activation(g, p, x);
     case LayerType::kBatchNormalization: {
       const auto ch = static_cast<std::size_t>(p.input.channels);
       std::vector<std::string> inputs{x};

@@ -81,11 +81,9 @@ void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*c
     return;
   }
   const Conv2dGeometry g = geometry(batch);
-  backend().conv2d_forward(g, x, params_, params_ + weight_count(), output_.data(), workspace_);
-  if (plan_.activation != Activation::kIdentity) {
-    backend().activation_forward(plan_.activation, batch, output_size(), output_.data(),
-                                 output_.data());
-  }
+  backend().conv2d_forward(g, x, params_, params_ + weight_count(), activation_input(),
+                           workspace_);
+  activate_output(batch);
 }
 
 void ConvolutionLayer::backward(const float* x, const float* dy, float* dx, int batch) {
@@ -96,12 +94,8 @@ void ConvolutionLayer::backward(const float* x, const float* dy, float* dx, int 
                                    grads_, grads_ + weight_count(), workspace_);
     return;
   }
-  if (plan_.activation != Activation::kIdentity) {
-    // dy lives in the model's gradient buffer for this layer's output and is not read again:
-    // the activation's backward may overwrite it in place.
-    float* dz = const_cast<float*>(dy);
-    backend().activation_backward(plan_.activation, batch, output_size(), output_.data(), dy, dz);
-  }
+  // dy lives in the model's gradient buffer for this layer's output and is not read again.
+  activation_gradient_in_place(dy, batch);
   backend().conv2d_backward(geometry(batch), x, params_, dy, dx, grads_, grads_ + weight_count(),
                             workspace_);
 }

@@ -35,18 +35,12 @@ void DenseLayer::initialize(float* host_params, RandomStream& rng) const {
 
 void DenseLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   backend().dense_forward(batch, n_in(), n_out(), x, params_, params_ + weight_count(),
-                          output_.data());
-  if (plan_.activation != Activation::kIdentity) {
-    backend().activation_forward(plan_.activation, batch, n_out(), output_.data(), output_.data());
-  }
+                          activation_input());
+  activate_output(batch);
 }
 
 void DenseLayer::backward(const float* x, const float* dy, float* dx, int batch) {
-  if (plan_.activation != Activation::kIdentity) {
-    // The gradient buffer of this layer's output is not read again: overwrite it in place.
-    float* dz = const_cast<float*>(dy);
-    backend().activation_backward(plan_.activation, batch, n_out(), output_.data(), dy, dz);
-  }
+  activation_gradient_in_place(dy, batch);
   backend().dense_backward(batch, n_in(), n_out(), x, params_, dy, dx, grads_,
                            grads_ + weight_count());
 }

@@ -1,5 +1,7 @@
 #include "nn/layer.hpp"
 
+#include "backend/ops/activation.hpp"
+
 namespace dl {
 
 std::size_t Layer::parameter_count() const {
@@ -16,6 +18,25 @@ void Layer::bind(Backend& backend, float* params, float* grads, int max_batch) {
   grads_ = grads;
   max_batch_ = max_batch;
   output_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
+  if (ops::activation_reads_input(plan_.activation))
+    pre_activation_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
+}
+
+float* Layer::activation_input() {
+  return pre_activation_.size() > 0 ? pre_activation_.data() : output_.data();
+}
+
+void Layer::activate_output(int batch) {
+  if (plan_.activation == Activation::kIdentity) return;
+  backend().activation_forward(plan_.activation, batch, output_size(), activation_input(),
+                               output_.data());
+}
+
+void Layer::activation_gradient_in_place(const float* dy, int batch) {
+  if (plan_.activation == Activation::kIdentity) return;
+  const float* x = pre_activation_.size() > 0 ? pre_activation_.data() : nullptr;
+  float* dz = const_cast<float*>(dy);
+  backend().activation_backward(plan_.activation, batch, output_size(), x, output_.data(), dy, dz);
 }
 
 }  // namespace dl

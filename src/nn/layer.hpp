@@ -68,12 +68,22 @@ class Layer {
  protected:
   Backend& backend() { return *backend_; }
 
+  // A layer's own activation (dense, convolution): its product goes to activation_input(), then
+  // activate_output(batch) writes output() = act(product). The product is kept apart from the
+  // output, for the backward pass, only where the activation's gradient reads its input
+  // (ops::activation_reads_input); otherwise the activation runs in place.
+  float* activation_input();
+  void activate_output(int batch);
+  // dy (this layer's output gradient, not read again) becomes the product's gradient, in place.
+  void activation_gradient_in_place(const float* dy, int batch);
+
   PlannedLayer plan_;
   Backend* backend_ = nullptr;
   float* params_ = nullptr;
   float* grads_ = nullptr;
   int max_batch_ = 0;
   FloatBuffer output_;
+  FloatBuffer pre_activation_;  // allocated only where the activation's gradient reads it
   float* workspace_ = nullptr;  // the model's shared workspace
 };
 

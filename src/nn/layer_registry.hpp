@@ -67,5 +67,6 @@ LayerKind output_layer_kind();
 LayerKind dropout_layer_kind();
 LayerKind batch_normalization_layer_kind();
 LayerKind global_pooling_layer_kind();
+LayerKind activation_layer_kind();
 
 }  // namespace dl

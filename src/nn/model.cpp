@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/ops/activation.hpp"
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
 #include "nn/convolution_layer.hpp"
@@ -101,7 +102,10 @@ void Model::fuse_pooling_into_convolutions() {
   for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
     auto* convolution = dynamic_cast<ConvolutionLayer*>(layers_[i].get());
     auto* pooling = dynamic_cast<SubsamplingLayer*>(layers_[i + 1].get());
-    if (convolution != nullptr && pooling != nullptr) {
+    // The fused op keeps the activation's output alone, so activations that read their input
+    // run unfused.
+    if (convolution != nullptr && pooling != nullptr &&
+        !ops::activation_reads_input(convolution->plan().activation)) {
       convolution->pool_with(*pooling, output_grads_[i + 1].data());
     }
   }

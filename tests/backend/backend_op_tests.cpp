@@ -13,32 +13,16 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/activation_reference.hpp"
 #include "backend/backend_op_test_support.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/gradient_check.hpp"
+#include "config/enum_names.hpp"
 
 namespace dl::testing {
 namespace {
 
 // ---- activations --------------------------------------------------------------------------
-
-double activate(Activation a, double x) {
-  switch (a) {
-    case Activation::kIdentity:
-      return x;
-    case Activation::kRelu:
-      return x > 0 ? x : 0;
-    case Activation::kLeakyRelu:
-      return x > 0 ? x : kDefaultLeakyReluAlpha * x;
-    case Activation::kTanh:
-      return std::tanh(x);
-    case Activation::kSigmoid:
-      return 1 / (1 + std::exp(-x));
-    case Activation::kSoftmax:
-      break;
-  }
-  return NAN;
-}
 
 std::vector<float> act_forward(Backend& b, Activation a, std::size_t rows, std::size_t cols,
                                const std::vector<float>& x) {
@@ -52,9 +36,8 @@ TEST_CASE("op activation: reference, gradient, parity") {
   const std::size_t rows = 3, cols = 7;
   const auto x = uniform(rows * cols, 1, -2.0f, 2.0f), r = uniform(rows * cols, 2);
   CpuBackend cpu;
-  for (Activation a : {Activation::kIdentity, Activation::kRelu, Activation::kLeakyRelu,
-                       Activation::kTanh, Activation::kSigmoid, Activation::kSoftmax}) {
-    INFO("activation " << static_cast<int>(a));
+  for (Activation a : all_activations()) {
+    INFO("activation " << enum_name(a));
     std::vector<double> want(x.size());
     for (std::size_t row = 0; row < rows; ++row) {
       double max = -INFINITY, sum = 0;
@@ -62,7 +45,8 @@ TEST_CASE("op activation: reference, gradient, parity") {
       for (std::size_t c = 0; c < cols; ++c) sum += std::exp(x[row * cols + c] - max);
       for (std::size_t c = 0; c < cols; ++c) {
         const std::size_t i = row * cols + c;
-        want[i] = a == Activation::kSoftmax ? std::exp(x[i] - max) / sum : activate(a, x[i]);
+        want[i] = a == Activation::kSoftmax ? std::exp(x[i] - max) / sum
+                                             : reference_activate(a, x[i]);
       }
     }
     const auto cpu_y = act_forward(cpu, a, rows, cols, x);
@@ -72,7 +56,7 @@ TEST_CASE("op activation: reference, gradient, parity") {
       near("forward vs cpu", y, cpu_y, kParity);
       Io io(b);
       float* dx = io.out(x.size());
-      b.activation_backward(a, rows, cols, io.put(y), io.put(r), dx);
+      b.activation_backward(a, rows, cols, io.put(x), io.put(y), io.put(r), dx);
       auto values = x;
       check_gradient("dx", values, io.get(dx, x.size()), [&](const std::vector<float>& v) {
         return dot(act_forward(b, a, rows, cols, v), r);

@@ -85,7 +85,7 @@ Results run(Backend& b, const ConvPool& op, bool fused, bool with_dx) {
     b.pool2d_forward(op.pool, op.pooling, y, pooled, argmax);
     b.pool2d_backward(op.pool, op.pooling, y, pooled, dpooled, dy, argmax);
     if (op.activation != Activation::kIdentity)
-      b.activation_backward(op.activation, c.batch, per_sample, y, dy, dy);
+      b.activation_backward(op.activation, c.batch, per_sample, nullptr, y, dy, dy);
     b.conv2d_backward(c, x, w, dy, dx, dw, db, work);
   }
   Results r{io.get(y, ys),  io.get(pooled, ps),         io.get(dy, ys),    {},

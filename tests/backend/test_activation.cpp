@@ -8,7 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/activation_reference.hpp"
 #include "backend/cpu/activation.hpp"
+#include "config/enum_names.hpp"
 #include "core/random.hpp"
 #include "gradient_check.hpp"
 
@@ -23,26 +25,10 @@ constexpr double kTolerance = 1e-5;
 // Inputs this close to relu's kink would make a central difference straddle it.
 constexpr float kMinDistanceFromKink = 0.05f;
 
-const Activation kAllActivations[] = {Activation::kIdentity,  Activation::kRelu,
-                                      Activation::kLeakyRelu, Activation::kTanh,
-                                      Activation::kSigmoid,   Activation::kSoftmax};
+const std::vector<Activation> kAllActivations = dl::testing::all_activations();
 
 std::string name_of(Activation a) {
-  switch (a) {
-    case Activation::kIdentity:
-      return "identity";
-    case Activation::kRelu:
-      return "relu";
-    case Activation::kLeakyRelu:
-      return "leakyrelu";
-    case Activation::kTanh:
-      return "tanh";
-    case Activation::kSigmoid:
-      return "sigmoid";
-    case Activation::kSoftmax:
-      return "softmax";
-  }
-  return "?";
+  return std::string(dl::enum_name(a));
 }
 
 std::vector<float> random_values(std::size_t n, std::uint64_t stream, float lo, float hi) {
@@ -60,28 +46,7 @@ std::vector<float> random_values(std::size_t n, std::uint64_t stream, float lo, 
 std::vector<double> reference_forward(Activation a, std::size_t rows, std::size_t cols,
                                       const std::vector<float>& x) {
   std::vector<double> y(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i];
-    switch (a) {
-      case Activation::kIdentity:
-        y[i] = v;
-        break;
-      case Activation::kRelu:
-        y[i] = v > 0 ? v : 0;
-        break;
-      case Activation::kLeakyRelu:
-        y[i] = v > 0 ? v : dl::kDefaultLeakyReluAlpha * v;
-        break;
-      case Activation::kTanh:
-        y[i] = std::tanh(v);
-        break;
-      case Activation::kSigmoid:
-        y[i] = 1.0 / (1.0 + std::exp(-v));
-        break;
-      case Activation::kSoftmax:
-        break;
-    }
-  }
+  for (std::size_t i = 0; i < x.size(); ++i) y[i] = dl::testing::reference_activate(a, x[i]);
   if (a == Activation::kSoftmax) {
     for (std::size_t r = 0; r < rows; ++r) {
       double total = 0;
@@ -112,32 +77,8 @@ std::vector<double> reference_backward(Activation a, std::size_t rows, std::size
       }
     return dx;
   }
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double v = x[i];
-    double d = 0;
-    switch (a) {
-      case Activation::kIdentity:
-        d = 1;
-        break;
-      case Activation::kRelu:
-        d = v > 0 ? 1 : 0;
-        break;
-      case Activation::kLeakyRelu:
-        d = v > 0 ? 1 : dl::kDefaultLeakyReluAlpha;
-        break;
-      case Activation::kTanh:
-        d = 1.0 / (std::cosh(v) * std::cosh(v));
-        break;
-      case Activation::kSigmoid: {
-        const double e = std::exp(-v);
-        d = e / ((1 + e) * (1 + e));
-        break;
-      }
-      case Activation::kSoftmax:
-        break;
-    }
-    dx[i] = d * r[i];
-  }
+  for (std::size_t i = 0; i < x.size(); ++i)
+    dx[i] = dl::testing::reference_derivative(a, x[i]) * r[i];
   return dx;
 }
 
@@ -195,7 +136,7 @@ TEST_CASE("activation backward matches the derivative with respect to x", "[acti
     INFO(name_of(a));
     std::vector<float> y(x.size()), dx(x.size());
     dl::cpu::activation_forward(a, kRows, kCols, x.data(), y.data());
-    dl::cpu::activation_backward(a, kRows, kCols, y.data(), r.data(), dx.data());
+    dl::cpu::activation_backward(a, kRows, kCols, x.data(), y.data(), r.data(), dx.data());
     const std::vector<double> expected = reference_backward(a, kRows, kCols, x, r);
     for (std::size_t i = 0; i < x.size(); ++i) {
       INFO("index " << i);
@@ -210,7 +151,7 @@ TEST_CASE("activation backward passes a finite-difference check", "[activation][
   for (Activation a : kAllActivations) {
     std::vector<float> y(x.size()), dx(x.size());
     dl::cpu::activation_forward(a, kRows, kCols, x.data(), y.data());
-    dl::cpu::activation_backward(a, kRows, kCols, y.data(), r.data(), dx.data());
+    dl::cpu::activation_backward(a, kRows, kCols, x.data(), y.data(), r.data(), dx.data());
     const auto loss = [&](const std::vector<float>& in) {
       std::vector<float> out(in.size());
       dl::cpu::activation_forward(a, kRows, kCols, in.data(), out.data());
@@ -229,13 +170,13 @@ TEST_CASE("activations work in place", "[activation]") {
     INFO(name_of(a));
     std::vector<float> y(x.size()), dx(x.size());
     dl::cpu::activation_forward(a, kRows, kCols, x.data(), y.data());
-    dl::cpu::activation_backward(a, kRows, kCols, y.data(), dy.data(), dx.data());
+    dl::cpu::activation_backward(a, kRows, kCols, x.data(), y.data(), dy.data(), dx.data());
 
     std::vector<float> buffer = x;
     dl::cpu::activation_forward(a, kRows, kCols, buffer.data(), buffer.data());
     CHECK(buffer == y);
     std::vector<float> grad = dy;
-    dl::cpu::activation_backward(a, kRows, kCols, y.data(), grad.data(), grad.data());
+    dl::cpu::activation_backward(a, kRows, kCols, x.data(), y.data(), grad.data(), grad.data());
     CHECK(grad == dx);
   }
 }

@@ -77,6 +77,33 @@ for pooling in avg max; do
   grep -q globalPooling "$WORK/global-$pooling.yaml" || fail "no globalPooling in the zoo config"
   check "global-$pooling" "$WORK/global-$pooling.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
 done
+# Activation layers in the order modern CNNs use (convolution -> batch normalization -> GELU),
+# and the activations opset 13 writes as their formulas (GELU, SiLU, hardswish) or as Elu.
+cat >"$WORK/modern.yaml" <<YAML
+seed: 5
+updater: {type: adam, learningRate: 0.005}
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {nOut: 4, kernelSize: 3, stride: 2, activation: identity}
+  - batchNormalization: {}
+  - activation: {activation: gelu}
+  - convolution: {nOut: 6, kernelSize: 3, activation: silu}
+  - subsampling: {poolingType: max, kernelSize: 2, stride: 2}
+  - activation: {activation: elu}
+  - dense: {nOut: 16, activation: hardswish}
+  - activation: {}
+  - output: {nOut: 10, activation: softmax}
+data:
+  trainImages: $WORK/digits/train-images-idx3-ubyte.gz
+  trainLabels: $WORK/digits/train-labels-idx1-ubyte.gz
+  testImages: $WORK/digits/t10k-images-idx3-ubyte.gz
+  testLabels: $WORK/digits/t10k-labels-idx1-ubyte.gz
+YAML
+check modern "$WORK/modern.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
+for node in Erf HardSigmoid Elu Relu; do
+  grep -q "$node" "$WORK/modern.onnx" || fail "no $node node in the exported modern network"
+done
 
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24

@@ -14,6 +14,7 @@ Exit status 0 when all three hold; the last line says what was compared.
 """
 import csv
 import gzip
+import math
 import struct
 import sys
 
@@ -75,6 +76,16 @@ def run_node(op, attrs, ins):
         return x - ins[1]
     if op == "Div":
         return x / ins[1]
+    if op == "Mul":
+        return x * ins[1]
+    if op == "Add":
+        return x + ins[1]
+    if op == "Erf":
+        return np.vectorize(math.erf)(x).astype(x.dtype)
+    if op == "Elu":
+        return np.where(x > 0, x, attrs.get("alpha", 1.0) * (np.exp(x) - 1.0))
+    if op == "HardSigmoid":
+        return np.clip(attrs.get("alpha", 0.2) * x + attrs.get("beta", 0.5), 0.0, 1.0)
     if op == "GlobalMaxPool":
         return x.max(axis=(2, 3), keepdims=True)
     if op == "GlobalAveragePool":

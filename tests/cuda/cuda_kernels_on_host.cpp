@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/activation_reference.hpp"
 #include "backend/cpu/activation.hpp"
 #include "backend/cpu/batchnorm.hpp"
 #include "backend/cpu/conv2d.hpp"
@@ -22,6 +23,7 @@
 #include "backend/cpu/updater.hpp"
 #include "backend/cpu/vector_ops.hpp"
 #include "backend/update_terms_fixture.hpp"
+#include "config/enum_names.hpp"
 #include "device_group_sum.hpp"
 #include "host_grid_support.hpp"
 #include "ops/activation.hpp"
@@ -90,18 +92,17 @@ TEST_CASE("host grid: activations forward and backward, softmax rows") {
   const std::size_t rows = 7, cols = 45;
   const auto x = random_floats(rows * cols, 3);
   const auto dy = random_floats(rows * cols, 4);
-  for (Activation a : {Activation::kIdentity, Activation::kRelu, Activation::kLeakyRelu,
-                       Activation::kTanh, Activation::kSigmoid, Activation::kSoftmax}) {
-    INFO("activation " << static_cast<int>(a));
+  for (Activation a : testing::all_activations()) {
+    INFO("activation " << enum_name(a));
     std::vector<float> want_y(x.size()), want_dx(x.size());
     cpu::activation_forward(a, rows, cols, x.data(), want_y.data());
-    cpu::activation_backward(a, rows, cols, want_y.data(), dy.data(), want_dx.data());
+    cpu::activation_backward(a, rows, cols, x.data(), want_y.data(), dy.data(), want_dx.data());
     for (const auto& lim : host_grid_limits()) {
       INFO(describe(lim));
       std::vector<float> y(x.size()), dx(x.size());
       gpu::launch_activation_forward(a, rows, cols, x.data(), y.data(), lim, kStream);
-      gpu::launch_activation_backward(a, rows, cols, want_y.data(), dy.data(), dx.data(), lim,
-                                      kStream);
+      gpu::launch_activation_backward(a, rows, cols, x.data(), want_y.data(), dy.data(), dx.data(),
+                                      lim, kStream);
       const double tol = a == Activation::kSoftmax ? kReorderedSum : 1e-6;
       check_near("forward", y, want_y, tol);
       check_near("backward", dx, want_dx, tol);

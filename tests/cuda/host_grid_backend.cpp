@@ -202,8 +202,9 @@ void HostGridBackend::activation_forward(Activation a, std::size_t rows, std::si
   gpu::launch_activation_forward(a, rows, cols, x, y, limits_, kStream);
 }
 void HostGridBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
-                                          const float* y, const float* dy, float* dx) {
-  gpu::launch_activation_backward(a, rows, cols, y, dy, dx, limits_, kStream);
+                                          const float* x, const float* y, const float* dy,
+                                          float* dx) {
+  gpu::launch_activation_backward(a, rows, cols, x, y, dy, dx, limits_, kStream);
 }
 void HostGridBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
                                   const std::int32_t* labels, float* out, float* dz,

@@ -67,8 +67,8 @@ class HostGridBackend : public CpuBackend {
                        const float* dy, float* dx, const std::int32_t* argmax) override;
   void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                           float* y) override;
-  void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                           const float* dy, float* dx) override;
+  void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                           const float* y, const float* dy, float* dx) override;
   void output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
                    const std::int32_t* labels, float* out, float* dz, float grad_scale,
                    float* loss_sum) override;

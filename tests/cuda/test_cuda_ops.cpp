@@ -12,7 +12,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "backend/activation_reference.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "gpu_test_support.hpp"
 
@@ -254,25 +256,25 @@ TEST_CASE("cuda: activations match the CPU, forward, backward and in place", "[g
   SKIP_WITHOUT_GPU();
   constexpr std::size_t kRows = 5, kCols = 37, kN = kRows * kCols;
   for (auto& gpu : gpu_backends()) {
-    for (const Activation a : {Activation::kIdentity, Activation::kRelu, Activation::kLeakyRelu,
-                               Activation::kTanh, Activation::kSigmoid, Activation::kSoftmax}) {
-      INFO("activation " << static_cast<int>(a));
+    for (const Activation a : dl::testing::all_activations()) {
+      INFO("activation " << dl::enum_name(a));
       const auto x = random_floats(kN, 41, 2.0f), dy = random_floats(kN, 42);
       auto y = unwritten_host(kN), dx = unwritten_host(kN);
       cpu().activation_forward(a, kRows, kCols, x.data(), y.data());
-      cpu().activation_backward(a, kRows, kCols, y.data(), dy.data(), dx.data());
+      cpu().activation_backward(a, kRows, kCols, x.data(), y.data(), dy.data(), dx.data());
 
       auto gx = to_device(*gpu, x), gdy = to_device(*gpu, dy);
       auto gy = unwritten(*gpu, kN), gdx = unwritten(*gpu, kN);
       gpu->activation_forward(a, kRows, kCols, gx.data(), gy.data());
       require_close(to_host(*gpu, gy), y, "activation y");
-      gpu->activation_backward(a, kRows, kCols, gy.data(), gdy.data(), gdx.data());
+      gpu->activation_backward(a, kRows, kCols, gx.data(), gy.data(), gdy.data(), gdx.data());
       require_close(to_host(*gpu, gdx), dx, "activation dx");
-      // In place: x -> y in x's buffer, dy -> dx in dy's buffer.
+      // In place: dy -> dx in dy's buffer, then x -> y in x's buffer (x read first where the
+      // gradient needs it).
+      gpu->activation_backward(a, kRows, kCols, gx.data(), gy.data(), gdy.data(), gdy.data());
+      require_close(to_host(*gpu, gdy), dx, "activation dx in place");
       gpu->activation_forward(a, kRows, kCols, gx.data(), gx.data());
       require_close(to_host(*gpu, gx), y, "activation y in place");
-      gpu->activation_backward(a, kRows, kCols, gx.data(), gdy.data(), gdy.data());
-      require_close(to_host(*gpu, gdy), dx, "activation dx in place");
     }
   }
 }

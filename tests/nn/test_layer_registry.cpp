@@ -43,6 +43,7 @@ const std::map<std::string, ShapeCase>& expected_shapes() {
       {"dropout", {"{dropOut: 0.5}", "2x6x6", 2}},
       {"batchNormalization", {"{}", "2x6x6", 2}},
       {"globalPooling", {"{poolingType: avg}", "2x1x1", 2}},
+      {"activation", {"{}", "2x6x6", 2}},
   };
   return cases;
 }
@@ -78,7 +79,7 @@ TEST_CASE("Layer registry: an unknown layer kind names the closest one or lists 
   CHECK_THROWS_WITH(network_with("lstm", "{nOut: 4}"),
                     Contains("unknown layer type 'lstm'") &&
                         Contains("use one of: convolution, subsampling, dense, output, dropout, "
-                                 "batchNormalization, globalPooling"));
+                                 "batchNormalization, globalPooling, activation"));
 }
 
 TEST_CASE("Layer registry: a key another kind takes is refused with the kind's own keys",

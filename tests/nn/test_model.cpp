@@ -66,6 +66,25 @@ layers:
   - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
 )";
 
+// Activation layers (conv -> batch normalization -> GELU), and activations whose gradient reads
+// the pre-activation on a convolution followed by pooling (which then runs unfused) and on a
+// dense layer.
+constexpr const char* kNetWithActivationLayers = R"(
+seed: 9
+weightInit: XAVIER
+inputType: {convolutionalFlat: {height: 6, width: 6, channels: 1}}
+layers:
+  - activation: {activation: tanh}
+  - convolution: {kernelSize: [3, 3], stride: [1, 1], nOut: 2, activation: identity}
+  - batchNormalization: {}
+  - activation: {activation: gelu}
+  - convolution: {kernelSize: [2, 2], stride: [1, 1], nOut: 3, activation: silu}
+  - subsampling: {poolingType: avg, kernelSize: [2, 2], stride: [1, 1]}
+  - activation: {activation: elu}
+  - dense: {nOut: 4, activation: hardswish}
+  - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
+)";
+
 struct Fixture {
   Config config;
   CpuBackend backend;
@@ -135,6 +154,11 @@ TEST_CASE("whole-model gradient matches finite differences (conv, max pool, dens
 TEST_CASE(
     "whole-model gradient matches finite differences (batch norm, avg pool, dropout, mcxent)") {
   check_whole_model_gradient(kNetWithDropoutAndBatchNorm);
+}
+
+TEST_CASE("whole-model gradient matches finite differences (activation layers, GELU, SiLU, ELU, "
+          "hardswish)") {
+  check_whole_model_gradient(kNetWithActivationLayers);
 }
 
 TEST_CASE("whole-model gradient matches finite differences (global average and max pooling)") {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/ops/activation.hpp"
+
 namespace dl::cpu {
 inline namespace DL_CPU_ISA {
 
@@ -35,55 +37,38 @@ void softmax_backward_row(std::size_t cols, const float* y, const float* dy, flo
 void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                         float* y) {
   const std::size_t n = rows * cols;
-  switch (a) {
-    case Activation::kIdentity:
-      if (x != y) std::copy(x, x + n, y);
-      return;
-    case Activation::kRelu:
-      for (std::size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-      return;
-    case Activation::kLeakyRelu:
-      for (std::size_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : kDefaultLeakyReluAlpha * x[i];
-      return;
-    case Activation::kTanh:
-      for (std::size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
-      return;
-    case Activation::kSigmoid:
-      // exp(-x) overflows to inf for very negative x, giving exactly 0: no NaN on either side.
-      for (std::size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
-      return;
-    case Activation::kSoftmax:
-      if (cols == 0) return;
-      for (std::size_t r = 0; r < rows; ++r) softmax_row(cols, x + r * cols, y + r * cols);
-      return;
+  const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    for (std::size_t i = 0; i < n; ++i) y[i] = ops::activate<kA>(x[i]);
+  });
+  if (elementwise) return;
+  if (a == Activation::kSoftmax) {
+    if (cols == 0) return;
+    for (std::size_t r = 0; r < rows; ++r) softmax_row(cols, x + r * cols, y + r * cols);
+    return;
   }
+  if (x != y) std::copy(x, x + n, y);  // the identity
 }
 
-void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                         const float* dy, float* dx) {
+void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                         const float* y, const float* dy, float* dx) {
   const std::size_t n = rows * cols;
-  switch (a) {
-    case Activation::kIdentity:
-      if (dy != dx) std::copy(dy, dy + n, dx);
-      return;
-    case Activation::kRelu:
-      for (std::size_t i = 0; i < n; ++i) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-      return;
-    case Activation::kLeakyRelu:
-      for (std::size_t i = 0; i < n; ++i)
-        dx[i] = y[i] > 0.0f ? dy[i] : kDefaultLeakyReluAlpha * dy[i];
-      return;
-    case Activation::kTanh:
-      for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-      return;
-    case Activation::kSigmoid:
-      for (std::size_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
-      return;
-    case Activation::kSoftmax:
-      for (std::size_t r = 0; r < rows; ++r)
-        softmax_backward_row(cols, y + r * cols, dy + r * cols, dx + r * cols);
-      return;
+  const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    if constexpr (ops::activation_reads_input(kA)) {
+      for (std::size_t i = 0; i < n; ++i) dx[i] = ops::activation_gradient<kA>(x[i], y[i], dy[i]);
+    } else {
+      // x unread (it may be null): the gradient is a function of y.
+      for (std::size_t i = 0; i < n; ++i) dx[i] = ops::activation_gradient<kA>(0.0f, y[i], dy[i]);
+    }
+  });
+  if (elementwise) return;
+  if (a == Activation::kSoftmax) {
+    for (std::size_t r = 0; r < rows; ++r)
+      softmax_backward_row(cols, y + r * cols, dy + r * cols, dx + r * cols);
+    return;
   }
+  if (dy != dx) std::copy(dy, dy + n, dx);  // the identity
 }
 
 }  // namespace DL_CPU_ISA

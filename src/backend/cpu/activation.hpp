@@ -1,13 +1,9 @@
 // CPU implementation of the Backend's activation ops (see backend/backend.hpp for the contract).
-//
-// Forward: identity, relu, leakyrelu (slope kDefaultLeakyReluAlpha below zero), tanh, sigmoid,
-// and softmax per row of `cols` values (the row maximum is subtracted before exp, so no input
-// overflows). Backward takes the forward *output* y: every derivative here is a function of y,
-// which lets the layers keep only one buffer per activation:
-//   relu: y > 0 ? 1 : 0          leakyrelu: y > 0 ? 1 : alpha (alpha > 0 keeps the sign of x)
-//   tanh: 1 - y^2                sigmoid: y (1 - y)
-//   softmax: dx = y * (dy - sum_j dy_j y_j), per row.
-// Both directions work in place (x == y, dx == dy).
+// The elementwise math is the op contract's (backend/ops/activation.hpp); softmax works per row
+// of `cols` values (the row maximum is subtracted before exp, so no input overflows) and its
+// backward reads y: dx = y * (dy - sum_j dy_j y_j). Backward takes the forward input x (null
+// allowed unless ops::activation_reads_input) and output y. Both directions work in place
+// (x == y, dx == dy) when the activation does not read x.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +16,8 @@ namespace dl::cpu {
 inline namespace DL_CPU_ISA {
 
 void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x, float* y);
-void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* y,
-                         const float* dy, float* dx);
+void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
+                         const float* y, const float* dy, float* dx);
 
 }  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -77,7 +77,7 @@ void conv2d_pool_weight_gradient(const ConvPool& op, const float* x, const float
                     pool2d_backward(s.pool, op.pooling, ys, pooled + s.pooled_offset,
                                     dpooled + s.pooled_offset, dys, argmax + s.pooled_offset);
                     if (op.activation != Activation::kIdentity) {
-                      activation_backward(op.activation, end - begin, s.y_floats, ys, dys, dys);
+                      activation_backward(op.activation, end - begin, s.y_floats, nullptr, ys, dys, dys);
                     }
                     return dys;
                   });

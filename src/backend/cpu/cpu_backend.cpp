@@ -136,8 +136,8 @@ void CpuBackend::activation_forward(Activation a, std::size_t rows, std::size_t 
   kernels().activation_forward(a, rows, cols, x, y);
 }
 void CpuBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
-                                     const float* y, const float* dy, float* dx) {
-  kernels().activation_backward(a, rows, cols, y, dy, dx);
+                                     const float* x, const float* y, const float* dy, float* dx) {
+  kernels().activation_backward(a, rows, cols, x, y, dy, dx);
 }
 
 void CpuBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,

@@ -117,7 +117,7 @@ void output_loss(LossFunction loss, Activation act, int n, int k, const float* z
     total += cross_entropy ? cross_entropy_row(cols, a, labels[r], d, grad_scale)
                            : mse_row(cols, a, labels[r], d, grad_scale);
   }
-  activation_backward(act, rows, cols, out, dz, dz);
+  activation_backward(act, rows, cols, z, out, dz, dz);
   loss_sum[0] = static_cast<float>(total);
 }
 

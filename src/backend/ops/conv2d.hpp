@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 
+#include "backend/ops/activation.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
 
@@ -64,6 +65,9 @@ inline void check_conv_pool(const ConvPool& op) {
                op.pool.in_height == op.conv.out_height && op.pool.in_width == op.conv.out_width,
            "a fused convolution and pooling need the pooling's input to be the convolution's "
            "output");
+  // The fused op keeps y, not the pre-activation (Model fuses only such convolutions).
+  DL_CHECK(!activation_reads_input(op.activation),
+           "a fused convolution and pooling take only activations whose gradient reads y");
 }
 
 // Whether a fused op's backward reads the convolution's output y, where the pooling's gradient

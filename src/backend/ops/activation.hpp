@@ -1,0 +1,124 @@
+// The activations' contract, shared by both backends (see README.md in this folder): each
+// elementwise activation's value y = f(x) and its gradient dL/dx = f'(x) dL/dy, written once for
+// the CPU's loops, the CUDA kernels and the host grid that runs those kernels in CI.
+//
+// The gradient takes the forward input x and output y: tanh and sigmoid read y (cheaper, and the
+// bits the CPU always had), GELU, SiLU, ELU and hardswish read x (their derivative is no function
+// of y alone). A layer keeps its pre-activation for the backward pass exactly when
+// activation_reads_input() says so; otherwise x may be null.
+//
+//   identity  x                                   1
+//   relu      max(x, 0)                           y > 0
+//   leakyrelu x > 0 ? x : a x  (a = 0.01)          y > 0 ? 1 : a (a > 0 keeps the sign of x)
+//   tanh      tanh x                              1 - y^2
+//   sigmoid   1 / (1 + e^-x)                      y (1 - y)
+//   gelu      x/2 (1 + erf(x / sqrt 2))           Phi(x) + x phi(x)  (the erf form)
+//   silu      x sigmoid(x)  (swish)               s + x s (1 - s), s = sigmoid(x)
+//   elu       x > 0 ? x : e^x - 1                 x > 0 ? 1 : e^x
+//   hardswish x min(max(x + 3, 0), 6) / 6         x < -3: 0, x > 3: 1, else (2x + 3) / 6
+//
+// Softmax is not elementwise: it works per row (dx = y (dy - <dy, y>)), in each backend's own
+// row kernel, and reads y.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "core/kinds.hpp"
+
+namespace dl::ops {
+
+// ELU's alpha (DL4J's and PyTorch's default).
+inline constexpr float kEluAlpha = 1.0f;
+// hardswish's knees and scale: relu6(x + 3) / 6.
+inline constexpr float kHardswishKnee = 3.0f;
+inline constexpr float kHardswishScale = 1.0f / 6.0f;
+inline constexpr float kInverseSqrt2 = 0.70710678118654752f;
+inline constexpr float kInverseSqrt2Pi = 0.39894228040143268f;
+
+constexpr bool activation_reads_input(Activation a) {
+  return a == Activation::kGelu || a == Activation::kSilu || a == Activation::kElu ||
+         a == Activation::kHardswish;
+}
+
+constexpr bool activation_is_elementwise(Activation a) {
+  return a != Activation::kSoftmax;
+}
+
+// y = f(x). Templates, so each backend's loop or kernel has no switch in its body; the C math
+// functions (expf, tanhf, erff) exist on the host and on the device alike.
+template <Activation A>
+constexpr float activate(float x) {
+  if constexpr (A == Activation::kRelu) return x > 0.0f ? x : 0.0f;
+  if constexpr (A == Activation::kLeakyRelu) return x > 0.0f ? x : kDefaultLeakyReluAlpha * x;
+  if constexpr (A == Activation::kTanh) return tanhf(x);
+  // exp(-x) overflows to inf for very negative x, giving exactly 0: no NaN on either side.
+  if constexpr (A == Activation::kSigmoid) return 1.0f / (1.0f + expf(-x));
+  if constexpr (A == Activation::kGelu) return 0.5f * x * (1.0f + erff(x * kInverseSqrt2));
+  if constexpr (A == Activation::kSilu) return x / (1.0f + expf(-x));
+  if constexpr (A == Activation::kElu) return x > 0.0f ? x : kEluAlpha * (expf(x) - 1.0f);
+  if constexpr (A == Activation::kHardswish) {
+    const float knee = fminf(fmaxf(x + kHardswishKnee, 0.0f), 2.0f * kHardswishKnee);
+    return x * knee * kHardswishScale;
+  }
+  return x;
+}
+
+// dL/dx from the forward input x, the output y and dL/dy.
+template <Activation A>
+constexpr float activation_gradient(float x, float y, float dy) {
+  if constexpr (A == Activation::kRelu) return y > 0.0f ? dy : 0.0f;
+  if constexpr (A == Activation::kLeakyRelu) return y > 0.0f ? dy : kDefaultLeakyReluAlpha * dy;
+  if constexpr (A == Activation::kTanh) return dy * (1.0f - y * y);
+  if constexpr (A == Activation::kSigmoid) return dy * y * (1.0f - y);
+  if constexpr (A == Activation::kGelu) {
+    const float cdf = 0.5f * (1.0f + erff(x * kInverseSqrt2));
+    const float pdf = kInverseSqrt2Pi * expf(-0.5f * x * x);
+    return dy * (cdf + x * pdf);
+  }
+  if constexpr (A == Activation::kSilu) {
+    const float s = 1.0f / (1.0f + expf(-x));
+    return dy * (s + x * s * (1.0f - s));
+  }
+  if constexpr (A == Activation::kElu) return x > 0.0f ? dy : dy * (y + kEluAlpha);
+  if constexpr (A == Activation::kHardswish) {
+    if (x < -kHardswishKnee) return 0.0f;
+    if (x > kHardswishKnee) return dy;
+    return dy * (2.0f * x + kHardswishKnee) * kHardswishScale;
+  }
+  return dy;
+}
+
+template <Activation A>
+using ActivationTag = std::integral_constant<Activation, A>;
+
+// Calls visit(ActivationTag<a>{}) for an elementwise activation other than the identity (which
+// each backend copies instead) and returns true; false for the identity and softmax. The one
+// list of elementwise activations the backends' dispatch follows.
+template <class Visitor>
+bool visit_elementwise_activation(Activation a, Visitor&& visit) {
+  switch (a) {
+    case Activation::kRelu:
+      return visit(ActivationTag<Activation::kRelu>{}), true;
+    case Activation::kLeakyRelu:
+      return visit(ActivationTag<Activation::kLeakyRelu>{}), true;
+    case Activation::kTanh:
+      return visit(ActivationTag<Activation::kTanh>{}), true;
+    case Activation::kSigmoid:
+      return visit(ActivationTag<Activation::kSigmoid>{}), true;
+    case Activation::kGelu:
+      return visit(ActivationTag<Activation::kGelu>{}), true;
+    case Activation::kSilu:
+      return visit(ActivationTag<Activation::kSilu>{}), true;
+    case Activation::kElu:
+      return visit(ActivationTag<Activation::kElu>{}), true;
+    case Activation::kHardswish:
+      return visit(ActivationTag<Activation::kHardswish>{}), true;
+    case Activation::kIdentity:
+    case Activation::kSoftmax:
+      return false;
+  }
+  return false;
+}
+
+}  // namespace dl::ops

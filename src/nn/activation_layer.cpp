@@ -1,0 +1,23 @@
+#include "nn/activation_layer.hpp"
+
+#include "nn/layer_keys.hpp"
+#include "nn/layer_registry.hpp"
+
+namespace dl {
+
+// `activation` unset: the config's global activation, else ReLU (the layer exists to apply one).
+LayerKind activation_layer_kind() {
+  return {LayerType::kActivation, "activation", layer_keys({"name", "activation"}), {},
+          Activation::kRelu,      keep_shape,   make_layer<ActivationLayer>};
+}
+
+void ActivationLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
+  backend().activation_forward(plan_.activation, batch, output_size(), x, output_.data());
+}
+
+void ActivationLayer::backward(const float* x, const float* dy, float* dx, int batch) {
+  if (dx == nullptr) return;  // the first layer: no gradient to pass on
+  backend().activation_backward(plan_.activation, batch, output_size(), x, output_.data(), dy, dx);
+}
+
+}  // namespace dl

@@ -1,0 +1,19 @@
+// An activation as a layer of its own (DL4J's ActivationLayer): output = act(input), shape kept,
+// no parameters. It is how convolution -> batch normalization -> ReLU, the order modern CNNs use,
+// is written. Its backward reads both its input (the layer before's output, which the model
+// keeps) and its output, so every activation of backend/ops/activation.hpp works here,
+// softmax per sample included.
+#pragma once
+
+#include "nn/layer.hpp"
+
+namespace dl {
+
+class ActivationLayer final : public Layer {
+ public:
+  explicit ActivationLayer(PlannedLayer plan) : Layer(std::move(plan)) {}
+  void forward(const float* x, int batch, const StepContext& ctx) override;
+  void backward(const float* x, const float* dy, float* dx, int batch) override;
+};
+
+}  // namespace dl
