@@ -1,5 +1,5 @@
-// The backend registry of a binary built with the CUDA backend (cuda/meson.build puts this file
-// in place of src/backend/backend_registry_cpu_only.cpp).
+// The backend registry of a binary built with the CUDA backend (the top-level meson.build puts
+// this file in place of src/backend/backend_registry_cpu_only.cpp).
 #include <algorithm>
 #include <memory>
 #include <string>

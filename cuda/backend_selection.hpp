@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend_registry.hpp"
+#include "backend/gpu_devices.hpp"
 #include "config/config.hpp"
 
 namespace dl::gpu {

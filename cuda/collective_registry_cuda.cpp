@@ -1,4 +1,4 @@
-// The collective registry of a binary built with the CUDA backend (src/parallel/meson.build puts
+// The collective registry of a binary built with the CUDA backend (the top-level meson.build puts
 // this file in place of collective_registry_host.cpp).
 #include <utility>
 #include <vector>

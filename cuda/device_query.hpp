@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/backend_registry.hpp"
+#include "backend/gpu_devices.hpp"
 
 namespace dl::gpu {
 

@@ -8,16 +8,10 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "backend/gpu_devices.hpp"
 #include "config/config.hpp"
 
 namespace dl {
-
-struct DeviceInfo {
-  int index = 0;
-  std::string name;
-  std::size_t memory_bytes = 0;
-  int compute_major = 0, compute_minor = 0;
-};
 
 struct BackendAvailability {
   bool cuda_built = false;                    // the CUDA backend is compiled into this binary
@@ -44,14 +38,6 @@ BackendChoice choose_backend(const Config& config);
 inline BackendKind resolve_backend(const Config& config) {
   return choose_backend(config).kind;
 }
-
-// This process among the processes of its machine that see the same GPUs (the same
-// CUDA_VISIBLE_DEVICES): they split those GPUs between them, in local-rank order. A process
-// alone, or one whose launcher gave it GPUs of its own, is {1, 0}.
-struct GpuNeighbours {
-  int processes = 1;
-  int index = 0;
-};
 
 // A backend instance for worker `worker`: for CUDA, on GPU `worker mod n` of the n GPUs that are
 // this process's share of the visible ones.

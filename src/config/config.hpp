@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "config/layer_config.hpp"
 #include "config/source_location.hpp"
 #include "core/kinds.hpp"
-#include "nn/layer_config.hpp"
 
 namespace dl {
 

@@ -12,7 +12,7 @@
 #include "backend/device_buffer.hpp"
 #include "core/random.hpp"
 #include "nn/layer_plan.hpp"
-#include "optim/optimizer.hpp"
+#include "nn/parameter_segment.hpp"
 
 namespace dl {
 

@@ -5,8 +5,8 @@
 #include <initializer_list>
 #include <string_view>
 
+#include "config/layer_config.hpp"
 #include "config/schema_field.hpp"
-#include "nn/layer_config.hpp"
 
 namespace dl {
 

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/layer_config.hpp"
 #include "config/schema_field.hpp"
-#include "nn/layer_config.hpp"
 #include "nn/layer_plan.hpp"
 
 namespace dl {

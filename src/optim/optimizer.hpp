@@ -13,16 +13,9 @@
 
 #include "backend/backend.hpp"
 #include "config/config.hpp"
+#include "nn/parameter_segment.hpp"
 
 namespace dl {
-
-// A run of the flat buffer that belongs to one parameter tensor.
-struct ParameterSegment {
-  std::size_t offset = 0, count = 0;
-  bool is_bias = false;   // regularized with l2Bias instead of l2
-  bool trainable = true;  // false: batch-norm running statistics (never updated, never regularized)
-  int layer = 0;          // the layer it belongs to (per-layer gradient normalization)
-};
 
 class Optimizer {
  public:

@@ -1,5 +1,6 @@
 // The config of one layer: every key any layer kind accepts, with its default. Which keys a kind
-// accepts, and their ranges, are declared with the kind (nn/layer_registry.hpp).
+// accepts, and their ranges, are declared with the kind (nn/layer_registry.hpp); this struct is
+// part of `Config`, so it sits with the config fields, below the layers.
 #pragma once
 
 #include <optional>
