@@ -317,8 +317,8 @@ int main(int argc, char** argv) {
        }},
       {"loss",
        [&] {
-         be.output_loss(dl::LossFunction::kNegativeLogLikelihood, dl::Activation::kSoftmax, kBatch,
-                        kClasses, z4.data, labels.data(), y4.data, dz4.data, 1.0f / kBatch,
+         be.output_loss({dl::LossFunction::kNegativeLogLikelihood, dl::Activation::kSoftmax},
+                        kBatch, kClasses, z4.data, labels.data(), y4.data, dz4.data, 1.0f / kBatch,
                         loss.data);
        }},
       {"output bwd",

@@ -108,7 +108,7 @@ class CudaBackend final : public Backend {
   void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                            const float* y, const float* dy, float* dx) override;
 
-  void output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+  void output_loss(const OutputLoss& op, int n, int k, const float* z,
                    const std::int32_t* labels, float* out, float* dz, float grad_scale,
                    float* loss_sum) override;
   void count_correct(int n, int k, const float* out, const std::int32_t* labels,

@@ -86,13 +86,13 @@ void CudaBackend::activation_backward(Activation a, std::size_t rows, std::size_
   launch_activation_backward(a, rows, cols, x, y, dy, dx, limits_, stream_.get());
 }
 
-void CudaBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+void CudaBackend::output_loss(const OutputLoss& op, int n, int k, const float* z,
                               const std::int32_t* labels, float* out, float* dz, float grad_scale,
                               float* loss_sum) {
   DL_CHECK(n >= 0 && k > 0, "output_loss needs n >= 0 and k > 0, got n=" + std::to_string(n) +
                                 " k=" + std::to_string(k));
   activate();
-  launch_output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum, partials_, limits_,
+  launch_output_loss(op, n, k, z, labels, out, dz, grad_scale, loss_sum, partials_, limits_,
                      stream_.get());
 }
 

@@ -1,10 +1,12 @@
 // Output activation + loss. Softmax with cross-entropy (NLL == MCXENT) is one kernel: one block
-// per row computes the log-sum-exp, writes the probabilities and dz = grad_scale * (a - y), and
+// per row computes the log-sum-exp, writes the probabilities and dz = grad_scale * (a - y) (y
+// label-smoothed where asked: backend/ops/output_loss.hpp), and
 // adds the row's loss to its block's partial sum. Other combinations run the activation, a
 // per-row loss kernel writing dL/da, and the activation's backward. Every path ends with the
 // deterministic sum of the per-block partials into loss_sum[0], which never leaves the device.
 #include <cmath>
 
+#include "backend/ops/output_loss.hpp"
 #include "cuda_check.hpp"
 #include "ops/activation.hpp"
 #include "ops/kernel_support.cuh"
@@ -30,9 +32,10 @@ __device__ bool valid_label(std::int32_t label, int k) {
 // only the elements it reads.
 __global__ void softmax_cross_entropy_kernel(int n, int k, const float* z,
                                              const std::int32_t* labels, float* out, float* dz,
-                                             float grad_scale, double* partials) {
+                                             float grad_scale, float smoothing, double* partials) {
   __shared__ float max_shared[kWarpLanes];
   __shared__ double sum_shared[kWarpLanes];
+  __shared__ double z_sum_shared[kWarpLanes];
   double block_loss = 0.0;
   for (int r = blockIdx.x; r < n; r += gridDim.x) {
     const float* zr = z + static_cast<std::size_t>(r) * k;
@@ -44,18 +47,25 @@ __global__ void softmax_cross_entropy_kernel(int n, int k, const float* z,
     float row_max = -INFINITY;
     for (int j = threadIdx.x; j < k; j += blockDim.x) row_max = fmaxf(row_max, zr[j]);
     row_max = block_max(row_max, max_shared);
-    double sum = 0.0;
-    for (int j = threadIdx.x; j < k; j += blockDim.x)
+    double sum = 0.0, z_sum = 0.0;
+    for (int j = threadIdx.x; j < k; j += blockDim.x) {
       sum += exp(static_cast<double>(zr[j] - row_max));
+      z_sum += zr[j];
+    }
     sum = block_sum(sum, sum_shared);
+    // Only label smoothing reads the logits' sum: the unsmoothed kernel keeps its barriers.
+    if (smoothing != 0.0f) z_sum = block_sum(z_sum, z_sum_shared);
     const double inv_sum = 1.0 / sum;
     for (int j = threadIdx.x; j < k; j += blockDim.x) {
       const float a = static_cast<float>(exp(static_cast<double>(zr[j] - row_max)) * inv_sum);
       outr[j] = a;
-      dzr[j] = j == label ? grad_scale * a - grad_scale : grad_scale * a;
+      dzr[j] = ops::softmax_cross_entropy_gradient(a, j == label, grad_scale, smoothing, k);
     }
-    if (threadIdx.x == 0)
-      block_loss += valid ? static_cast<double>(row_max) + log(sum) - z_label : nan("");
+    if (threadIdx.x == 0) {
+      const double log_sum_exp = static_cast<double>(row_max) + log(sum);
+      block_loss +=
+          valid ? ops::smoothed_cross_entropy(log_sum_exp, z_label, z_sum, smoothing, k) : nan("");
+    }
   }
   if (threadIdx.x == 0) partials[blockIdx.x] = block_loss;
 }
@@ -120,7 +130,7 @@ __global__ void count_correct_kernel(int n, int k, const float* out, const std::
 
 // ---- launcher ---------------------------------------------------------------------------------
 
-void launch_output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+void launch_output_loss(const OutputLoss& op, int n, int k, const float* z,
                         const std::int32_t* labels, float* out, float* dz, float grad_scale,
                         float* loss_sum, double* partials, const LaunchLimits& limits,
                         cudaStream_t stream) {
@@ -128,10 +138,12 @@ void launch_output_loss(LossFunction loss, Activation act, int n, int k, const f
   const std::size_t cols = static_cast<std::size_t>(k);
   const int grid = limits.grid_for_items(rows);
   const int block = row_block(limits, cols);
-  const bool cross_entropy = loss != LossFunction::kMse;
-  if (cross_entropy && act == Activation::kSoftmax) {
+  ops::check_output_loss(op);
+  const Activation act = op.activation;
+  const bool cross_entropy = op.function != LossFunction::kMse;
+  if (ops::is_softmax_cross_entropy(op)) {
     softmax_cross_entropy_kernel<<<grid, block, 0, stream>>>(n, k, z, labels, out, dz, grad_scale,
-                                                             partials);
+                                                             op.label_smoothing, partials);
     DL_CUDA_LAUNCHED(softmax_cross_entropy_kernel);
   } else {
     launch_activation_forward(act, rows, cols, z, out, limits, stream);

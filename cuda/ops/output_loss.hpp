@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "backend/ops/output_loss.hpp"
 #include "core/kinds.hpp"
 #include "launch_limits.hpp"
 
@@ -14,7 +15,7 @@ namespace dl::gpu {
 // `partials` holds limits.max_grid doubles. A label outside [0, k) cannot be reported from the
 // device without a host wait; it makes that sample's loss NaN instead, which the trainer's
 // non-finite check reports.
-void launch_output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+void launch_output_loss(const OutputLoss& op, int n, int k, const float* z,
                         const std::int32_t* labels, float* out, float* dz, float grad_scale,
                         float* loss_sum, double* partials, const LaunchLimits& limits,
                         cudaStream_t stream);

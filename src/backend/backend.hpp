@@ -20,6 +20,7 @@
 #include "backend/ops/augment.hpp"
 #include "backend/ops/batchnorm.hpp"
 #include "backend/ops/conv2d.hpp"
+#include "backend/ops/output_loss.hpp"
 #include "backend/ops/updater.hpp"
 #include "core/kinds.hpp"
 
@@ -171,8 +172,9 @@ class Backend {
   // z: [n x k] pre-activations; labels: n class indices in [0, k). Writes out = act(z),
   // loss_sum[0] = sum over the n samples of the per-sample loss (left on the device), and
   // dz = grad_scale * d(sum of losses)/dz. DL4J's definitions: NLL == MCXENT = -sum y log(a);
-  // MSE = sum (a - y)^2 / k with y the one-hot label.
-  virtual void output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+  // MSE = sum (a - y)^2 / k with y the one-hot label; softmax with cross-entropy may smooth y
+  // (backend/ops/output_loss.hpp).
+  virtual void output_loss(const OutputLoss& op, int n, int k, const float* z,
                            const std::int32_t* labels, float* out, float* dz, float grad_scale,
                            float* loss_sum) = 0;
 

@@ -32,6 +32,8 @@ struct LayerConfig {
   std::optional<WeightInit> weightInit;  // unset: the global weightInit
 
   LossFunction lossFunction = LossFunction::kNegativeLogLikelihood;  // output
+  // output, softmax with cross-entropy: the targets (1 - e) one-hot + e / classes
+  double labelSmoothing = 0.0;
 
   double dropOut = 0.5;  // dropout: probability of *retaining* an activation (DL4J's meaning)
 

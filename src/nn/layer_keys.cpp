@@ -73,6 +73,7 @@ const FieldTable<LayerConfig>& all_layer_keys() {
       optional_enum_field("activation", &LayerConfig::activation),
       optional_enum_field("weightInit", &LayerConfig::weightInit),
       enum_field("lossFunction", &LayerConfig::lossFunction),
+      real_field("labelSmoothing", &LayerConfig::labelSmoothing, RealRange::from_below(0.0, 1.0)),
       real_field("dropOut", &LayerConfig::dropOut, RealRange::above_up_to(0.0, 1.0)),
       real_field("decay", &LayerConfig::decay, RealRange::from_below(0.0, 1.0)),
       real_field("eps", &LayerConfig::eps, RealRange::above(0.0)),

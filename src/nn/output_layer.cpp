@@ -1,18 +1,36 @@
 #include "nn/output_layer.hpp"
 
+#include "backend/ops/output_loss.hpp"
 #include "nn/layer_keys.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
 
+namespace {
+
+// A dense layer's shape; label smoothing only where the loss takes smoothed targets.
+void output_shape(const LayerShaping& shaping, PlannedLayer& planned) {
+  dense_shape(shaping, planned);
+  const OutputLoss loss{planned.config.lossFunction, planned.activation,
+                        static_cast<float>(planned.config.labelSmoothing)};
+  if (loss.label_smoothing > 0.0f && !ops::is_softmax_cross_entropy(loss)) {
+    shaping.fail("labelSmoothing smooths the targets of softmax with cross-entropy only",
+                 "use activation: softmax with lossFunction: mcxent or negativeloglikelihood, or "
+                 "remove labelSmoothing");
+  }
+}
+
+}  // namespace
+
 LayerKind output_layer_kind() {
   return {LayerType::kOutput,
           "output",
-          layer_keys({"name", "nIn", "nOut", "activation", "weightInit", "lossFunction"},
-                     {{"nOut", "add nOut: <number of classes>"}}),
+          layer_keys(
+              {"name", "nIn", "nOut", "activation", "weightInit", "lossFunction", "labelSmoothing"},
+              {{"nOut", "add nOut: <number of classes>"}}),
           {},
           Activation::kSoftmax,
-          dense_shape,
+          output_shape,
           make_layer<OutputLayer>};
 }
 
@@ -28,8 +46,10 @@ void OutputLayer::forward(const float* x, int batch, const StepContext& /*ctx*/)
 
 void OutputLayer::loss(const std::int32_t* labels, int batch, float grad_scale, float* dz,
                        float* loss_sum) {
-  backend().output_loss(plan_.config.lossFunction, plan_.activation, batch, n_out(), z_.data(),
-                        labels, output_.data(), dz, grad_scale, loss_sum);
+  const OutputLoss op{plan_.config.lossFunction, plan_.activation,
+                      static_cast<float>(plan_.config.labelSmoothing)};
+  backend().output_loss(op, batch, n_out(), z_.data(), labels, output_.data(), dz, grad_scale,
+                        loss_sum);
 }
 
 void OutputLayer::backward(const float* x, const float* dy, float* dx, int batch) {

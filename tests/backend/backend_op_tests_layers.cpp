@@ -16,7 +16,9 @@ namespace {
 
 // ---- output layer -------------------------------------------------------------------------
 
-TEST_CASE("op output loss (softmax + MCXENT, sigmoid + NLL, MSE): reference, gradient, parity") {
+TEST_CASE(
+    "op output loss (softmax + MCXENT, label-smoothed too, sigmoid + NLL, MSE): reference, "
+    "gradient, parity") {
   const int n = 3, k = 5;
   const auto z = uniform(static_cast<std::size_t>(n) * k, 10, -2.0f, 2.0f);
   const std::vector<std::int32_t> labels = {1, 4, 0};
@@ -24,13 +26,17 @@ TEST_CASE("op output loss (softmax + MCXENT, sigmoid + NLL, MSE): reference, gra
   struct Case {
     LossFunction loss;
     Activation act;
+    float smoothing = 0.0f;
   };
   CpuBackend cpu;
   for (Case c : {Case{LossFunction::kMcxent, Activation::kSoftmax},
+                 Case{LossFunction::kNegativeLogLikelihood, Activation::kSoftmax, 0.2f},
                  Case{LossFunction::kNegativeLogLikelihood, Activation::kSigmoid},
                  Case{LossFunction::kMse, Activation::kIdentity}}) {
-    INFO("loss " << static_cast<int>(c.loss) << ", activation " << static_cast<int>(c.act));
-    // DL4J's definitions (backend.hpp): -sum y log(a), or sum (a - y)^2 / k, y one-hot.
+    INFO("loss " << static_cast<int>(c.loss) << ", activation " << static_cast<int>(c.act)
+                 << ", label smoothing " << c.smoothing);
+    // DL4J's definitions (backend.hpp): -sum y log(a), or sum (a - y)^2 / k, y one-hot, or for
+    // softmax the smoothed y = (1 - e) one-hot + e / k.
     double want = 0;
     for (int r = 0; r < n; ++r) {
       double max = -INFINITY, sum = 0;
@@ -41,7 +47,7 @@ TEST_CASE("op output loss (softmax + MCXENT, sigmoid + NLL, MSE): reference, gra
         const double a = c.act == Activation::kSoftmax   ? std::exp(zj - max) / sum
                          : c.act == Activation::kSigmoid ? 1 / (1 + std::exp(-zj))
                                                          : zj;
-        const double y = j == labels[r] ? 1.0 : 0.0;
+        const double y = (j == labels[r] ? 1.0 - c.smoothing : 0.0) + double(c.smoothing) / k;
         want += c.loss == LossFunction::kMse ? (a - y) * (a - y) / k : -y * std::log(a);
       }
     }
@@ -50,7 +56,8 @@ TEST_CASE("op output loss (softmax + MCXENT, sigmoid + NLL, MSE): reference, gra
       float* out = io.out(zv.size());
       float* d = io.out(zv.size());
       float* sum = io.out(1);
-      b.output_loss(c.loss, c.act, n, k, io.put(zv), io.put(labels), out, d, grad_scale, sum);
+      b.output_loss({c.loss, c.act, c.smoothing}, n, k, io.put(zv), io.put(labels), out, d,
+                    grad_scale, sum);
       if (dz) *dz = io.get(d, zv.size());
       return static_cast<double>(io.get(sum, 1)[0]);
     };

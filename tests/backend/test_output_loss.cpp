@@ -10,9 +10,9 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/output_loss.hpp"
+#include "backend/op_test_support.hpp"
 #include "core/random.hpp"
 #include "gradient_check.hpp"
-#include "backend/op_test_support.hpp"
 
 namespace {
 
@@ -130,7 +130,7 @@ Result run(const Case& c, const std::vector<float>& z, const std::vector<std::in
   Result r;
   r.out.resize(z.size());
   r.dz.resize(z.size());
-  dl::cpu::output_loss(c.loss, c.act, kSamples, kClasses, z.data(), labels.data(), r.out.data(),
+  dl::cpu::output_loss({c.loss, c.act}, kSamples, kClasses, z.data(), labels.data(), r.out.data(),
                        r.dz.data(), kGradScale, &r.loss_sum);
   return r;
 }
@@ -184,7 +184,7 @@ TEST_CASE("softmax cross-entropy stays finite for extreme logits", "[output_loss
   const std::vector<std::int32_t> labels = {1, 2};
   std::vector<float> out(z.size()), dz(z.size());
   float loss_sum = 0;
-  dl::cpu::output_loss(LossFunction::kMcxent, Activation::kSoftmax, 2, 3, z.data(), labels.data(),
+  dl::cpu::output_loss({LossFunction::kMcxent, Activation::kSoftmax}, 2, 3, z.data(), labels.data(),
                        out.data(), dz.data(), 1.0f, &loss_sum);
   // -log softmax(z)_1 = 2000 for sample 0, log 3 for the uniform sample 1.
   CHECK(loss_sum == Approx(2000.0 + std::log(3.0)).epsilon(kTolerance));
@@ -200,7 +200,7 @@ TEST_CASE("cross-entropy on a non-softmax output clamps the probability", "[outp
   const std::vector<std::int32_t> labels = {0};
   std::vector<float> out(z.size()), dz(z.size());
   float loss_sum = 0;
-  dl::cpu::output_loss(LossFunction::kMcxent, Activation::kSigmoid, 1, 2, z.data(), labels.data(),
+  dl::cpu::output_loss({LossFunction::kMcxent, Activation::kSigmoid}, 1, 2, z.data(), labels.data(),
                        out.data(), dz.data(), 1.0f, &loss_sum);
   CHECK(loss_sum ==
         Approx(-std::log(static_cast<double>(dl::cpu::kMinLogProbability))).epsilon(kTolerance));
@@ -217,7 +217,7 @@ TEST_CASE("output_loss allows out to alias z", "[output_loss]") {
     std::vector<float> buffer = z;
     std::vector<float> dz(z.size());
     float loss_sum = 0;
-    dl::cpu::output_loss(c.loss, c.act, kSamples, kClasses, buffer.data(), labels.data(),
+    dl::cpu::output_loss({c.loss, c.act}, kSamples, kClasses, buffer.data(), labels.data(),
                          buffer.data(), dz.data(), kGradScale, &loss_sum);
     CHECK(buffer == separate.out);
     CHECK(dz == separate.dz);
@@ -253,7 +253,7 @@ TEST_CASE("softmax cross-entropy is bit-identical on any thread count", "[output
     const dl::testing::BlasThreads blas(threads);
     std::vector<float> out(z.size()), dz(z.size());
     float loss_sum = 0;
-    dl::cpu::output_loss(LossFunction::kMcxent, Activation::kSoftmax, kRows, kOutputs, z.data(),
+    dl::cpu::output_loss({LossFunction::kMcxent, Activation::kSoftmax}, kRows, kOutputs, z.data(),
                          labels.data(), out.data(), dz.data(), kGradScale, &loss_sum);
     out.push_back(loss_sum);
     out.insert(out.end(), dz.begin(), dz.end());

@@ -124,13 +124,13 @@ TEST_CASE("host grid: output layer losses and their gradients") {
                  Case{LossFunction::kMse, Activation::kIdentity}}) {
     INFO("loss " << static_cast<int>(c.loss) << ", activation " << static_cast<int>(c.act));
     std::vector<float> want_out(z.size()), want_dz(z.size()), want_loss(1);
-    cpu::output_loss(c.loss, c.act, n, k, z.data(), labels.data(), want_out.data(), want_dz.data(),
-                     0.5f, want_loss.data());
+    cpu::output_loss({c.loss, c.act}, n, k, z.data(), labels.data(), want_out.data(),
+                     want_dz.data(), 0.5f, want_loss.data());
     for (const auto& lim : host_grid_limits()) {
       INFO(describe(lim));
       std::vector<float> out(z.size()), dz(z.size()), loss(1);
       std::vector<double> partials(static_cast<std::size_t>(lim.max_grid));
-      gpu::launch_output_loss(c.loss, c.act, n, k, z.data(), labels.data(), out.data(), dz.data(),
+      gpu::launch_output_loss({c.loss, c.act}, n, k, z.data(), labels.data(), out.data(), dz.data(),
                               0.5f, loss.data(), partials.data(), lim, kStream);
       check_near("activations", out, want_out, kReorderedSum);
       check_near("dz", dz, want_dz, kReorderedSum);

@@ -206,10 +206,10 @@ void HostGridBackend::activation_backward(Activation a, std::size_t rows, std::s
                                           float* dx) {
   gpu::launch_activation_backward(a, rows, cols, x, y, dy, dx, limits_, kStream);
 }
-void HostGridBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+void HostGridBackend::output_loss(const OutputLoss& op, int n, int k, const float* z,
                                   const std::int32_t* labels, float* out, float* dz,
                                   float grad_scale, float* loss_sum) {
-  gpu::launch_output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum,
+  gpu::launch_output_loss(op, n, k, z, labels, out, dz, grad_scale, loss_sum,
                           partials_.data(), limits_, kStream);
 }
 void HostGridBackend::count_correct(int n, int k, const float* out, const std::int32_t* labels,

@@ -299,14 +299,14 @@ TEST_CASE("cuda: fused output activation and loss match the CPU", "[gpu]") {
       const auto z = random_floats(kN * kK, 51, 2.0f);
       auto out = unwritten_host(z.size()), dz = unwritten_host(z.size());
       float loss_sum = 0.0f;
-      cpu().output_loss(c.loss, c.act, kN, kK, z.data(), labels.data(), out.data(), dz.data(),
+      cpu().output_loss({c.loss, c.act}, kN, kK, z.data(), labels.data(), out.data(), dz.data(),
                         kGradScale, &loss_sum);
 
       auto gz = to_device(*gpu, z);
       auto glabels = to_device(*gpu, labels);
       auto gout = unwritten(*gpu, z.size()), gdz = unwritten(*gpu, z.size()),
            gloss = unwritten(*gpu, 1);
-      gpu->output_loss(c.loss, c.act, kN, kK, gz.data(), glabels.data(), gout.data(), gdz.data(),
+      gpu->output_loss({c.loss, c.act}, kN, kK, gz.data(), glabels.data(), gout.data(), gdz.data(),
                        kGradScale, gloss.data());
       require_close(to_host(*gpu, gout), out, "output activation");
       require_close(to_host(*gpu, gdz), dz, "output dz");
@@ -342,7 +342,7 @@ TEST_CASE("cuda: a label outside [0, k) makes the loss NaN instead of reading ou
   auto gz = to_device(*gpu, random_floats(kN * kK, 52));
   auto glabels = to_device(*gpu, std::vector<std::int32_t>{0, kK, 1});
   FloatBuffer out(*gpu, kN * kK), dz(*gpu, kN * kK), loss(*gpu, 1);
-  gpu->output_loss(dl::LossFunction::kNegativeLogLikelihood, Activation::kSoftmax, kN, kK,
+  gpu->output_loss({dl::LossFunction::kNegativeLogLikelihood, Activation::kSoftmax}, kN, kK,
                    gz.data(), glabels.data(), out.data(), dz.data(), 1.0f, loss.data());
   CHECK(std::isnan(to_host(*gpu, loss)[0]));
 }

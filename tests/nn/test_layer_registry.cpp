@@ -159,3 +159,24 @@ TEST_CASE("Window geometry: the backend geometry of a planned layer", "[nn][geom
   CHECK(g.pad_top == 1);
   CHECK(g.pad_left == 0);
 }
+
+TEST_CASE("Layer registry: labelSmoothing only where softmax with cross-entropy takes it",
+          "[nn][registry]") {
+  const auto output_only = [](const std::string& settings) {
+    return dl::load_config_string(
+        "inputType: {convolutionalFlat: {height: 2, width: 2, channels: 1}}\n"
+        "layers:\n  - output: " +
+            settings + "\n",
+        "smoothing.yaml");
+  };
+  const dl::Config smoothed = output_only("{nOut: 3, labelSmoothing: 0.2}");
+  CHECK(dl::plan_layers(smoothed).back().config.labelSmoothing == 0.2);
+  CHECK_THROWS_WITH(output_only("{nOut: 3, activation: sigmoid, labelSmoothing: 0.1}"),
+                    Contains("smoothing.yaml:3:5") &&
+                        Contains("labelSmoothing smooths the targets of softmax with "
+                                 "cross-entropy only"));
+  CHECK_THROWS_WITH(output_only("{nOut: 3, lossFunction: mse, labelSmoothing: 0.1}"),
+                    Contains("remove labelSmoothing"));
+  CHECK_THROWS_WITH(output_only("{nOut: 3, labelSmoothing: 1}"),
+                    Contains("labelSmoothing") && Contains("[0, 1)"));
+}

@@ -27,10 +27,10 @@ constexpr float kHalfMax = 65504.0f;  // the largest finite IEEE half
 // network even at a scale of 2^127.)
 class HalfRangeBackend : public dl::CpuBackend {
  public:
-  void output_loss(dl::LossFunction loss, dl::Activation act, int n, int k, const float* z,
+  void output_loss(const dl::OutputLoss& op, int n, int k, const float* z,
                    const std::int32_t* labels, float* out, float* dz, float grad_scale,
                    float* loss_sum) override {
-    CpuBackend::output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum);
+    CpuBackend::output_loss(op, n, k, z, labels, out, dz, grad_scale, loss_sum);
     for (std::size_t i = 0; i < static_cast<std::size_t>(n) * k; ++i) {
       if (std::fabs(dz[i]) > kHalfMax) dz[i] = std::copysign(INFINITY, dz[i]);
     }
@@ -253,10 +253,10 @@ constexpr int kPoisonedCall = 4;
 class PoisonedLossBackend : public dl::CpuBackend {
  public:
   explicit PoisonedLossBackend(int poisoned_call) : poisoned_call_(poisoned_call) {}
-  void output_loss(dl::LossFunction loss, dl::Activation act, int n, int k, const float* z,
+  void output_loss(const dl::OutputLoss& op, int n, int k, const float* z,
                    const std::int32_t* labels, float* out, float* dz, float grad_scale,
                    float* loss_sum) override {
-    CpuBackend::output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum);
+    CpuBackend::output_loss(op, n, k, z, labels, out, dz, grad_scale, loss_sum);
     if (++calls_ != poisoned_call_) return;
     loss_sum[0] = std::nanf("");
     dz[0] = std::nanf("");

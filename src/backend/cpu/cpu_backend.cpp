@@ -140,10 +140,10 @@ void CpuBackend::activation_backward(Activation a, std::size_t rows, std::size_t
   kernels().activation_backward(a, rows, cols, x, y, dy, dx);
 }
 
-void CpuBackend::output_loss(LossFunction loss, Activation act, int n, int k, const float* z,
+void CpuBackend::output_loss(const OutputLoss& op, int n, int k, const float* z,
                              const std::int32_t* labels, float* out, float* dz, float grad_scale,
                              float* loss_sum) {
-  kernels().output_loss(loss, act, n, k, z, labels, out, dz, grad_scale, loss_sum);
+  kernels().output_loss(op, n, k, z, labels, out, dz, grad_scale, loss_sum);
 }
 
 void CpuBackend::dropout_forward(std::size_t n, float retain, std::uint64_t seed,

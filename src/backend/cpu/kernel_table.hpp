@@ -44,7 +44,7 @@ struct KernelTable {
   void (*activation_forward)(Activation, std::size_t, std::size_t, const float*, float*);
   void (*activation_backward)(Activation, std::size_t, std::size_t, const float*, const float*,
                               const float*, float*);
-  void (*output_loss)(LossFunction, Activation, int, int, const float*, const std::int32_t*, float*,
+  void (*output_loss)(const OutputLoss&, int, int, const float*, const std::int32_t*, float*,
                       float*, float, float*);
   void (*dropout_forward)(std::size_t, float, std::uint64_t, std::uint64_t, const float*, float*,
                           float*);
