@@ -1,9 +1,12 @@
 // Errors that reach the user. Each carries the process exit code the CLI returns, and a
-// message written as "where: what is wrong; what to do".
+// message written as "where: what is wrong; what to do", on one line whatever user text it
+// quotes (message_text.hpp).
 #pragma once
 
 #include <stdexcept>
 #include <string>
+
+#include "core/message_text.hpp"
 
 namespace dl {
 
@@ -30,7 +33,8 @@ inline ExitCode exit_code_for_signal(int signal_number) {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ExitCode code, const std::string& message)
+      : std::runtime_error(one_line(message)), code_(code) {}
   ExitCode code() const { return code_; }
 
  private:
