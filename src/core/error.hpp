@@ -18,7 +18,8 @@ enum class ExitCode : int {
   kCheckpointError = 4,  // a checkpoint or model file is unreadable, corrupt or incompatible
   kDiverged = 5,         // the loss became NaN or infinite
   kIoError = 6,          // an output could not be written (disk full, permissions)
-  kOutOfMemory = 7,      // an allocation failed; the message names the key to lower
+  kOutOfMemory = 7,      // an allocation failed, or a thread could not be started
+                         // (thread_start.hpp); the message names the keys to lower
   kHangUp = 129,         // SIGHUP (128 + 1)
   kInterrupted = 130,    // SIGINT (128 + 2)
   kBrokenPipe = 141,     // standard output closed by its reader (128 + SIGPIPE's 13)
