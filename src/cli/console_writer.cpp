@@ -1,6 +1,7 @@
 #include "cli/console_writer.hpp"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <condition_variable>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <streambuf>
 #include <thread>
 
+#include "core/thread_start.hpp"
 #include "io/posix_write.hpp"
 
 namespace dl {
@@ -25,7 +27,10 @@ class ConsoleWriter::Buffer final : public std::streambuf {
  public:
   Buffer(int fd, std::atomic<int>* stop_signal, std::chrono::milliseconds flush_wait)
       : fd_(fd), stop_signal_(stop_signal), flush_wait_(flush_wait) {
-    std::thread([this] { write_loop(); }).detach();
+    start_thread(fd == STDERR_FILENO ? "the thread that writes standard error"
+                                     : "the thread that writes standard output",
+                 [this] { write_loop(); })
+        .detach();
   }
 
   bool finish(std::chrono::milliseconds timeout) {

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/thread_start.hpp"
 
 namespace dl {
 
@@ -57,7 +58,7 @@ SignalState& install_signal_handlers() {
   sigemptyset(&handled);
   for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&handled, s);
   pthread_sigmask(SIG_BLOCK, &handled, nullptr);
-  std::thread([handled] {
+  start_thread("the thread that handles signals", [handled] {
     pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
     for (;;) pause();  // returns after each handler; the handlers do the work
   }).detach();

@@ -1,5 +1,7 @@
 #include "config/config.hpp"
 
+#include "core/message_text.hpp"
+
 namespace dl {
 
 namespace {
@@ -13,7 +15,7 @@ constexpr double kRmsPropDefaultLearningRate = 0.1;
 std::string SourceLocation::str() const {
   // A value without a line came from a default or from a --set override; for the latter the
   // loader stores the override's text ("--set layers.0.nOut=32") as `file`.
-  const std::string source = file.empty() ? std::string("config") : file;
+  const std::string source = file.empty() ? std::string("config") : quoted_path(file);
   if (line <= 0) return source;
   return source + ":" + std::to_string(line) + ":" + std::to_string(column);
 }

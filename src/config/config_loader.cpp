@@ -5,14 +5,15 @@
 #include <sstream>
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/config_overrides.hpp"
 #include "config/config_schema.hpp"
 #include "config/read_context.hpp"
 #include "config/recipe_checks.hpp"
+#include "config/yaml_document.hpp"
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 #include "io/file_access.hpp"
 #include "nn/layer_plan.hpp"
 #include "nn/layer_registry.hpp"
@@ -26,84 +27,20 @@ SourceLocation mark_location(const std::string& source, const YAML::Mark& mark) 
   return SourceLocation{source, mark.line + 1, mark.column + 1};
 }
 
-// Sees the root node of each YAML document, to count documents without building them.
-class DocumentCounter final : public YAML::EventHandler {
- public:
-  void OnDocumentStart(const YAML::Mark&) override { root_seen_ = false; }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { on_node(mark, true); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { on_node(mark, false); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                const std::string&) override {
-    on_node(mark, false);
-  }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {
-    on_node(mark, false);
-  }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {
-    on_node(mark, false);
-  }
-  void OnMapEnd() override {}
-
-  bool null_root() const { return null_root_; }
-  const YAML::Mark& root_mark() const { return root_mark_; }
-
- private:
-  void on_node(const YAML::Mark& mark, bool is_null) {
-    if (root_seen_) return;
-    root_seen_ = true;
-    null_root_ = is_null;
-    root_mark_ = mark;
-  }
-
-  bool root_seen_ = false;
-  bool null_root_ = false;
-  YAML::Mark root_mark_ = YAML::Mark::null_mark();
-};
-
-struct DocumentCount {
-  std::size_t documents = 0;
-  YAML::Mark second_root = YAML::Mark::null_mark();
-};
-
-// Counts the documents, throwing YAML::Exception on a syntax error in any of them. Not
-// YAML::LoadAll: in yaml-cpp 0.7 it loops forever, allocating, on a stray token after a document
-// (e.g. `"",`): the parser then reports empty documents at that token without ever consuming it
-// (yaml-cpp issue 1040, fixed upstream in 2024). Here a second empty document at the same place
-// is that token, reported as a syntax error.
-DocumentCount count_documents(const std::string& text) {
-  std::istringstream input(text);
-  YAML::Parser parser(input);
-  DocumentCounter counter;
-  DocumentCount count;
-  std::optional<int> empty_document_at;  // position of the last empty document
-  while (parser.HandleNextDocument(counter)) {
-    if (!counter.null_root()) {
-      if (++count.documents == 2) count.second_root = counter.root_mark();
-      empty_document_at.reset();
-      continue;
-    }
-    if (empty_document_at == counter.root_mark().pos) {
-      throw YAML::ParserException(counter.root_mark(),
-                                  "unexpected token (a stray ',', ']' or '}'?)");
-    }
-    empty_document_at = counter.root_mark().pos;
-  }
-  return count;
-}
-
 // The single YAML document of a config, as a map.
 YAML::Node parse_document(const std::string& text, const std::string& source) {
+  if (const auto control = find_control_character(text))
+    fail_at(SourceLocation{source, control->line, control->column},
+            fmt::format("the config holds the control character {}, which YAML text may not hold",
+                        control->text),
+            "remove it (a config is plain text; a value may not hold control characters)");
   YAML::Node root;
   DocumentCount count;
   try {
     root = YAML::Load(text);
     count = count_documents(text);
   } catch (const YAML::Exception& e) {
-    fail_at(mark_location(source, e.mark), "YAML syntax error: " + e.msg,
+    fail_at(mark_location(source, e.mark), "YAML syntax error: " + quoted_value(e.msg),
             "fix the YAML at that place (indentation, a missing ':' or an unclosed bracket or "
             "quote)");
   }
@@ -115,10 +52,17 @@ YAML::Node parse_document(const std::string& text, const std::string& source) {
             fmt::format("the file holds {} YAML documents (separated by '---')", count.documents),
             "keep one config per file");
   if (!root.IsMap())
-    fail_at(mark_location(source, root.Mark()),
-            fmt::format("the top level of a config must be a map of keys, got {}",
-                        root.IsSequence() ? "a list" : "the single value '" + root.Scalar() + "'"),
-            "write the config as 'key: value' lines such as 'seed: 123' and 'layers:'");
+    fail_at(
+        mark_location(source, root.Mark()),
+        fmt::format("the top level of a config must be a map of keys, got {}",
+                    root.IsSequence() ? "a list"
+                                      : "the single value '" + quoted_value(root.Scalar()) + "'"),
+        "write the config as 'key: value' lines such as 'seed: 123' and 'layers:'");
+  if (const auto tagged = find_explicit_tag(root))
+    fail_at(mark_location(source, tagged->mark),
+            fmt::format("{} carries the YAML tag '{}', which dl-train does not read", tagged->path,
+                        tagged->tag),
+            explicit_tag_fix());
   return root;
 }
 
@@ -161,9 +105,10 @@ void resolve_layers(Config& config) {
       layer.weightInit = plan[i].weightInit;
     }
     if (!names.insert(layer.name).second)
-      fail_at(layer.where,
-              fmt::format("layer {} is named '{}' like an earlier layer", i, layer.name),
-              "give each layer a different name");
+      fail_at(
+          layer.where,
+          fmt::format("layer {} is named '{}' like an earlier layer", i, quoted_value(layer.name)),
+          "give each layer a different name");
   }
 }
 

@@ -5,8 +5,10 @@
 
 #include <fmt/format.h>
 
+#include "config/yaml_document.hpp"
 #include "config/yaml_scalars.hpp"
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 
 namespace dl {
 
@@ -18,7 +20,7 @@ constexpr std::string_view kOverrideExample = "write --set key.path=value, e.g. 
 
 class OverrideWriter {
  public:
-  explicit OverrideWriter(const std::string& text) : place_("--set " + text) {}
+  explicit OverrideWriter(const std::string& text) : place_("--set " + quoted_value(text)) {}
 
   [[noreturn]] void fail(const std::string& what, const std::string& fix) const {
     throw ConfigError(place_ + ": " + what + "; " + fix);
@@ -31,7 +33,7 @@ class OverrideWriter {
       const std::size_t dot = path.find('.', start);
       segments.push_back(path.substr(start, dot - start));
       if (segments.back().empty())
-        fail(fmt::format("the key path '{}' has an empty part", path),
+        fail(fmt::format("the key path '{}' has an empty part", quoted_value(path)),
              std::string(kOverrideExample));
       if (dot == std::string::npos) return segments;
       start = dot + 1;
@@ -43,7 +45,7 @@ class OverrideWriter {
     const bool digits = segment.find_first_not_of("0123456789") == std::string::npos;
     if (!digits)
       fail(fmt::format("'{}' is a list, so the part after it must be an index, not '{}'", list_path,
-                       segment),
+                       quoted_value(segment)),
            fmt::format("write e.g. {}.0", list_path));
     const std::size_t size = list.size();
     if (segment.size() > kMaxIndexDigits || std::stoul(segment) >= size)
@@ -51,6 +53,31 @@ class OverrideWriter {
                        size),
            fmt::format("use an index from 0 to {}", size == 0 ? 0 : size - 1));
     return std::stoul(segment);
+  }
+
+  // The value as YAML, held to what the config file is held to: one document, no control
+  // characters, no explicit tags.
+  YAML::Node parse_value(const std::string& value_text) const {
+    if (const auto control = find_control_character(value_text))
+      fail(fmt::format("the value holds the control character {}", control->text),
+           "remove it; a value may not hold control characters");
+    YAML::Node value;
+    DocumentCount count;
+    try {
+      value = YAML::Load(value_text);
+      count = count_documents(value_text);
+    } catch (const YAML::Exception& e) {
+      fail("the value is not valid YAML (" + quoted_value(e.msg) + ")",
+           "quote it, or close its brackets, e.g. --set cuda.devices=[0,1]");
+    }
+    if (count.documents > 1)
+      fail(fmt::format("the value holds {} YAML documents (separated by '---')", count.documents),
+           "give one value; quote it if '---' belongs to it");
+    if (const auto tagged = find_explicit_tag(value))
+      fail(fmt::format("the value{} carries the YAML tag '{}', which dl-train does not read",
+                       tagged->path.empty() ? "" : " at " + tagged->path, tagged->tag),
+           explicit_tag_fix());
+    return value;
   }
 
   const std::string& place() const { return place_; }
@@ -80,13 +107,7 @@ OverrideOrigin apply_override(YAML::Node& root, const std::string& text) {
   if (equals == std::string::npos || equals == 0)
     writer.fail("expected key.path=value", std::string(kOverrideExample));
   const std::vector<std::string> segments = writer.split_path(text.substr(0, equals));
-  YAML::Node value;
-  try {
-    value = YAML::Load(text.substr(equals + 1));
-  } catch (const YAML::Exception& e) {
-    writer.fail("the value is not valid YAML (" + e.msg + ")",
-                "quote it, or close its brackets, e.g. --set cuda.devices=[0,1]");
-  }
+  const YAML::Node value = writer.parse_value(text.substr(equals + 1));
 
   YAML::Node current = root;
   std::string path;     // canonical: list items by index, without a layer's type key

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "config/config_limits.hpp"
+#include "core/message_text.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
@@ -136,7 +137,7 @@ LayerConfig read_layer(ReadContext& ctx, const std::string& path, const YAML::No
   if (item.size() != 1) {
     std::vector<std::string> keys;
     for (const auto& entry : item)
-      keys.push_back(entry.first.IsScalar() ? entry.first.Scalar() : "?");
+      keys.push_back(entry.first.IsScalar() ? quoted_value(entry.first.Scalar()) : "?");
     ctx.fail(path, item,
              fmt::format("{} has {} keys ({}) but a layer is one key naming its type", path,
                          item.size(), join_words(keys)),

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "config/byte_size.hpp"
+#include "core/message_text.hpp"
 
 namespace dl {
 
@@ -54,13 +55,6 @@ bool is_real_text(const std::string& text) {
   return pos == text.size();
 }
 
-// Long values are cut in messages, which stay one readable line.
-constexpr std::size_t kMaxQuotedLength = 40;
-
-std::string shorten(const std::string& text) {
-  return text.size() <= kMaxQuotedLength ? text : text.substr(0, kMaxQuotedLength) + "...";
-}
-
 std::string format_real(double v) {
   return fmt::format("{}", v);
 }
@@ -70,10 +64,10 @@ std::string plain_scalar_text(const ReadContext& ctx, const std::string& path,
                               const YAML::Node& node, const std::string& expected) {
   const std::string text = scalar_text(ctx, path, node, expected);
   if (node.Tag() == kQuotedScalarTag)
-    ctx.fail(
-        path, node,
-        fmt::format("{} must be {}, got the quoted string \"{}\"", path, expected, shorten(text)),
-        "remove the quotes");
+    ctx.fail(path, node,
+             fmt::format("{} must be {}, got the quoted string \"{}\"", path, expected,
+                         quoted_value(text)),
+             "remove the quotes");
   return text;
 }
 
@@ -110,7 +104,7 @@ std::string describe_node(const YAML::Node& node) {
   if (!node.IsDefined() || node.IsNull()) return "no value";
   if (node.IsMap()) return "a map";
   if (node.IsSequence()) return "a list";
-  return "'" + shorten(node.Scalar()) + "'";
+  return "'" + quoted_value(node.Scalar()) + "'";
 }
 
 std::string scalar_text(const ReadContext& ctx, const std::string& path, const YAML::Node& node,
@@ -129,12 +123,12 @@ std::int64_t read_integer(const ReadContext& ctx, const std::string& path, const
                           IntRange range) {
   const std::string text = plain_scalar_text(ctx, path, node, "an integer");
   if (!is_integer_text(text))
-    ctx.fail(path, node, fmt::format("{} must be an integer, got '{}'", path, shorten(text)),
+    ctx.fail(path, node, fmt::format("{} must be an integer, got '{}'", path, quoted_value(text)),
              "write a whole number, without a decimal point or quotes");
   errno = 0;
   const long long value = std::strtoll(text.c_str(), nullptr, 10);
   if (errno == ERANGE || value < range.min || value > range.max)
-    ctx.fail(path, node, fmt::format("{} = {} is out of range", path, shorten(text)),
+    ctx.fail(path, node, fmt::format("{} = {} is out of range", path, quoted_value(text)),
              "allowed: " + describe_int_range(range));
   return value;
 }
@@ -143,12 +137,12 @@ std::uint64_t read_unsigned(const ReadContext& ctx, const std::string& path,
                             const YAML::Node& node) {
   const std::string text = plain_scalar_text(ctx, path, node, "an integer");
   if (!is_integer_text(text))
-    ctx.fail(path, node, fmt::format("{} must be an integer, got '{}'", path, shorten(text)),
+    ctx.fail(path, node, fmt::format("{} must be an integer, got '{}'", path, quoted_value(text)),
              "write a whole number, without a decimal point or quotes");
   errno = 0;
   const unsigned long long value = std::strtoull(text.c_str(), nullptr, 10);
   if (text.front() == '-' || errno == ERANGE)
-    ctx.fail(path, node, fmt::format("{} = {} is out of range", path, shorten(text)),
+    ctx.fail(path, node, fmt::format("{} = {} is out of range", path, quoted_value(text)),
              fmt::format("allowed: 0 to {}", std::numeric_limits<std::uint64_t>::max()));
   return value;
 }
@@ -157,14 +151,15 @@ double read_real(const ReadContext& ctx, const std::string& path, const YAML::No
                  const RealRange& range) {
   const std::string text = plain_scalar_text(ctx, path, node, "a number");
   if (!is_real_text(text))
-    ctx.fail(path, node, fmt::format("{} must be a finite number, got '{}'", path, shorten(text)),
+    ctx.fail(path, node,
+             fmt::format("{} must be a finite number, got '{}'", path, quoted_value(text)),
              "write a decimal number such as 0.01 or 1e-4");
   errno = 0;
   const double value = std::strtod(text.c_str(), nullptr);
   // A number below double's normal range (1e-320) underflows; it is judged as float32 below.
   const bool underflow = errno == ERANGE && !std::isinf(value);
   if ((errno == ERANGE && !underflow) || !range.contains(value))
-    ctx.fail(path, node, fmt::format("{} = {} is out of range", path, shorten(text)),
+    ctx.fail(path, node, fmt::format("{} = {} is out of range", path, quoted_value(text)),
              "allowed: " + range.str());
   // Training computes in float32: a value must still be in range there, and a non-zero one must
   // not become 0, a subnormal (flushed to 0 on GPUs) or infinity.
@@ -177,7 +172,7 @@ double read_real(const ReadContext& ctx, const std::string& path, const YAML::No
         path, node,
         fmt::format("{} = {} is out of range in float32, the precision training uses "
                     "(it becomes {})",
-                    path, shorten(text), as_float),
+                    path, quoted_value(text), as_float),
         fmt::format("allowed: {}, as a float32 normal number (magnitude {:g} to {:g})", range.str(),
                     std::numeric_limits<float>::min(), std::numeric_limits<float>::max()));
   return value;
@@ -187,7 +182,7 @@ bool read_bool(const ReadContext& ctx, const std::string& path, const YAML::Node
   const std::string text = plain_scalar_text(ctx, path, node, "true or false");
   if (text == "true" || text == "True" || text == "TRUE") return true;
   if (text == "false" || text == "False" || text == "FALSE") return false;
-  ctx.fail(path, node, fmt::format("{} must be true or false, got '{}'", path, shorten(text)),
+  ctx.fail(path, node, fmt::format("{} must be true or false, got '{}'", path, quoted_value(text)),
            "write true or false (YAML 1.2: yes, no, on, off are not booleans)");
 }
 
@@ -196,6 +191,24 @@ std::string read_text(const ReadContext& ctx, const std::string& path, const YAM
   if (text.empty())
     ctx.fail(path, node, fmt::format("{} is empty", path),
              "write a value, or remove the key to use the default");
+  // A path is cut at a NUL byte and a name with a line break breaks the lines it is printed in.
+  const std::size_t control = message_text::find_control(text);
+  if (control != std::string::npos)
+    ctx.fail(
+        path, node,
+        fmt::format("{} = '{}' holds the control character {} (byte {})", path, quoted_value(text),
+                    message_text::escaped_character_at(text, control), control),
+        "remove it; a path or a name is printable text");
+  // The resolved dump is YAML, which is UTF-8: other bytes would not read back as they were.
+  const std::size_t non_utf8 = message_text::find_non_utf8(text);
+  if (non_utf8 != std::string::npos)
+    ctx.fail(path, node,
+             fmt::format("{} = '{}' is not UTF-8 (byte {} is {}), so config.resolved.yaml could "
+                         "not hold it",
+                         path, quoted_value(text), non_utf8,
+                         message_text::escaped_character_at(text, non_utf8)),
+             "rename the file or folder to a UTF-8 name, or give the path of a symbolic link "
+             "with a UTF-8 name");
   return text;
 }
 
@@ -204,7 +217,7 @@ std::uint64_t read_byte_size(const ReadContext& ctx, const std::string& path,
   const std::string text = scalar_text(ctx, path, node, "a byte size");
   const ParsedByteSize size = parse_byte_size(text);
   if (!size.ok())
-    ctx.fail(path, node, fmt::format("{} = '{}' {}", path, shorten(text), size.error),
+    ctx.fail(path, node, fmt::format("{} = '{}' {}", path, quoted_value(text), size.error),
              "write a byte count or a size with a unit, such as 4096, 512MiB or 1.5GB");
   return size.bytes;
 }
@@ -212,7 +225,7 @@ std::uint64_t read_byte_size(const ReadContext& ctx, const std::string& path,
 void fail_unknown_name(const ReadContext& ctx, const std::string& path, const YAML::Node& node,
                        const std::string& kind, const std::string& text,
                        const std::string& where_text, const std::vector<std::string>& valid) {
-  const std::string what = fmt::format("unknown {} '{}' {}", kind, shorten(text), where_text);
+  const std::string what = fmt::format("unknown {} '{}' {}", kind, quoted_value(text), where_text);
   if (const auto suggestion = closest_match(text, valid))
     ctx.fail(path, node, what, fmt::format("did you mean '{}'?", *suggestion));
   ctx.fail(path, node, what, "use one of: " + join_words(valid));

@@ -1,9 +1,12 @@
 // Errors that reach the user. Each carries the process exit code the CLI returns, and a
-// message written as "where: what is wrong; what to do".
+// message written as "where: what is wrong; what to do", on one line whatever user text it
+// quotes (message_text.hpp).
 #pragma once
 
 #include <stdexcept>
 #include <string>
+
+#include "core/message_text.hpp"
 
 namespace dl {
 
@@ -15,7 +18,8 @@ enum class ExitCode : int {
   kCheckpointError = 4,  // a checkpoint or model file is unreadable, corrupt or incompatible
   kDiverged = 5,         // the loss became NaN or infinite
   kIoError = 6,          // an output could not be written (disk full, permissions)
-  kOutOfMemory = 7,      // an allocation failed; the message names the key to lower
+  kOutOfMemory = 7,      // an allocation failed, or a thread could not be started
+                         // (thread_start.hpp); the message names the keys to lower
   kHangUp = 129,         // SIGHUP (128 + 1)
   kInterrupted = 130,    // SIGINT (128 + 2)
   kBrokenPipe = 141,     // standard output closed by its reader (128 + SIGPIPE's 13)
@@ -30,7 +34,8 @@ inline ExitCode exit_code_for_signal(int signal_number) {
 
 class Error : public std::runtime_error {
  public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Error(ExitCode code, const std::string& message)
+      : std::runtime_error(one_line(message)), code_(code) {}
   ExitCode code() const { return code_; }
 
  private:

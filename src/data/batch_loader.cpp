@@ -3,7 +3,10 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "core/thread_start.hpp"
 
 namespace dl {
 
@@ -32,7 +35,8 @@ BatchLoader::BatchLoader(const Dataset& data, std::shared_ptr<const EpochPlan> p
   free_.reserve(buffers);
   for (HostBatch& b : pool_) free_.push_back(&b);
   ready_.assign(static_cast<std::size_t>(depth_), nullptr);
-  thread_ = std::thread([this] { produce(); });
+  thread_ = start_thread(fmt::format("worker {}'s batch prefetch thread", worker_),
+                         [this] { produce(); });
 }
 
 BatchLoader::~BatchLoader() {

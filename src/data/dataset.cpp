@@ -12,12 +12,21 @@
 namespace dl {
 namespace {
 
-// Index of the first label outside [0, num_classes), or -1.
-std::int64_t first_bad_label(const std::vector<std::int32_t>& labels, int num_classes) {
+// The labels outside [0, num_classes): where the first one is, and the largest label of all, so
+// that the advice (numClasses at least largest + 1) covers every label and not the first alone.
+struct BadLabels {
+  std::int64_t first = -1;  // index; -1 when every label is in range
+  std::int32_t largest = 0;
+};
+
+BadLabels find_bad_labels(const std::vector<std::int32_t>& labels, int num_classes) {
+  BadLabels bad;
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    if (labels[i] < 0 || labels[i] >= num_classes) return static_cast<std::int64_t>(i);
+    if (bad.first < 0 && (labels[i] < 0 || labels[i] >= num_classes))
+      bad.first = static_cast<std::int64_t>(i);
+    bad.largest = std::max(bad.largest, labels[i]);
   }
-  return -1;
+  return bad;
 }
 
 }  // namespace
@@ -44,13 +53,14 @@ Dataset Dataset::load_idx(const std::string& images_path, const std::string& lab
   DL_CHECK(static_cast<std::int64_t>(raw_labels.size()) == images.count,
            "image and label counts agree after the header check");
   std::vector<std::int32_t> labels(raw_labels.begin(), raw_labels.end());
-  const std::int64_t bad = first_bad_label(labels, num_classes);
-  if (bad >= 0) {
+  const BadLabels bad = find_bad_labels(labels, num_classes);
+  if (bad.first >= 0) {
     throw DataError(
-        fmt::format("{}: label {} at index {} (counting from 0) is not below "
-                    "numClasses = {}; set data.numClasses to at least {} or use the "
+        fmt::format("{}: label {} at index {} (counting from 0) is not below numClasses = {}, "
+                    "and the largest label is {}; set data.numClasses to at least {} or use the "
                     "labels file that belongs to {}",
-                    labels_path, labels[bad], bad, num_classes, labels[bad] + 1, images_path));
+                    labels_path, labels[bad.first], bad.first, num_classes, bad.largest,
+                    bad.largest + 1, images_path));
   }
   return Dataset(images.rows, images.cols, std::move(images.pixels), std::move(labels),
                  num_classes);
@@ -82,12 +92,13 @@ Dataset::Dataset(int channels, int rows, int cols, std::vector<std::uint8_t> pix
                     "{}); give one channels x rows x cols image per label",
                     pixels_.size(), labels_.size(), shape_text(), labels_.size() * sample_bytes_));
   }
-  const std::int64_t bad = first_bad_label(labels_, num_classes);
-  if (bad >= 0) {
+  const BadLabels bad = find_bad_labels(labels_, num_classes);
+  if (bad.first >= 0) {
     throw DataError(
-        fmt::format("dataset: label {} at index {} is outside [0, {}); labels must "
-                    "be class indices below numClasses",
-                    labels_[bad], bad, num_classes));
+        fmt::format("dataset: label {} at index {} is outside [0, {}), and the largest label is "
+                    "{}; labels must be class indices below numClasses: set data.numClasses to "
+                    "at least {}",
+                    labels_[bad.first], bad.first, num_classes, bad.largest, bad.largest + 1));
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -53,13 +54,21 @@ void ignore_file_size_signal() {
   std::call_once(once, [] { ::signal(SIGXFSZ, SIG_IGN); });
 }
 
+std::string temporary_path(const std::string& path, long pid) {
+  return fmt::format("{}.tmp-{}", path, pid);
+}
+
+std::string longest_temporary_path(const std::string& path) {
+  return temporary_path(path, std::numeric_limits<pid_t>::max());
+}
+
 void write_file_atomically(const std::string& path, const std::string& bytes) {
   write_file_atomically(path, std::vector<ByteSpan>{{bytes.data(), bytes.size()}});
 }
 
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces) {
   ignore_file_size_signal();
-  const std::string temp = fmt::format("{}.tmp-{}", path, ::getpid());
+  const std::string temp = temporary_path(path, ::getpid());
   // Created, never followed: a link planted at the temporary name is not written through.
   int fd = create_temporary(temp, kNewFileMode);
   if (fd < 0) throw_write_error(path, "creating " + temp, errno);

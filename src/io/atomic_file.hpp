@@ -23,6 +23,11 @@ void write_file_atomically(const std::string& path, const std::string& bytes);
 // are written from where they are, without a concatenated copy.
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces);
 
+// "<path>.tmp-<pid>": the temporary file write_file_atomically writes for `path`.
+std::string temporary_path(const std::string& path, long pid);
+// The longest temporary_path of `path` any process can have, for checks of path lengths.
+std::string longest_temporary_path(const std::string& path);
+
 // Makes SIGXFSZ ignored, so that exceeding RLIMIT_FSIZE fails write() with EFBIG (reported as an
 // IoError) instead of killing the process with a core dump. Every writer in src/io calls it;
 // calling it again is harmless.

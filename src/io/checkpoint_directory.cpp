@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <string_view>
 #include <system_error>
 #include <tuple>
@@ -53,6 +54,11 @@ bool parse_checkpoint_name(std::string_view name, CheckpointName* parsed) {
 }
 
 }  // namespace
+
+std::string CheckpointDirectory::longest_file_name() {
+  constexpr std::int64_t kLargest = std::numeric_limits<std::int64_t>::max();
+  return checkpoint_file_name(kLargest, kLargest);
+}
 
 CheckpointDirectory::CheckpointDirectory(std::string directory, int keep_last)
     : directory_(std::move(directory)), keep_last_(keep_last) {

@@ -35,6 +35,10 @@ class CheckpointDirectory {
 
   const std::string& directory() const { return directory_; }
 
+  // The longest name a checkpoint file can have (the largest epoch and iteration), for checks
+  // of path lengths.
+  static std::string longest_file_name();
+
  private:
   std::string directory_;
   int keep_last_;

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "core/message_text.hpp"
+
 namespace dl {
 
 namespace {
@@ -65,8 +67,8 @@ const char* role_noun(InputRole role) {
 
 std::string over_limit(const std::string& path, std::uint64_t bytes, std::uint64_t limit,
                        InputRole role) {
-  return fmt::format("{}: is {} bytes, over the limit of {} bytes ({} MiB) for {}; {}", path, bytes,
-                     limit, limit >> 20, role_noun(role), role_fix(role));
+  return fmt::format("{}: is {} bytes, over the limit of {} bytes ({} MiB) for {}; {}",
+                     quoted_path(path), bytes, limit, limit >> 20, role_noun(role), role_fix(role));
 }
 
 }  // namespace
@@ -87,21 +89,22 @@ InputFd::InputFd(const std::string& path, InputRole role, std::uint64_t max_byte
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) {
     const char* reason = std::strerror(errno);
-    throw_input_error(
-        role,
-        role == InputRole::kConfig
-            ? fmt::format("{}: cannot read config file ({}); {}", path, reason, open_fix(role))
-            : fmt::format("{}: cannot open: {}; {}", path, reason, open_fix(role)));
+    throw_input_error(role, role == InputRole::kConfig
+                                ? fmt::format("{}: cannot read config file ({}); {}",
+                                              quoted_path(path), reason, open_fix(role))
+                                : fmt::format("{}: cannot open: {}; {}", quoted_path(path), reason,
+                                              open_fix(role)));
   }
   struct stat info {};
   if (::fstat(fd_, &info) != 0) {
     const int err = errno;
     ::close(fd_);
-    throw_input_error(role, fmt::format("{}: cannot stat: {}", path, std::strerror(err)));
+    throw_input_error(role,
+                      fmt::format("{}: cannot stat: {}", quoted_path(path), std::strerror(err)));
   }
   if (!S_ISREG(info.st_mode)) {
     ::close(fd_);
-    throw_input_error(role, fmt::format("{}: is {}, not a regular file; {}", path,
+    throw_input_error(role, fmt::format("{}: is {}, not a regular file; {}", quoted_path(path),
                                         describe_file_type(info.st_mode), role_fix(role)));
   }
   size_ = static_cast<std::uint64_t>(info.st_size);
@@ -138,7 +141,7 @@ std::string read_config_text(const std::string& path) {
       throw ConfigError(
           fmt::format("{}: cannot read config file ({}); check the path given to "
                       "--config",
-                      path, std::strerror(errno)));
+                      quoted_path(path), std::strerror(errno)));
     }
     text.append(buffer, static_cast<std::size_t>(n));
     // A file that grows while it is read is held to the same limit.

@@ -5,6 +5,7 @@
 #include "config/config_limits.hpp"
 #include "config/read_context.hpp"
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
@@ -57,7 +58,8 @@ std::string LayerShaping::name() const {
 
 void LayerShaping::fail(const std::string& what, const std::string& fix) const {
   fail_at(layer_.where,
-          fmt::format("layer {} '{}' ({}): {}", index_, name(), layer_kind(layer_.type).name, what),
+          fmt::format("layer {} '{}' ({}): {}", index_, quoted_value(name()),
+                      layer_kind(layer_.type).name, what),
           fix);
 }
 
@@ -122,7 +124,8 @@ std::vector<PlannedLayer> plan_layers(const Config& config) {
   for (std::size_t i = 0; i < config.layers.size(); ++i) {
     if (i > 0 && config.layers[i - 1].type == LayerType::kOutput)
       LayerShaping(config.layers[i], i, shape)
-          .fail(fmt::format("it follows the output layer '{}'", planned.back().config.name),
+          .fail(fmt::format("it follows the output layer '{}'",
+                            quoted_value(planned.back().config.name)),
                 "make the output layer the last one");
     planned.push_back(plan_layer(config, i, shape));
     shape = planned.back().output;

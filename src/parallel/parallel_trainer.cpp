@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
+#include "core/thread_start.hpp"
 #include "data/epoch_plan.hpp"
 
 namespace dl {
@@ -173,7 +174,17 @@ std::int64_t ParallelTrainer::run_epoch(int epoch, std::int64_t first_round,
     }
   };
   std::vector<std::thread> threads;
-  for (int w = 1; w < workers(); ++w) threads.emplace_back(run_worker, w);
+  try {
+    for (int w = 1; w < workers(); ++w)
+      threads.push_back(
+          start_thread(fmt::format("worker {}'s thread", w), [&run_worker, w] { run_worker(w); }));
+  } catch (const ThreadStartError&) {
+    // The workers already started would wait at their first meeting for the one that is
+    // missing: they are released, and joined, before the error leaves.
+    collective_->abort();
+    for (auto& t : threads) t.join();
+    throw;
+  }
   run_worker(0);  // the calling thread is worker 0: one thread fewer to switch between
   for (auto& t : threads) t.join();
   failure.rethrow_if_any(workers());

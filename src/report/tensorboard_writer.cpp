@@ -25,13 +25,21 @@ double unix_seconds() {
 
 }  // namespace
 
+std::string event_file_name(std::int64_t seconds, const std::string& host) {
+  return fmt::format("events.out.tfevents.{}.{}", seconds, host);
+}
+
+std::string event_file_name_now() {
+  return event_file_name(static_cast<std::int64_t>(unix_seconds()), host_name());
+}
+
 TensorBoardWriter::TensorBoardWriter(const std::string& directory) {
   if (!tensorboard_built()) encode_file_version_event(0.0);  // throws the reason
   std::error_code error;
   std::filesystem::create_directories(directory, error);
   const double now = unix_seconds();
   path_ = (std::filesystem::path(directory) /
-           fmt::format("events.out.tfevents.{}.{}", static_cast<std::int64_t>(now), host_name()))
+           event_file_name(static_cast<std::int64_t>(now), host_name()))
               .string();
   // O_APPEND: a second writer in the same second (a quick resume) adds to the file instead of
   // cutting it; TensorBoard reads any number of version records.

@@ -26,6 +26,11 @@ std::string encode_scalars_event(double wall_time, std::int64_t step,
                                  const std::vector<Scalar>& values);
 std::string encode_session_start_event(double wall_time, std::int64_t step);
 
+// "events.out.tfevents.<unix seconds>.<host>": the name of an event file.
+std::string event_file_name(std::int64_t seconds, const std::string& host);
+// The event_file_name a writer started now on this host would write, for checks of path lengths.
+std::string event_file_name_now();
+
 class TensorBoardWriter {
  public:
   // A new event file in `directory` (created when missing): events.out.tfevents.<unix

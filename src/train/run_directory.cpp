@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
@@ -15,7 +16,10 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/checkpoint_directory.hpp"
+#include "report/tensorboard_writer.hpp"
 #include "train/run_directory_lock.hpp"
 
 namespace dl {
@@ -90,9 +94,9 @@ Contents read_contents(const std::string& path) {
     }
     if (name == RunDirectory::kLockName) continue;
     contents.has_run = true;
-    if (name == "checkpoints" && type == fs::file_type::directory) {
+    if (name == RunDirectory::kCheckpointsName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_checkpoint_file_name, contents);
-    } else if (name == "tensorboard" && type == fs::file_type::directory) {
+    } else if (name == RunDirectory::kTensorBoardName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_tensorboard_event_file_name, contents);
     } else if (is_run_output_name(name) && type == fs::file_type::regular) {
       contents.own.push_back(it->path());
@@ -169,6 +173,65 @@ void check_is_directory(const std::string& path) {
   }
 }
 
+// The run's outputs, by name (the marker and the lock too).
+const std::set<std::string>& run_output_names() {
+  static const std::set<std::string> kOutputs = {
+      "config.resolved.yaml", "scores.csv",      "timing.csv",     "metrics.jsonl",
+      "evaluation.txt",       "model.dlm",       "best_model.dlm", "early_stopping.json",
+      "summary.json",         "evaluation.json", "report.html",    RunDirectory::kMarkerName,
+      RunDirectory::kLockName};
+  return kOutputs;
+}
+
+// The longest path, relative to the run directory, that a run may write: a checkpoint's (of the
+// largest epoch and iteration) or another output's temporary file, or a TensorBoard event file.
+std::string longest_output_path() {
+  std::vector<std::string> paths = {
+      std::string(RunDirectory::kCheckpointsName) + "/" +
+          longest_temporary_path(CheckpointDirectory::longest_file_name()),
+      std::string(RunDirectory::kTensorBoardName) + "/" + event_file_name_now()};
+  for (const std::string& name : run_output_names()) paths.push_back(longest_temporary_path(name));
+  return *std::max_element(paths.begin(), paths.end(),
+                           [](const auto& a, const auto& b) { return a.size() < b.size(); });
+}
+
+// The longest name the file system holding `path` (or the nearest folder above it that exists)
+// allows.
+std::size_t name_limit(const std::string& path) {
+  fs::path existing = fs::path(path).empty() ? fs::path(".") : fs::path(path);
+  std::error_code ec;
+  while (!fs::exists(existing, ec) && existing.has_relative_path())
+    existing = existing.parent_path();
+  if (existing.empty()) existing = ".";
+  const long limit = ::pathconf(existing.c_str(), _PC_NAME_MAX);
+  return limit > 0 ? static_cast<std::size_t>(limit) : static_cast<std::size_t>(NAME_MAX);
+}
+
+// Refuses, with an IoError, an output directory in which the paths a run writes would be longer
+// than the system allows: else the run would fail at its first checkpoint, after training.
+void check_path_lengths(const std::string& path) {
+  const std::size_t names = name_limit(path);
+  for (const fs::path& part : fs::path(path)) {
+    const std::string name = part.string();
+    if (name.size() > names)
+      throw IoError(fmt::format(
+          "{}: the output directory's part '{}' is {} bytes long, over the file system's limit "
+          "of {} bytes for a name (NAME_MAX); set output.directory to a path of shorter names",
+          quoted_path(path), quoted_value(name), name.size(), names));
+  }
+  // PATH_MAX counts the terminating NUL.
+  constexpr std::size_t kLongestPath = PATH_MAX - 1;
+  const std::string longest = longest_output_path();
+  const std::size_t length = path.size() + 1 + longest.size();
+  if (length > kLongestPath)
+    throw IoError(fmt::format(
+        "{}: the output directory's path is {} bytes long, so the longest path a run writes in it "
+        "({}) would be {} bytes, over the system's limit of {} bytes (PATH_MAX); set "
+        "output.directory to a path of at most {} bytes",
+        quoted_path(path), path.size(), longest, length, kLongestPath,
+        kLongestPath - 1 - longest.size()));
+}
+
 void remove_own_files(const std::string& path, const Contents& contents) {
   for (const fs::path& file : contents.own) {
     std::error_code ec;
@@ -179,20 +242,14 @@ void remove_own_files(const std::string& path, const Contents& contents) {
   }
   std::error_code ignored;
   // Each subdirectory goes only when nothing else is left in it.
-  fs::remove(fs::path(path) / "checkpoints", ignored);
-  fs::remove(fs::path(path) / "tensorboard", ignored);
+  fs::remove(fs::path(path) / RunDirectory::kCheckpointsName, ignored);
+  fs::remove(fs::path(path) / RunDirectory::kTensorBoardName, ignored);
 }
 
 }  // namespace
 
 bool is_run_output_name(const std::string& name) {
-  static const std::set<std::string> kOutputs = {
-      "config.resolved.yaml",    "scores.csv",           "timing.csv",
-      "metrics.jsonl",           "evaluation.txt",       "model.dlm",
-      "best_model.dlm",          "early_stopping.json",  "summary.json",
-      "evaluation.json",         "report.html",          RunDirectory::kMarkerName,
-      RunDirectory::kLockName};
-  return kOutputs.count(without_temporary_suffix(name)) != 0;
+  return run_output_names().count(without_temporary_suffix(name)) != 0;
 }
 
 bool is_checkpoint_file_name(const std::string& name) {
@@ -203,6 +260,7 @@ bool is_checkpoint_file_name(const std::string& name) {
 }
 
 void RunDirectory::check(const std::string& path, Existing existing, const Protected& inputs) {
+  check_path_lengths(path);
   check_is_directory(path);
   std::error_code ec;
   if (!fs::exists(path, ec)) return;
@@ -216,6 +274,7 @@ RunDirectory RunDirectory::view(std::string path) {
 
 RunDirectory::RunDirectory(std::string path, Existing existing, const Protected& inputs)
     : path_(std::move(path)) {
+  check_path_lengths(path_);
   check_is_directory(path_);
   std::error_code ec;
   fs::create_directories(path_, ec);

@@ -53,10 +53,12 @@ class RunDirectory {
   // writer looks dead from here. Returns how many files were removed.
   int remove_stale_temporary_files() const;
   std::string file(const std::string& name) const { return path_ + "/" + name; }
-  std::string checkpoints() const { return file("checkpoints"); }
+  std::string checkpoints() const { return file(kCheckpointsName); }
 
   static constexpr const char* kMarkerName = ".dl-train-run";
   static constexpr const char* kLockName = ".dl-train.lock";
+  static constexpr const char* kCheckpointsName = "checkpoints";
+  static constexpr const char* kTensorBoardName = "tensorboard";
 
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}

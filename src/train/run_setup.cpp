@@ -40,6 +40,18 @@ void check_labels_fit_output(const Config& config, const Dataset& data, const st
       source, *top, config.layers.size() - 1, units, *top + 1, config.sourcePath));
 }
 
+// Test or validation images of another size than the training images the network is built for:
+// refused naming both sizes and the two ways out (other files, or another inputType).
+void check_same_size(const Config& config, const Dataset& data, const Dataset& train,
+                     const std::string& source, const char* which, const char* keys) {
+  if (data.sample_floats() == train.sample_floats()) return;
+  throw DataError(fmt::format(
+      "{}: {} images are {} but training images are {}; give {} images of {} ({} in {}), or "
+      "train on {} images and set inputType to match",
+      source, which, data.shape_text(), train.shape_text(), which, train.shape_text(), keys,
+      config.sourcePath, data.shape_text()));
+}
+
 // The memory this process may use: physical memory, or its cgroup's memory.max when lower; the
 // text says which. 0 when neither can be read.
 std::uint64_t host_memory_limit(std::string& source) {
@@ -174,18 +186,13 @@ RunData load_checked_data(const Config& config) {
         training_source(d), train.shape_text(), train.sample_floats(), expected_input,
         config.sourcePath));
   }
-  if (test.sample_floats() != train.sample_floats()) {
-    throw DataError(fmt::format("{}: test images are {} but training images are {}", test_source(d),
-                                test.shape_text(), train.shape_text()));
-  }
+  check_same_size(config, test, train, test_source(d), "test", "data.testImages, data.testLabels");
   check_labels_fit_output(config, train, training_source(d));
   check_labels_fit_output(config, test, test_source(d));
   if (data.validation) check_labels_fit_output(config, *data.validation, validation_source(d));
-  if (data.validation && data.validation->sample_floats() != train.sample_floats()) {
-    throw DataError(fmt::format("{}: validation images are {} but training images are {}",
-                                validation_source(d), data.validation->shape_text(),
-                                train.shape_text()));
-  }
+  if (data.validation)
+    check_same_size(config, *data.validation, train, validation_source(d), "validation",
+                    "data.validationImages, data.validationLabels or data.validationFile");
   return data;
 }
 

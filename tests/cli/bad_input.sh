@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad input gets one clear line naming the place and the fix, and the documented exit code.
 source "$(dirname "$0")/lib.sh"
+: "${MAKE_CIFAR:?MAKE_CIFAR must name the make_cifar_dataset tool}"
 make_data "$WORK/data" 200 50
 cfg="$DL_SOURCE_DIR/configs/lenet-small-test.yaml"
 
@@ -72,4 +73,49 @@ expect_failure 2 "updater.learningRate = 1e-320 is out of range in float32" "it 
 cp "$WORK/run3/model.dlm" "$WORK/corrupt.dlm"
 printf '\xff' | dd of="$WORK/corrupt.dlm" bs=1 seek=100 conv=notrunc status=none
 expect_failure 4 "corrupt.dlm" -- "$DL_TRAIN" eval --model "$WORK/corrupt.dlm" --config "$WORK/run3/config.resolved.yaml"
+# Test images of another size than the training images: exit 3, with both ways out.
+"$MAKE_IDX" "$WORK/data32" 200 50 32 32
+mapfile -t args < <(small_args "$WORK/data" "$WORK/run6" \
+  "data.testImages=$WORK/data32/t10k-images-idx3-ubyte.gz" \
+  "data.testLabels=$WORK/data32/t10k-labels-idx1-ubyte.gz")
+expect_failure 3 "data32/t10k-images-idx3-ubyte.gz: test images are 32x32 but training images " \
+  "are 28x28; give test images of 28x28 \(data.testImages, data.testLabels in .*small-test.yaml\), " \
+  "or train on 32x32 images and set inputType to match" -- "$DL_TRAIN" "${args[@]}"
+
+# Labels beyond numClasses: the advice is the largest label + 1, so following it works.
+"$MAKE_IDX" "$WORK/data14" 200 50 28 28 14
+mapfile -t args < <(small_args "$WORK/data14" "$WORK/run7")
+expect_failure 3 "train-labels-idx1-ubyte.gz: label 1[0-3] at index [0-9]+ \(counting from 0\) " \
+  "is not below numClasses = 10, and the largest label is 13; " \
+  "set data.numClasses to at least 14" -- "$DL_TRAIN" "${args[@]}"
+mapfile -t args < <(small_args "$WORK/data14" "$WORK/run7" data.numClasses=14 layers.3.nOut=14)
+"$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "numClasses as advised still fails"
+
+# An output directory whose paths would pass PATH_MAX, or with a name past NAME_MAX, is refused
+# before anything is read or written (it trained an epoch and failed at the first checkpoint).
+deep="$WORK"
+while [ ${#deep} -lt 4000 ]; do deep="$deep/$(printf 'd%.0s' {1..200})"; done
+mkdir -p "$deep"
+mapfile -t args < <(small_args "$WORK/data" "$deep/run")
+expect_failure 6 "the output directory's path is [0-9]+ bytes long, so the longest path a run " \
+  "writes in it \((checkpoints|tensorboard)/[^)]+\) would be [0-9]+ bytes, over the system's " \
+  "limit of 4095 bytes \(PATH_MAX\); set output.directory to a path of at most [0-9]+ bytes" -- \
+  "$DL_TRAIN" "${args[@]}"
+[ ! -e "$deep/run" ] || fail "the refused run created its directory"
+[ "$(wc -c <"$WORK/err.txt")" -lt 1000 ] || fail "the message quotes the whole path"
+long_name=$(printf 'n%.0s' {1..256})
+mapfile -t args < <(small_args "$WORK/data" "$WORK/$long_name/run")
+expect_failure 6 "the output directory's part 'n+\.\.\.n+ \(256 bytes\)' is 256 bytes long, " \
+  "over the file system's limit of 255 bytes for a name \(NAME_MAX\)" -- "$DL_TRAIN" "${args[@]}"
+
+# The data generators of the tests make a missing output folder, and say why they cannot.
+"$MAKE_CIFAR" "$WORK/new/cifar/folder" 20 10 || fail "make_cifar_dataset failed on a new folder"
+[ -s "$WORK/new/cifar/folder/test_batch.bin" ] || fail "make_cifar_dataset wrote no test batch"
+"$MAKE_IDX" "$WORK/new/idx/folder" 20 10 || fail "make_idx_dataset failed on a new folder"
+[ -s "$WORK/new/idx/folder/t10k-labels-idx1-ubyte.gz" ] || fail "make_idx_dataset wrote no labels"
+touch "$WORK/a-file"
+expect_failure 1 "a-file/cifar: cannot create the folder: Not a directory" -- \
+  "$MAKE_CIFAR" "$WORK/a-file/cifar" 20 10
+expect_failure 1 "a-file/idx: cannot create the folder: Not a directory" -- \
+  "$MAKE_IDX" "$WORK/a-file/idx" 20 10
 echo "ok: all bad inputs rejected"

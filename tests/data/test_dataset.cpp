@@ -85,13 +85,16 @@ TEST_CASE("Dataset rejects image and label files with different counts", "[datas
   }
 }
 
-TEST_CASE("Dataset names the first label outside numClasses", "[dataset][errors]") {
+TEST_CASE("Dataset names the first label outside numClasses and advises the largest + 1",
+          "[dataset][errors]") {
   dl::test::TempDir dir;
   const Bytes labels = {1, 2, 3, 12, 0, 13};
   const IdxPair pair = write_pair(dir, dl::test::pattern_bytes(6 * kImageBytes, 1), labels, "bad");
-  CHECK_THAT(
-      data_error_message([&] { dl::Dataset::load_idx(pair.images, pair.labels, kClasses); }),
-      Contains(pair.labels) && Contains("label 12 at index 3") && Contains("numClasses = 10"));
+  // The advice covers label 13 too, so following it works (12 + 1 = 13 would fail again).
+  CHECK_THAT(data_error_message([&] { dl::Dataset::load_idx(pair.images, pair.labels, kClasses); }),
+             Contains(pair.labels) && Contains("label 12 at index 3") &&
+                 Contains("numClasses = 10") &&
+                 Contains("the largest label is 13; set data.numClasses to at least 14"));
   // Within the limit all labels are valid.
   CHECK(dl::Dataset::load_idx(pair.images, pair.labels, kClasses, 3).size() == 3);
   // With enough classes the file is fine.
@@ -107,6 +110,10 @@ TEST_CASE("Dataset from raw vectors checks its inputs", "[dataset][errors]") {
                dl::Dataset(1, 1, Bytes(2), {0, 5}, 3);
              }),
              Contains("label 5 at index 1"));
+  CHECK_THAT(data_error_message([] {
+               dl::Dataset(1, 1, Bytes(3), {3, 0, 7}, 3);
+             }),
+             Contains("label 3 at index 0") && Contains("set data.numClasses to at least 8"));
   CHECK_THAT(data_error_message([] { dl::Dataset(0, 1, Bytes(), {}, 3); }), Contains("0x1"));
   const dl::Dataset empty(1, 1, Bytes(), {}, 3);
   CHECK(empty.size() == 0);

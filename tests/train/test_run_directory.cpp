@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 
@@ -98,6 +101,35 @@ TEST_CASE("a run directory is locked while it is held; the second claim names th
 TEST_CASE("check() touches nothing; a directory that does not exist passes") {
   const fs::path dir = fresh_directory("dl-run-directory-check");
   dl::RunDirectory::check(dir.string(), dl::RunDirectory::Existing::kOverwrite);
+  CHECK_FALSE(fs::exists(dir));
+}
+
+TEST_CASE("a directory whose paths would pass PATH_MAX or NAME_MAX is refused, nothing made") {
+  const fs::path dir = fresh_directory("dl-run-directory-long");
+  const auto refusal = [](const std::string& path) -> std::string {
+    try {
+      dl::RunDirectory::check(path, dl::RunDirectory::Existing::kRefuse);
+    } catch (const dl::IoError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Relative paths count as given: the system limits the path dl-train passes, not the absolute.
+  const std::string name(200, 'd');
+  std::string deep = dir.string();
+  while (deep.size() < PATH_MAX - 100) deep += "/" + name;
+  CHECK_THAT(refusal(deep), Catch::Matchers::Contains("over the system's limit of 4095 bytes "
+                                                      "(PATH_MAX); set output.directory to a path "
+                                                      "of at most"));
+  // Short enough for the longest checkpoint name: accepted.
+  CHECK(refusal(deep.substr(0, PATH_MAX - 200)).empty());
+  const auto names =
+      static_cast<std::size_t>(pathconf(fs::temp_directory_path().c_str(), _PC_NAME_MAX));
+  CHECK_THAT(refusal((dir / std::string(names + 1, 'n') / "run").string()),
+             Catch::Matchers::Contains(fmt::format("is {} bytes long, over the file system's limit "
+                                                   "of {} bytes for a name (NAME_MAX)",
+                                                   names + 1, names)));
+  CHECK(refusal((dir / std::string(names, 'n') / "run").string()).empty());
   CHECK_FALSE(fs::exists(dir));
 }
 

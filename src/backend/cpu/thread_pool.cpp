@@ -10,8 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "core/thread_start.hpp"
 
 // Each thread that calls parallel_slices (each worker) has its own pool of helper threads, started
 // on first use and grown to the widest call seen, so several workers' ops run side by side, each
@@ -66,7 +69,9 @@ class Pool {
       // The helper's first generation to wait past is the current one, read here: read in the
       // new thread, it might already be this call's, which the helper would then miss.
       const unsigned current = generation_.load(std::memory_order_acquire);
-      helpers_.emplace_back([this, current] { help(current); });
+      helpers_.push_back(start_thread(
+          fmt::format("compute thread {} of {} (parallel.blasThreads)", helpers_.size() + 2, width),
+          [this, current] { help(current); }));
     }
     task_ = &slice;
     count_ = count;

@@ -15,7 +15,7 @@ namespace {
 class TensorBoardEvents final : public TrainingListener {
  public:
   explicit TensorBoardEvents(const ListenerContext& context)
-      : writer_(context.run.file("tensorboard")) {}
+      : writer_(context.run.file(RunDirectory::kTensorBoardName)) {}
 
   void on_start(const RunInfo& info) override {
     writer_.write_session_start(info.start.iteration + 1);

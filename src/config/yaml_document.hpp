@@ -1,0 +1,45 @@
+// What the config accepts of YAML beyond its syntax, checked the same way in the config file and
+// in each --set value: one document, no control characters in the text, no explicit tags. A tag
+// (`!!str 3`, `!foo`) would change the type a key is read as, which is the schema's to decide.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <yaml-cpp/yaml.h>
+
+namespace dl {
+
+struct DocumentCount {
+  std::size_t documents = 0;
+  YAML::Mark second_root = YAML::Mark::null_mark();  // where the second document starts
+};
+
+// Counts the documents of `text`, throwing YAML::Exception on a syntax error in any of them.
+DocumentCount count_documents(const std::string& text);
+
+// A control character in YAML text, which YAML does not allow outside escapes (tab, line feed and
+// carriage return aside).
+struct ControlCharacter {
+  int line = 0;      // 1-based
+  int column = 0;    // 1-based, in bytes
+  std::string text;  // as a message shows it: "\x00"
+};
+std::optional<ControlCharacter> find_control_character(const std::string& text);
+
+// A node written with an explicit tag, at `path` below the node searched ("layers.0.dense.nOut",
+// "" for that node itself).
+struct TaggedNode {
+  std::string path;
+  std::string tag;  // as written for the core schema ("!!str"), else as yaml-cpp holds it ("!foo")
+  YAML::Mark mark;
+};
+// The first node of `node` (itself, a key or a value below it, in document order) that carries an
+// explicit tag.
+std::optional<TaggedNode> find_explicit_tag(const YAML::Node& node);
+
+// "remove the tag ...": what to write instead of a tagged value.
+std::string explicit_tag_fix();
+
+}  // namespace dl

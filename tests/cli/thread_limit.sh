@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A thread the system refuses (the user's process limit, `ulimit -u`) ends the run with one line
+# naming the thread, the limit and the keys to lower, and exit 7, instead of "internal error:
+# Resource temporarily unavailable". Root's process limit does not bind, so as root the run is
+# made as 'nobody'; other users' runs share the limit with their other processes, so the test
+# needs root (tests/parallel/test_thread_start.cpp covers the error itself for any user).
+source "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root to run as a user of its own"; exit 77; }
+command -v setpriv >/dev/null && command -v prlimit >/dev/null && id nobody >/dev/null 2>&1 ||
+  { echo "skipped: needs setpriv, prlimit and the user nobody"; exit 77; }
+make_data "$WORK/data" 200 50
+chmod 755 "$WORK"
+mkdir -m 777 "$WORK/runs"
+
+# limited THREADS SETTINGS...: trains as nobody, allowed THREADS more processes and threads than
+# nobody runs already. OpenBLAS starts its own threads before main: one here, so the count is
+# dl-train's (main, standard error's and standard output's writers, the signal handler, then the
+# workers and their compute threads).
+limited() {
+  local threads=$1
+  shift
+  local running
+  running=$(ps -L -u nobody --no-headers 2>/dev/null | wc -l)
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/runs/$threads-$*" "$@")
+  OPENBLAS_NUM_THREADS=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    prlimit --nproc=$((running + threads)) "$DL_TRAIN" "${args[@]}"
+}
+
+expect_failure 7 "^dl-train: error: could not start worker 1's thread: Resource temporarily unavailable; " \
+  "this user may run [0-9]+ processes and threads in all \(ulimit -u\); " \
+  "lower parallel.workers, parallel.blasThreads or parallel.prefetchBuffer, or raise ulimit -u$" -- \
+  limited 4 parallel.workers=4
+expect_failure 7 "could not start compute thread 2 of [0-9]+ \(parallel.blasThreads\)" \
+  "raise ulimit -u" -- limited 4 parallel.blasThreads=4
+# With enough threads allowed, the same run trains.
+limited 8 parallel.workers=4 output.console=quiet >/dev/null ||
+  fail "the run failed with 8 threads allowed"
+echo "ok: a refused thread is named"
