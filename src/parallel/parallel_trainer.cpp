@@ -213,7 +213,9 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
       ctx.training = true;
       ctx.seed = config_.seed;
       ctx.iteration = static_cast<std::uint64_t>(w.iteration);
-      ctx.worker = worker;
+      // Dropout's stream is keyed by the global worker, so rank r's worker w draws what worker
+      // r x workers + w of one process would, and ranks do not repeat each other's masks.
+      ctx.worker = w.global_worker;
       r.compute_gradient(w.samples, strategy_->gradient_divisor(w), ctx, w.loss, correct);
     } else {
       r.backend->fill(w.loss, 1, 0.0f);
