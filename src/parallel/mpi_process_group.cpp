@@ -133,10 +133,7 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
   void broadcast(void* data, std::size_t bytes, int root) override {
-    if (root < 0 || root >= size_) {
-      throw InternalError(
-          fmt::format("MPI rank {}: broadcast from root {} of {} ranks", rank_, root, size_));
-    }
+    check_root(root, "broadcast");
     auto* bytes_at = static_cast<unsigned char*>(data);
     for (std::size_t done = 0; done < bytes;) {
       const std::size_t count = std::min(kMaxMpiCount, bytes - done);
@@ -151,6 +148,46 @@ class MpiProcessGroup final : public ProcessGroup {
     check(MPI_Allgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
           "MPI_Allgather");
     return values;
+  }
+
+  // Point to point in chunks, so that a rank's part may exceed MPI's int count (a large model's
+  // updater states); root receives the ranks in order.
+  std::vector<std::string> gather(const std::string& bytes, int root) override {
+    check_root(root, "gather");
+    constexpr int kSizeTag = 1;
+    constexpr int kBytesTag = 2;
+    if (rank_ != root) {
+      std::uint64_t size = bytes.size();
+      check(MPI_Send(&size, 1, MPI_UINT64_T, root, kSizeTag, MPI_COMM_WORLD), "MPI_Send");
+      for (std::size_t done = 0; done < bytes.size();) {
+        const std::size_t count = std::min(kMaxMpiCount, bytes.size() - done);
+        check(MPI_Send(bytes.data() + done, static_cast<int>(count), MPI_BYTE, root, kBytesTag,
+                       MPI_COMM_WORLD),
+              "MPI_Send");
+        done += count;
+      }
+      return {};
+    }
+    std::vector<std::string> parts(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      std::string& part = parts[static_cast<std::size_t>(r)];
+      if (r == root) {
+        part = bytes;
+        continue;
+      }
+      std::uint64_t size = 0;
+      check(MPI_Recv(&size, 1, MPI_UINT64_T, r, kSizeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+      part.resize(size);
+      for (std::size_t done = 0; done < part.size();) {
+        const std::size_t count = std::min(kMaxMpiCount, part.size() - done);
+        check(MPI_Recv(part.data() + done, static_cast<int>(count), MPI_BYTE, r, kBytesTag,
+                       MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        done += count;
+      }
+    }
+    return parts;
   }
 
   void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
@@ -188,6 +225,13 @@ class MpiProcessGroup final : public ProcessGroup {
     const std::optional<LocalRank> stated =
         local_rank_from_launcher([](const char* variable) { return std::getenv(variable); });
     return stated.value_or(split);
+  }
+
+  void check_root(int root, const char* what) const {
+    if (root < 0 || root >= size_) {
+      throw InternalError(
+          fmt::format("MPI rank {}: {} with root {} of {} ranks", rank_, what, root, size_));
+    }
   }
 
   void check(int code, const char* call) const {

@@ -14,6 +14,10 @@ namespace dl {
 
 namespace {
 
+// What the other ranks receive in share_decision when rank 0 asks for their replicas' states
+// instead of deciding (decisions are >= 0).
+constexpr int kReplicaStatesRequest = -1;
+
 // The first failure of any worker, kept to rethrow on the calling thread. A worker that stops
 // because another one aborted the collective records nothing.
 class FirstFailure {
@@ -277,8 +281,7 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
     point.window_samples = window_samples_;
     int action = static_cast<int>(SyncAction::kContinue);
     if (processes_.is_root()) action = static_cast<int>(callback(point));
-    processes_.broadcast(&action, sizeof(action), 0);
-    shared_action_ = static_cast<SyncAction>(action);
+    shared_action_ = static_cast<SyncAction>(share_decision(action));
     stopped_round_ = shared_action_ == SyncAction::kStop ? point.round + 1 : -1;
   }
   collective_->barrier(worker);  // every local worker sees the decision
@@ -306,6 +309,49 @@ void ParallelTrainer::sum_tables_over_processes() {
     window_loss_[i] = table[2 * g + i];
     window_correct_[i] = table[3 * g + i];
     window_samples_[i] = static_cast<std::int64_t>(table[4 * g + i]);
+  }
+}
+
+bool ParallelTrainer::replicas_share_updater_state() const {
+  return config_.parallel.mode == ParallelMode::kSynchronous || config_.parallel.averageUpdaters;
+}
+
+ReplicaStates ParallelTrainer::local_replica_states() {
+  ReplicaStates states;
+  for (int w = 0; w < workers(); ++w) {
+    if (global(w) == 0 || !replicas_share_updater_state()) {
+      Optimizer& opt = optimizer(w);
+      std::vector<float> s(opt.state_floats());
+      if (!s.empty()) model(w).backend().download(s.data(), opt.state(), s.size() * sizeof(float));
+      states.updaters.push_back(std::move(s));
+    }
+    if (loss_scaler(w).dynamic()) states.loss_scalers.push_back(loss_scaler(w).save_state());
+  }
+  return states;
+}
+
+ReplicaStates ParallelTrainer::replica_states() {
+  DL_CHECK(processes_.is_root(), "only rank 0 collects the replicas' states");
+  ReplicaStates states = local_replica_states();
+  if (processes_.size() == 1) return states;
+  int request = kReplicaStatesRequest;
+  processes_.broadcast(&request, sizeof(request), 0);
+  const std::vector<std::string> parts = processes_.gather(std::string(), 0);
+  for (std::size_t r = 1; r < parts.size(); ++r) unpack_into(parts[r], states);
+  return states;
+}
+
+int ParallelTrainer::share_decision(int decision) {
+  DL_CHECK(decision >= 0, "decisions are >= 0");
+  if (processes_.is_root()) {
+    processes_.broadcast(&decision, sizeof(decision), 0);
+    return decision;
+  }
+  for (;;) {
+    int message = 0;
+    processes_.broadcast(&message, sizeof(message), 0);
+    if (message != kReplicaStatesRequest) return message;
+    processes_.gather(pack(local_replica_states()), 0);
   }
 }
 

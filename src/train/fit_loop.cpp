@@ -198,8 +198,8 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     notify(&TrainingListener::on_epoch_end, event);
     stop = event.stop ? 1 : 0;
   }
-  processes_.broadcast(&stop, sizeof(stop), 0);
-  return stop != 0;
+  // The epoch-end checkpoint above collects the other ranks' replicas while they wait here.
+  return trainer_.share_decision(stop) != 0;
 }
 
 TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by) {
