@@ -45,6 +45,6 @@ expect_failure 4 "$kMidEpochCheckpoint: the job's layout \(ranks x workers\) dif
   "mpirun -np 2" "--restart-epoch" -- "$DL_TRAIN" "${fewer[@]}" --resume
 "$DL_TRAIN" "${fewer[@]}" --resume --restart-epoch >"$WORK/restart.log" 2>&1 ||
   fail "--restart-epoch with 1 rank failed: $(tail -5 "$WORK/restart.log")"
-grep -q "resume: --restart-epoch: epoch 0 starts afresh (parallel.ranks: 2 -> 1)" \
+grep -q "resume: --restart-epoch: epoch 1 starts afresh (parallel.ranks: 2 -> 1)" \
   "$WORK/restart.log" || fail "no restart line: $(grep resume "$WORK/restart.log")"
 echo "ok: 2 ranks resumed with 1 rank: refused; --restart-epoch goes on"
