@@ -1,5 +1,6 @@
 #include "parallel/parallel_trainer.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -145,6 +146,23 @@ std::int64_t ParallelTrainer::rounds_per_epoch() const {
       .rounds();
 }
 
+std::int64_t ParallelTrainer::rounds_in_epoch(int epoch) const {
+  return EpochPlan(train_.size(), config_.batchSize, global_workers(), config_.seed, 0,
+                   config_.data.shuffle, skipped(epoch))
+      .rounds();
+}
+
+std::int64_t ParallelTrainer::continue_epoch_at(int epoch, std::int64_t position) {
+  DL_CHECK(position >= 0 && position <= train_.size(), "epoch position out of range");
+  skipped_epoch_ = epoch;
+  skipped_ = position % round_size();
+  return position / round_size();
+}
+
+std::int64_t ParallelTrainer::epoch_position(int epoch, std::int64_t round) const {
+  return std::min<std::int64_t>(train_.size(), skipped(epoch) + round * round_size());
+}
+
 double ParallelTrainer::lr_multiplier(std::int64_t iteration) const {
   if (config_.parallel.learningRateScaling != LearningRateScaling::kLinear) return 1.0;
   const double target = static_cast<double>(global_workers());
@@ -162,7 +180,7 @@ std::int64_t ParallelTrainer::run_epoch(int epoch, std::int64_t first_round,
                                         const SyncPointCallback& on_sync_point) {
   shared_action_ = SyncAction::kContinue;
   stopped_round_ = -1;
-  const std::int64_t rounds = rounds_per_epoch();
+  const std::int64_t rounds = rounds_in_epoch(epoch);
   if (first_round >= rounds) return rounds;
   FirstFailure failure;
   const std::int64_t first_iteration = iteration;
@@ -194,7 +212,7 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
   Replica& r = replica(worker);
   const auto plan =
       std::make_shared<const EpochPlan>(train_.size(), config_.batchSize, global_workers(),
-                                        config_.seed, epoch, config_.data.shuffle);
+                                        config_.seed, epoch, config_.data.shuffle, skipped(epoch));
   const std::unique_ptr<BatchSource> batches =
       make_batch_source(train_, plan, global(worker), first_round, config_.parallel.prefetchBuffer,
                         *r.model, r.resident.get());

@@ -104,6 +104,17 @@ class ParallelTrainer {
   void replicate_parameters();
 
   std::int64_t rounds_per_epoch() const;
+  std::int64_t epoch_samples() const { return train_.size(); }  // the training set's
+  // Rounds of `epoch`: rounds_per_epoch(), less in an epoch resumed part-way (continue_epoch_at).
+  std::int64_t rounds_in_epoch(int epoch) const;
+  // Resume: `epoch` goes on after the first `position` samples of its order, trained under this
+  // layout or another (ranks x workers). Returns the round to start at; the epoch's rounds are
+  // laid out from position mod the round size, so a position on a round boundary of this layout
+  // keeps the epoch's usual rounds.
+  std::int64_t continue_epoch_at(int epoch, std::int64_t position);
+  // The samples of epoch's order trained before its round `round` (what a checkpoint records,
+  // so that any layout can continue from it).
+  std::int64_t epoch_position(int epoch, std::int64_t round) const;
   // Runs rounds first_round.. of `epoch`; `iteration` (global rounds done) is advanced. Returns
   // the next round to run: rounds_per_epoch() when the epoch completed, less when the callback
   // asked to stop. A worker's failure stops all of them and is rethrown here naming the worker.
@@ -129,6 +140,10 @@ class ParallelTrainer {
   void worker_loop(int worker, int epoch, std::int64_t first_round, std::int64_t first_iteration,
                    const SyncPointCallback& on_sync_point);
   double lr_multiplier(std::int64_t iteration) const;
+  std::int64_t skipped(int epoch) const { return epoch == skipped_epoch_ ? skipped_ : 0; }
+  std::int64_t round_size() const {
+    return static_cast<std::int64_t>(config_.batchSize) * global_workers();
+  }
   // This process's replicas' states (every local worker's, or none of the shared updater
   // state's unless this is global worker 0).
   ReplicaStates local_replica_states();
@@ -156,6 +171,9 @@ class ParallelTrainer {
   std::vector<std::int64_t> window_samples_;
   SyncAction shared_action_ = SyncAction::kContinue;
   std::int64_t stopped_round_ = -1;  // the next round to run when the callback stopped the epoch
+  // continue_epoch_at: positions of epoch skipped_epoch_'s order before its first round.
+  int skipped_epoch_ = -1;
+  std::int64_t skipped_ = 0;
   bool data_resident_ = false;
 };
 

@@ -47,7 +47,6 @@ void FitLoop::notify(void (TrainingListener::*handler)(Event&), Event& event) {
 
 TrainOutcome FitLoop::run(const RunInfo& info) {
   notify(&TrainingListener::on_start, info);
-  const std::int64_t rounds = trainer_.rounds_per_epoch();
   const int max_epochs = info.max_epochs;
   last_report_iteration_ = progress_.iteration;
   progress_.start();
@@ -75,7 +74,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
     processes_.broadcast(&stop_signal_, sizeof(stop_signal_), 0);
     const double epoch_seconds = RunProgress::since(epoch_start);
     progress_.round_seconds += epoch_seconds;
-    if (next < rounds || stop_signal_ != 0) {
+    if (next < trainer_.rounds_in_epoch(epoch) || stop_signal_ != 0) {
       stopped_by = stop_signal_ != 0 ? fmt::format("signal {}", stop_signal_) : "early stopping";
       break;
     }

@@ -20,6 +20,8 @@ constexpr const char* kTrainSecondsKey = "train_seconds";
 constexpr const char* kSamplesKey = "samples_trained";
 // "LOSS CORRECT SAMPLES" of the epoch in progress.
 constexpr const char* kEpochSumsKey = "epoch_train_sums";
+// Samples of the epoch's order trained before the checkpoint (any layout can go on from there).
+constexpr const char* kEpochPositionKey = "epoch_position";
 // Followed by the global worker's index: "loss_scaler.0", "loss_scaler.1", ...
 constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 // Config::deterministic and worker 0's Backend::convolution_algorithms(): a resume says when they
@@ -95,6 +97,10 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
   if (!algorithms.empty()) state.metadata[kConvolutionAlgorithmsKey] = algorithms;
   state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
   state.metadata[kSamplesKey] = std::to_string(progress_.samples_trained);
+  if (kind == kCheckpointKind) {
+    state.metadata[kEpochPositionKey] =
+        std::to_string(trainer_.epoch_position(next.epoch, next.round));
+  }
   state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", progress_.epoch_loss,
                                               progress_.epoch_correct, progress_.epoch_samples);
   return state;
@@ -161,16 +167,13 @@ void TrainingState::note_changed_algorithms(const CheckpointState& state,
   }
 }
 
-// A position means the same samples only under the same batch size, data, seed, network and
-// job layout (ranks x workers): refused when they changed, unless --restart-epoch starts the
-// epoch afresh.
+// A position means the same samples only under the same batch size, data, seed and network:
+// refused when they changed, unless --restart-epoch starts the epoch afresh. Another layout
+// (ranks x workers) alone goes on from the same sample of the epoch's order (continue_in_epoch).
 void TrainingState::check_data_order(const CheckpointState& state, const std::string& path,
-                                     RunPosition& position, std::vector<std::string>& log) const {
-  std::vector<std::string> changed = changed_resume_keys(config_, trainer_.ranks(), state);
-  if (position.round > trainer_.rounds_per_epoch()) {
-    changed.push_back(fmt::format("rounds per epoch: at least {} -> {}", position.round,
-                                  trainer_.rounds_per_epoch()));
-  }
+                                     RunPosition& position, std::vector<std::string>& log) {
+  const std::vector<std::string> changed =
+      changed_resume_keys(config_, trainer_.ranks(), state);
   const JobLayout now{trainer_.ranks(), config_.parallel.workers};
   const std::optional<JobLayout> saved = saved_layout(state);
   if (!saved && trainer_.ranks() > 1) {
@@ -178,28 +181,62 @@ void TrainingState::check_data_order(const CheckpointState& state, const std::st
         "resume: note: the checkpoint does not record the job's layout (written before "
         "dl-train recorded it): each rank takes the saved updater states of workers 0, 1, ...");
   }
-  if (changed.empty()) return;
+  if (changed.empty() || (saved && only_layout_differs(state, *saved))) {
+    continue_in_epoch(state, path, saved.value_or(now), position, log);
+    return;
+  }
   std::string list;
   for (const std::string& c : changed) list += (list.empty() ? "" : "; ") + c;
   if (!allow_changed_data_order_) {
-    const bool layout_changed = saved && !(*saved == now);
-    const std::string what = layout_changed ? "the job's layout (ranks x workers)" : "the config";
-    const std::string fix =
-        layout_changed
-            ? fmt::format("written by {}, resumed by {}: resume with {} rank{} (mpirun -np {}) "
-                          "and parallel.workers: {}",
-                          describe(*saved), describe(now), saved->ranks,
-                          saved->ranks == 1 ? "" : "s", saved->ranks, saved->workers)
-            : std::string("resume with the run's config (config.resolved.yaml)");
     throw CheckpointError(fmt::format(
-        "{}: {} differs from the run's in what decides the data order or the model ({}); {}, "
-        "or pass --restart-epoch to go on from the saved parameters with epoch {} started "
-        "afresh",
-        path, what, list, fix, epoch_number(position.epoch)));
+        "{}: the config differs from the run's in what decides the data order or the model "
+        "({}); resume with the run's config (config.resolved.yaml), or pass --restart-epoch to "
+        "go on from the saved parameters with epoch {} started afresh",
+        path, list, epoch_number(position.epoch)));
   }
   position.round = 0;
   log.push_back(fmt::format("resume: --restart-epoch: epoch {} starts afresh ({})",
                             epoch_number(position.epoch), list));
+}
+
+bool TrainingState::only_layout_differs(const CheckpointState& state,
+                                        const JobLayout& saved) const {
+  Config as_saved = config_;
+  as_saved.parallel.workers = saved.workers;
+  return changed_resume_keys(as_saved, saved.ranks, state).empty();
+}
+
+// The epoch goes on after the samples of its order the checkpoint's job trained (recorded, or
+// its rounds times its round size), re-sharded when this job's layout differs.
+void TrainingState::continue_in_epoch(const CheckpointState& state, const std::string& path,
+                                      const JobLayout& saved, RunPosition& position,
+                                      std::vector<std::string>& log) {
+  const std::int64_t saved_round_size =
+      static_cast<std::int64_t>(saved.ranks) * saved.workers * config_.batchSize;
+  std::int64_t trained = position.round * saved_round_size;
+  if (const std::string* s = metadata(state, kEpochPositionKey))
+    trained = count_value(path, kEpochPositionKey, *s);
+  const std::int64_t size = trainer_.epoch_samples();
+  if (trained > size) {
+    throw CheckpointError(fmt::format(
+        "{}: its position in epoch {} ({} samples trained) lies beyond the training set's {} "
+        "samples; resume with the data the run was started with",
+        path, epoch_number(position.epoch), trained, size));
+  }
+  position.round = trainer_.continue_epoch_at(position.epoch, trained);
+  const JobLayout now{trainer_.ranks(), config_.parallel.workers};
+  if (saved == now) return;
+  const int saved_workers = saved.ranks * saved.workers;
+  const std::string replicas =
+      trainer_.replicas_share_updater_state() || saved_workers == trainer_.global_workers()
+          ? std::string()
+          : fmt::format("; worker g takes the updater state of saved worker g mod {}",
+                        saved_workers);
+  log.push_back(fmt::format(
+      "resume: written by {}, resumed by {}: epoch {} goes on after sample {} of {} in the same "
+      "order, re-sharded over {} worker{}{}",
+      describe(saved), describe(now), epoch_number(position.epoch), trained, size,
+      trainer_.global_workers(), trainer_.global_workers() == 1 ? "" : "s", replicas));
 }
 
 // Worker w's updater state from the saved global worker g modulo those saved (one when they

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# A 2-rank job's mid-epoch checkpoint holds every rank's replicas: resumed with 2 ranks it
-# continues bit for bit (averaging without averaged updaters, where each replica's updater state
-# is its own); resumed with 1 rank it is refused naming both layouts and the fix, and
-# --restart-epoch then goes on from its parameters.
+# A 2-rank job's mid-epoch checkpoint holds every rank's replicas and the position in the
+# epoch's order (averaging without averaged updaters, where each replica's updater state is its
+# own):
+#  - resumed with 2 ranks x 1 worker, or 1 rank x 2 workers (the same 2 global workers), it
+#    continues bit for bit;
+#  - resumed with 1 or 3 ranks (elastic), it says so in one line and goes on from the same sample
+#    of the same order, re-sharded: the epoch trains each of its samples once.
 source "$(dirname "$0")/lib.sh"
 if [ "${MPI_BUILT:-0}" != 1 ] || ! command -v mpirun >/dev/null; then
   echo "SKIP: dl-train was built without MPI or mpirun is missing (apt-get install libopenmpi-dev openmpi-bin)"
@@ -38,13 +41,44 @@ cmp "$WORK/straight/scores.csv" "$WORK/same/scores.csv" || fail "resumed scores.
   fail "the 2-rank run resumed with 2 ranks differs from the uninterrupted one"
 echo "ok: 2 ranks resumed with 2 ranks: bit-exact"
 
-resumable_copy fewer
-mapfile -t fewer < <(small_args "$WORK/data" "$WORK/fewer" "${common[@]}")
-expect_failure 4 "$kMidEpochCheckpoint: the job's layout \(ranks x workers\) differs" \
-  "parallel.ranks: 2 -> 1" "written by 2 ranks x 1 worker, resumed by 1 rank x 1 worker" \
-  "mpirun -np 2" "--restart-epoch" -- "$DL_TRAIN" "${fewer[@]}" --resume
-"$DL_TRAIN" "${fewer[@]}" --resume --restart-epoch >"$WORK/restart.log" 2>&1 ||
-  fail "--restart-epoch with 1 rank failed: $(tail -5 "$WORK/restart.log")"
-grep -q "resume: --restart-epoch: epoch 1 starts afresh (parallel.ranks: 2 -> 1)" \
-  "$WORK/restart.log" || fail "no restart line: $(grep resume "$WORK/restart.log")"
-echo "ok: 2 ranks resumed with 1 rank: refused; --restart-epoch goes on"
+# 1 process x 2 workers: the same global workers, so the same bits (cli_mpi_matrix).
+resumable_copy threads
+mapfile -t threads < <(small_args "$WORK/data" "$WORK/threads" "${common[@]}" parallel.workers=2)
+"$DL_TRAIN" "${threads[@]}" --resume >"$WORK/threads.log" 2>&1 ||
+  fail "1 x 2 resume failed: $(tail -5 "$WORK/threads.log")"
+grep -q "written by 2 ranks x 1 worker, resumed by 1 rank x 2 workers: epoch 1 goes on after sample 256 of 600" \
+  "$WORK/threads.log" || fail "no elastic line: $(grep resume "$WORK/threads.log")"
+cmp "$WORK/straight/scores.csv" "$WORK/threads/scores.csv" || fail "1 x 2 resumed scores.csv differs"
+"$COMPARE_MODELS" "$WORK/straight/model.dlm" "$WORK/threads/model.dlm" 0 ||
+  fail "the 2-rank run resumed as 1 process x 2 workers differs from the uninterrupted one"
+echo "ok: 2 ranks x 1 worker resumed as 1 x 2: bit-exact"
+
+# samples_trained FILE: what the checkpoint says the run has trained.
+samples_trained() {
+  "$DL_TRAIN" inspect --json -m "$1" |
+    "$PYTHON3" -c 'import json, sys; print(json.load(sys.stdin)["metadata"]["samples_trained"])'
+}
+
+for ranks in 1 3; do
+  resumable_copy "elastic$ranks"
+  mapfile -t elastic < <(small_args "$WORK/data" "$WORK/elastic$ranks" "${common[@]}")
+  launcher=()
+  [ "$ranks" = 1 ] || launcher=("$MPIRUN_LOCAL" -np "$ranks")
+  "${launcher[@]}" "$DL_TRAIN" "${elastic[@]}" --resume >"$WORK/elastic$ranks.log" 2>&1 ||
+    fail "resume with $ranks rank(s) failed: $(tail -5 "$WORK/elastic$ranks.log")"
+  line=$(grep "resume: written by 2 ranks x 1 worker, resumed by $ranks rank" "$WORK/elastic$ranks.log") ||
+    fail "no elastic line with $ranks rank(s): $(grep resume "$WORK/elastic$ranks.log")"
+  [[ "$line" == *"epoch 1 goes on after sample 256 of 600 in the same order, re-sharded over $ranks worker"* ]] ||
+    fail "elastic line: $line"
+  [[ "$line" == *"updater state of saved worker g mod 2"* ]] || fail "no updater note: $line"
+  # 256 samples before the checkpoint and 344 after it: each sample of epoch 1 once, then 600.
+  # The end of epoch 1 is the first checkpoint named e1 (the epoch that comes next).
+  end_iteration=$(ls "$WORK/elastic$ranks/checkpoints/" |
+    sed -n 's/^checkpoint-e1-i\([0-9]*\)\.dlck$/\1/p' | sort -n | head -1)
+  end_checkpoint="$WORK/elastic$ranks/checkpoints/checkpoint-e1-i$end_iteration.dlck"
+  [ "$(samples_trained "$end_checkpoint")" = 600 ] ||
+    fail "$ranks rank(s): epoch 1 did not train 600 samples ($end_checkpoint)"
+  [ "$(samples_trained "$WORK/elastic$ranks/model.dlm")" = 1200 ] ||
+    fail "$ranks rank(s): the run did not train 1200 samples"
+  echo "ok: 2 ranks resumed with $ranks: $line"
+done
