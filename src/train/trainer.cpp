@@ -125,6 +125,7 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   std::unique_ptr<ProcessGroup> own_processes =
       options.processes == nullptr ? make_single_process_group() : nullptr;
   ProcessGroup& processes = options.processes != nullptr ? *options.processes : *own_processes;
+  processes.set_timeout(config.parallel.timeout);
   // A start refused for its run directory fails before the data are read; a start that fails
   // while setting up (data, shapes, backend) has not claimed the directory yet.
   if (processes.is_root())
