@@ -14,8 +14,9 @@ fi
 make_data "$WORK/data" 600 200
 # 600 samples / (2 workers x 32) = 10 rounds per epoch: iteration 4 is in the middle of epoch 0.
 readonly kMidEpochCheckpoint=checkpoint-e0-i4.dlck
+# A checkpoint every round: the 3-rank job below also saves inside its re-sharded epoch.
 common=(parallel.workers=1 parallel.averageUpdaters=false epochs=2
-  output.checkpointEveryIterations=4 output.keepLast=20 output.scoreEveryIterations=2)
+  output.checkpointEveryIterations=1 output.keepLast=50 output.scoreEveryIterations=2)
 
 mapfile -t straight < <(small_args "$WORK/data" "$WORK/straight" "${common[@]}")
 "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" "${straight[@]}" >"$WORK/straight.log" 2>&1 ||
@@ -23,11 +24,13 @@ mapfile -t straight < <(small_args "$WORK/data" "$WORK/straight" "${common[@]}")
 [ -f "$WORK/straight/checkpoints/$kMidEpochCheckpoint" ] ||
   fail "no $kMidEpochCheckpoint: $(ls "$WORK/straight/checkpoints")"
 
-# The run as it was when that checkpoint was the newest: the later ones removed.
+# resumable_copy NAME [FROM [CHECKPOINT]]: run FROM (straight) as it was when CHECKPOINT
+# ($kMidEpochCheckpoint) was the newest: the later ones removed.
 resumable_copy() {
+  local from=${2:-straight} keep=${3:-$kMidEpochCheckpoint}
   rm -rf "$WORK/$1"
-  cp -r "$WORK/straight" "$WORK/$1"
-  find "$WORK/$1/checkpoints" -type f ! -name "$kMidEpochCheckpoint" -delete
+  cp -r "$WORK/$from" "$WORK/$1"
+  find "$WORK/$1/checkpoints" -type f ! -name "$keep" -delete
 }
 
 resumable_copy same
@@ -82,3 +85,16 @@ for ranks in 1 3; do
     fail "$ranks rank(s): the run did not train 1200 samples"
   echo "ok: 2 ranks resumed with $ranks: $line"
 done
+
+# A checkpoint inside the re-sharded epoch (3 ranks resumed after sample 256: round 2 of rounds
+# of 96 shifted by 64 samples; iteration 6 is after its second round) resumed by the same 3
+# ranks goes on bit for bit.
+resumable_copy again elastic3 checkpoint-e0-i6.dlck
+mapfile -t again < <(small_args "$WORK/data" "$WORK/again" "${common[@]}")
+"$MPIRUN_LOCAL" -np 3 "$DL_TRAIN" "${again[@]}" --resume >"$WORK/again.log" 2>&1 ||
+  fail "3-rank resume inside the re-sharded epoch failed: $(tail -5 "$WORK/again.log")"
+! grep -q "resume: written by" "$WORK/again.log" || fail "the same layout was taken for another"
+cmp "$WORK/elastic3/scores.csv" "$WORK/again/scores.csv" || fail "re-sharded epoch: scores differ"
+"$COMPARE_MODELS" "$WORK/elastic3/model.dlm" "$WORK/again/model.dlm" 0 ||
+  fail "resumed inside the re-sharded epoch, the 3-rank job differs from the uninterrupted one"
+echo "ok: resumed inside a re-sharded epoch with the same layout: bit-exact"
