@@ -246,15 +246,13 @@ class MpiProcessGroup final : public ProcessGroup {
   // The watchdog's thread: it may call no MPI function (the waiting thread is inside one), so it
   // ends this process, and the launcher then ends the other ranks.
   [[noreturn]] void end_stuck_job(const std::string& call, std::chrono::milliseconds waited) {
-    std::fprintf(stderr,
-                 "dl-train: rank %d: error: %s has waited %lld s (parallel.timeout) for the other "
-                 "ranks of the job: one of them is stopped, hangs (a stuck file system, a lost "
-                 "link) or died unnoticed; ending the job. Raise parallel.timeout if a rank "
-                 "works longer than that between steps\n",
-                 rank_, call.c_str(),
-                 static_cast<long long>(
-                     std::chrono::duration_cast<std::chrono::seconds>(waited).count()));
-    std::fflush(nullptr);
+    std::cerr << fmt::format(
+                     "dl-train: rank {}: error: {} has waited {} s (parallel.timeout) for the "
+                     "other ranks of the job: one of them is stopped, hangs (a stuck file "
+                     "system, a lost link) or died unnoticed; ending the job. Raise "
+                     "parallel.timeout if a rank works longer than that between steps\n",
+                     rank_, call, std::chrono::duration_cast<std::chrono::seconds>(waited).count())
+              << std::flush;
     std::_Exit(static_cast<int>(ExitCode::kFailure));
   }
 
