@@ -1,7 +1,5 @@
 #include "gpu_collective.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -9,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/node_identity.hpp"
 #include "cuda_check.hpp"
 #include "device_group_sum.hpp"
 
@@ -16,16 +15,9 @@ namespace dl::gpu {
 
 namespace {
 
-// Room for a host name (POSIX allows 255 bytes) and a PCI bus id ("0000:1b:00.0", 13 bytes with
-// the terminator; cudaDeviceGetPCIBusId asks for at least that).
-constexpr std::size_t kHostNameBytes = 256;
+// Room for a PCI bus id ("0000:1b:00.0", 13 bytes with the terminator;
+// cudaDeviceGetPCIBusId asks for at least that).
 constexpr int kPciBusIdBytes = 64;
-
-std::string host_name() {
-  char name[kHostNameBytes] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown host";
-  return name;
-}
 
 std::string pci_bus_id(int device) {
   char id[kPciBusIdBytes] = {};
@@ -186,7 +178,9 @@ void GpuCollective::check_no_shared_device(
     ProcessGroup& processes, const std::vector<std::uint64_t>& devices_per_process) const {
   // One all_gather per device slot (processes with fewer devices send 0, "none"): every process
   // ends up with the same table and so reaches the same verdict, and all of them stop together.
-  const std::string host = host_name();
+  // Host name and boot id (or NCCL_HOSTID), as NCCL tells machines apart: containers of two
+  // machines that share a host name do not share a GPU.
+  const std::string host = node_identity();
   std::vector<std::uint64_t> mine;
   for (const DeviceGroup& g : layout_.groups)
     mine.push_back(device_key(host, pci_bus_id(g.device)));

@@ -48,14 +48,14 @@ while IFS='=' read -r name _; do
   esac
 done < <(env)
 
-# A restarted launcher continues the run from its newest checkpoint; the first start has none.
-resume=()
-if compgen -G "$run_dir/checkpoints/*" >/dev/null; then
-  resume=(--resume)
-fi
+# Every start passes --resume: a restarted launcher continues the run from its newest checkpoint,
+# and a start that finds none (the first one, or a restart after a failure before the first
+# checkpoint, whose directory already holds the run) starts from the beginning, which dl-train
+# says. Passing it only when a checkpoint existed refused such a restart (exit 6) on every retry.
+resume=(--resume)
 
 echo "mpijob-launch.sh: $ranks ranks from $hostfile; forwarding ${forward[*]:-nothing};" \
-  "run directory $run_dir${resume:+ (resuming)}"
+  "run directory $run_dir (resumed when it holds a checkpoint)"
 # A rank runs several threads (workers, data loading): no binding to one core each.
 exec "$mpirun" -np "$ranks" --hostfile "$hostfile" --bind-to none --map-by slot \
   -wdir "$workdir" "${forward[@]}" \

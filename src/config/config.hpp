@@ -131,6 +131,9 @@ struct ParallelConfig {
   int blasThreads = 0;  // per worker; 0 = cores / workers (at least 1)
   LearningRateScaling learningRateScaling = LearningRateScaling::kNone;
   int64_t warmupIterations = 0;  // linear scaling: ramp from lr to workers*lr over N iterations
+  // Seconds a rank may wait in one collective of several processes before it ends the job; 0 =
+  // for ever. PyTorch's default, long enough for rank 0's evaluation and checkpoints.
+  int64_t timeout = 1800;
 };
 
 // DL4J's cache limits, in bytes. Used by the CUDA backend's caching allocators; validated always.

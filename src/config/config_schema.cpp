@@ -244,6 +244,7 @@ const FieldTable<ParallelConfig>& parallel_fields() {
       integer_field("blasThreads", &ParallelConfig::blasThreads, 0, kMaxBlasThreads),
       enum_field("learningRateScaling", &ParallelConfig::learningRateScaling),
       integer_field("warmupIterations", &ParallelConfig::warmupIterations, 0),
+      integer_field("timeout", &ParallelConfig::timeout, 0),
   };
   return table;
 }

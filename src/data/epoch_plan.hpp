@@ -8,6 +8,10 @@
 // consecutive slice of batch_size positions in it. So 2 workers x 64 see exactly what
 // 1 worker x 128 sees, split in halves. The last round may be short; its slices are cut in
 // worker order, so late workers may get fewer or no samples.
+//
+// An epoch resumed under another layout (ranks x workers) starts its rounds after the positions
+// already trained (`skipped`): round r then covers the workers * batch_size positions from
+// skipped + r * workers * batch_size on, in the same order.
 #pragma once
 
 #include <cstddef>
@@ -22,12 +26,13 @@ inline constexpr std::uint64_t kEpochOrderStreamBase = 0x45504f4348000000ull;
 class EpochPlan {
  public:
   EpochPlan(std::int64_t dataset_size, int batch_size, int workers, std::uint64_t seed, int epoch,
-            bool shuffle);
+            bool shuffle, std::int64_t skipped = 0);
 
   std::int64_t rounds() const { return rounds_; }
   int workers() const { return workers_; }
   int batch_size() const { return batch_size_; }
   int epoch() const { return epoch_; }
+  std::int64_t skipped() const { return skipped_; }
   std::int64_t dataset_size() const { return static_cast<std::int64_t>(order_.size()); }
   // The epoch's visiting order (a permutation of [0, dataset_size())).
   const std::vector<std::int64_t>& order() const { return order_; }
@@ -44,6 +49,7 @@ class EpochPlan {
   int batch_size_;
   int workers_;
   int epoch_;
+  std::int64_t skipped_;
   std::int64_t round_size_;
   std::int64_t rounds_;
   std::vector<std::int64_t> order_;

@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -24,6 +25,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "parallel/collective_watchdog.hpp"
 #include "parallel/launcher_env.hpp"
 #include "parallel/process_group.hpp"
 
@@ -103,7 +105,10 @@ class MpiRuntime {
 
 class MpiProcessGroup final : public ProcessGroup {
  public:
-  explicit MpiProcessGroup(const Launcher& launcher) {
+  explicit MpiProcessGroup(const Launcher& launcher)
+      : watchdog_([this](const std::string& call, std::chrono::milliseconds waited) {
+          end_stuck_job(call, waited);
+        }) {
     check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
     check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
@@ -125,6 +130,10 @@ class MpiProcessGroup final : public ProcessGroup {
   std::string name() const override { return name_; }
   LocalRank local_rank() const override { return local_rank_; }
 
+  void set_timeout(std::int64_t seconds) override {
+    watchdog_.set_timeout(std::chrono::seconds(seconds));
+  }
+
   void all_reduce_sum(float* data, std::size_t n) override {
     all_reduce_in_place(data, n, MPI_FLOAT);
   }
@@ -133,10 +142,8 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
   void broadcast(void* data, std::size_t bytes, int root) override {
-    if (root < 0 || root >= size_) {
-      throw InternalError(
-          fmt::format("MPI rank {}: broadcast from root {} of {} ranks", rank_, root, size_));
-    }
+    check_root(root, "broadcast");
+    const auto watch = watchdog_.watch("MPI_Bcast");
     auto* bytes_at = static_cast<unsigned char*>(data);
     for (std::size_t done = 0; done < bytes;) {
       const std::size_t count = std::min(kMaxMpiCount, bytes - done);
@@ -148,12 +155,57 @@ class MpiProcessGroup final : public ProcessGroup {
 
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override {
     std::vector<std::uint64_t> values(static_cast<std::size_t>(size_));
+    const auto watch = watchdog_.watch("MPI_Allgather");
     check(MPI_Allgather(&value, 1, MPI_UINT64_T, values.data(), 1, MPI_UINT64_T, MPI_COMM_WORLD),
           "MPI_Allgather");
     return values;
   }
 
-  void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+  // Point to point in chunks, so that a rank's part may exceed MPI's int count (a large model's
+  // updater states); root receives the ranks in order.
+  std::vector<std::string> gather(const std::string& bytes, int root) override {
+    check_root(root, "gather");
+    const auto watch = watchdog_.watch(rank_ == root ? "MPI_Recv (gather)" : "MPI_Send (gather)");
+    constexpr int kSizeTag = 1;
+    constexpr int kBytesTag = 2;
+    if (rank_ != root) {
+      std::uint64_t size = bytes.size();
+      check(MPI_Send(&size, 1, MPI_UINT64_T, root, kSizeTag, MPI_COMM_WORLD), "MPI_Send");
+      for (std::size_t done = 0; done < bytes.size();) {
+        const std::size_t count = std::min(kMaxMpiCount, bytes.size() - done);
+        check(MPI_Send(bytes.data() + done, static_cast<int>(count), MPI_BYTE, root, kBytesTag,
+                       MPI_COMM_WORLD),
+              "MPI_Send");
+        done += count;
+      }
+      return {};
+    }
+    std::vector<std::string> parts(static_cast<std::size_t>(size_));
+    for (int r = 0; r < size_; ++r) {
+      std::string& part = parts[static_cast<std::size_t>(r)];
+      if (r == root) {
+        part = bytes;
+        continue;
+      }
+      std::uint64_t size = 0;
+      check(MPI_Recv(&size, 1, MPI_UINT64_T, r, kSizeTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+      part.resize(size);
+      for (std::size_t done = 0; done < part.size();) {
+        const std::size_t count = std::min(kMaxMpiCount, part.size() - done);
+        check(MPI_Recv(part.data() + done, static_cast<int>(count), MPI_BYTE, r, kBytesTag,
+                       MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+        done += count;
+      }
+    }
+    return parts;
+  }
+
+  void barrier() override {
+    const auto watch = watchdog_.watch("MPI_Barrier");
+    check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  }
 
   [[noreturn]] void abort_job(int exit_code) override {
     std::cout.flush();
@@ -166,6 +218,7 @@ class MpiProcessGroup final : public ProcessGroup {
  private:
   template <typename T>
   void all_reduce_in_place(T* data, std::size_t n, MPI_Datatype type) {
+    const auto watch = watchdog_.watch("MPI_Allreduce");
     for (std::size_t done = 0; done < n;) {
       const std::size_t count = std::min(kMaxMpiCount, n - done);
       check(MPI_Allreduce(MPI_IN_PLACE, data + done, static_cast<int>(count), type, MPI_SUM,
@@ -190,6 +243,26 @@ class MpiProcessGroup final : public ProcessGroup {
     return stated.value_or(split);
   }
 
+  // The watchdog's thread: it may call no MPI function (the waiting thread is inside one), so it
+  // ends this process, and the launcher then ends the other ranks.
+  [[noreturn]] void end_stuck_job(const std::string& call, std::chrono::milliseconds waited) {
+    std::cerr << fmt::format(
+                     "dl-train: rank {}: error: {} has waited {} s (parallel.timeout) for the "
+                     "other ranks of the job: one of them is stopped, hangs (a stuck file "
+                     "system, a lost link) or died unnoticed; ending the job. Raise "
+                     "parallel.timeout if a rank works longer than that between steps\n",
+                     rank_, call, std::chrono::duration_cast<std::chrono::seconds>(waited).count())
+              << std::flush;
+    std::_Exit(static_cast<int>(ExitCode::kFailure));
+  }
+
+  void check_root(int root, const char* what) const {
+    if (root < 0 || root >= size_) {
+      throw InternalError(
+          fmt::format("MPI rank {}: {} with root {} of {} ranks", rank_, what, root, size_));
+    }
+  }
+
   void check(int code, const char* call) const {
     if (code == MPI_SUCCESS) return;
     throw Error(ExitCode::kFailure,
@@ -198,6 +271,7 @@ class MpiProcessGroup final : public ProcessGroup {
                             rank_, size_, call, mpi_error_text(code)));
   }
 
+  CollectiveWatchdog watchdog_;
   int rank_ = -1;
   int size_ = 0;
   std::string name_;

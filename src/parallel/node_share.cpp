@@ -1,21 +1,11 @@
 #include "parallel/node_share.hpp"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <functional>
 
+#include "core/node_identity.hpp"
+
 namespace dl {
-namespace {
-
-std::string host_name() {
-  constexpr std::size_t kHostNameBytes = 256;
-  char name[kHostNameBytes] = {};
-  if (gethostname(name, sizeof(name) - 1) != 0) return "unknown host";
-  return name;
-}
-
-}  // namespace
 
 NodeShare share_of(const std::vector<std::uint64_t>& keys,
                    const std::vector<std::uint64_t>& local_ranks, int rank) {
@@ -34,7 +24,9 @@ NodeShare share_of(const std::vector<std::uint64_t>& keys,
 NodeShare share_on_this_machine(ProcessGroup& group, const std::string& what) {
   if (group.size() == 1) return {};
   // Every rank runs the same binary, so std::hash agrees between them.
-  const std::uint64_t key = std::hash<std::string>{}(host_name() + '\0' + what);
+  // The machine as NCCL tells machines apart (host name and boot id): containers of several
+  // machines that share a host name do not share their cores or GPUs.
+  const std::uint64_t key = std::hash<std::string>{}(node_identity() + '\0' + what);
   const auto local_rank = static_cast<std::uint64_t>(group.local_rank().rank);
   return share_of(group.all_gather(key), group.all_gather(local_rank), group.rank());
 }

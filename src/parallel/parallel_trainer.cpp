@@ -1,5 +1,6 @@
 #include "parallel/parallel_trainer.hpp"
 
+#include <algorithm>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -14,6 +15,10 @@
 namespace dl {
 
 namespace {
+
+// What the other ranks receive in share_decision when rank 0 asks for their replicas' states
+// instead of deciding (decisions are >= 0).
+constexpr int kReplicaStatesRequest = -1;
 
 // The first failure of any worker, kept to rethrow on the calling thread. A worker that stops
 // because another one aborted the collective records nothing.
@@ -142,6 +147,23 @@ std::int64_t ParallelTrainer::rounds_per_epoch() const {
       .rounds();
 }
 
+std::int64_t ParallelTrainer::rounds_in_epoch(int epoch) const {
+  return EpochPlan(train_.size(), config_.batchSize, global_workers(), config_.seed, 0,
+                   config_.data.shuffle, skipped(epoch))
+      .rounds();
+}
+
+std::int64_t ParallelTrainer::continue_epoch_at(int epoch, std::int64_t position) {
+  DL_CHECK(position >= 0 && position <= train_.size(), "epoch position out of range");
+  skipped_epoch_ = epoch;
+  skipped_ = position % round_size();
+  return position / round_size();
+}
+
+std::int64_t ParallelTrainer::epoch_position(int epoch, std::int64_t round) const {
+  return std::min<std::int64_t>(train_.size(), skipped(epoch) + round * round_size());
+}
+
 double ParallelTrainer::lr_multiplier(std::int64_t iteration) const {
   if (config_.parallel.learningRateScaling != LearningRateScaling::kLinear) return 1.0;
   const double target = static_cast<double>(global_workers());
@@ -159,7 +181,7 @@ std::int64_t ParallelTrainer::run_epoch(int epoch, std::int64_t first_round,
                                         const SyncPointCallback& on_sync_point) {
   shared_action_ = SyncAction::kContinue;
   stopped_round_ = -1;
-  const std::int64_t rounds = rounds_per_epoch();
+  const std::int64_t rounds = rounds_in_epoch(epoch);
   if (first_round >= rounds) return rounds;
   FirstFailure failure;
   const std::int64_t first_iteration = iteration;
@@ -201,7 +223,7 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
   Replica& r = replica(worker);
   const auto plan =
       std::make_shared<const EpochPlan>(train_.size(), config_.batchSize, global_workers(),
-                                        config_.seed, epoch, config_.data.shuffle);
+                                        config_.seed, epoch, config_.data.shuffle, skipped(epoch));
   const std::unique_ptr<BatchSource> batches =
       make_batch_source(train_, plan, global(worker), first_round, config_.parallel.prefetchBuffer,
                         *r.model, r.resident.get());
@@ -224,7 +246,9 @@ void ParallelTrainer::worker_loop(int worker, int epoch, std::int64_t first_roun
       ctx.training = true;
       ctx.seed = config_.seed;
       ctx.iteration = static_cast<std::uint64_t>(w.iteration);
-      ctx.worker = worker;
+      // Dropout's stream is keyed by the global worker, so rank r's worker w draws what worker
+      // r x workers + w of one process would, and ranks do not repeat each other's masks.
+      ctx.worker = w.global_worker;
       r.compute_gradient(w.samples, strategy_->gradient_divisor(w), ctx, w.loss, correct);
     } else {
       r.backend->fill(w.loss, 1, 0.0f);
@@ -286,8 +310,7 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
     point.window_samples = window_samples_;
     int action = static_cast<int>(SyncAction::kContinue);
     if (processes_.is_root()) action = static_cast<int>(callback(point));
-    processes_.broadcast(&action, sizeof(action), 0);
-    shared_action_ = static_cast<SyncAction>(action);
+    shared_action_ = static_cast<SyncAction>(share_decision(action));
     stopped_round_ = shared_action_ == SyncAction::kStop ? point.round + 1 : -1;
   }
   collective_->barrier(worker);  // every local worker sees the decision
@@ -315,6 +338,49 @@ void ParallelTrainer::sum_tables_over_processes() {
     window_loss_[i] = table[2 * g + i];
     window_correct_[i] = table[3 * g + i];
     window_samples_[i] = static_cast<std::int64_t>(table[4 * g + i]);
+  }
+}
+
+bool ParallelTrainer::replicas_share_updater_state() const {
+  return config_.parallel.mode == ParallelMode::kSynchronous || config_.parallel.averageUpdaters;
+}
+
+ReplicaStates ParallelTrainer::local_replica_states() {
+  ReplicaStates states;
+  for (int w = 0; w < workers(); ++w) {
+    if (global(w) == 0 || !replicas_share_updater_state()) {
+      Optimizer& opt = optimizer(w);
+      std::vector<float> s(opt.state_floats());
+      if (!s.empty()) model(w).backend().download(s.data(), opt.state(), s.size() * sizeof(float));
+      states.updaters.push_back(std::move(s));
+    }
+    if (loss_scaler(w).dynamic()) states.loss_scalers.push_back(loss_scaler(w).save_state());
+  }
+  return states;
+}
+
+ReplicaStates ParallelTrainer::replica_states() {
+  DL_CHECK(processes_.is_root(), "only rank 0 collects the replicas' states");
+  ReplicaStates states = local_replica_states();
+  if (processes_.size() == 1) return states;
+  int request = kReplicaStatesRequest;
+  processes_.broadcast(&request, sizeof(request), 0);
+  const std::vector<std::string> parts = processes_.gather(std::string(), 0);
+  for (std::size_t r = 1; r < parts.size(); ++r) unpack_into(parts[r], states);
+  return states;
+}
+
+int ParallelTrainer::share_decision(int decision) {
+  DL_CHECK(decision >= 0, "decisions are >= 0");
+  if (processes_.is_root()) {
+    processes_.broadcast(&decision, sizeof(decision), 0);
+    return decision;
+  }
+  for (;;) {
+    int message = 0;
+    processes_.broadcast(&message, sizeof(message), 0);
+    if (message != kReplicaStatesRequest) return message;
+    processes_.gather(pack(local_replica_states()), 0);
   }
 }
 

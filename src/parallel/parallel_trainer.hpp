@@ -35,6 +35,7 @@
 #include "parallel/collective.hpp"
 #include "parallel/process_group.hpp"
 #include "parallel/replica.hpp"
+#include "parallel/replica_states.hpp"
 #include "parallel/step_strategy.hpp"
 
 namespace dl {
@@ -81,6 +82,9 @@ class ParallelTrainer {
   int workers() const { return static_cast<int>(replicas_.size()); }  // in this process
   // From the config, not the replicas: valid while the constructor builds them.
   int global_workers() const { return config_.parallel.workers * processes_.size(); }
+  int ranks() const { return processes_.size(); }
+  // The job-wide index of this process's local worker.
+  int global(int local_worker) const { return first_global_worker_ + local_worker; }
   Model& model(int worker);
   Optimizer& optimizer(int worker);
   // Local worker's loss scale (mode none: always 1); its state goes into checkpoints.
@@ -100,6 +104,17 @@ class ParallelTrainer {
   void replicate_parameters();
 
   std::int64_t rounds_per_epoch() const;
+  std::int64_t epoch_samples() const { return train_.size(); }  // the training set's
+  // Rounds of `epoch`: rounds_per_epoch(), less in an epoch resumed part-way (continue_epoch_at).
+  std::int64_t rounds_in_epoch(int epoch) const;
+  // Resume: `epoch` goes on after the first `position` samples of its order, trained under this
+  // layout or another (ranks x workers). Returns the round to start at; the epoch's rounds are
+  // laid out from position mod the round size, so a position on a round boundary of this layout
+  // keeps the epoch's usual rounds.
+  std::int64_t continue_epoch_at(int epoch, std::int64_t position);
+  // The samples of epoch's order trained before its round `round` (what a checkpoint records,
+  // so that any layout can continue from it).
+  std::int64_t epoch_position(int epoch, std::int64_t round) const;
   // Runs rounds first_round.. of `epoch`; `iteration` (global rounds done) is advanced. Returns
   // the next round to run: rounds_per_epoch() when the epoch completed, less when the callback
   // asked to stop. A worker's failure stops all of them and is rethrown here naming the worker.
@@ -109,12 +124,29 @@ class ParallelTrainer {
   // The scheduled learning rate times the warm-up multiplier, for reports.
   double learning_rate(std::int64_t iteration) const;
 
+  // Whether every replica holds the same updater state at sync points (synchronous mode, or
+  // averaged updaters), so that a checkpoint needs one copy.
+  bool replicas_share_updater_state() const;
+  // On rank 0, at a sync point or an epoch's end: the updater and loss-scale states of every
+  // replica of the job. The other ranks hand theirs over while they wait in share_decision.
+  ReplicaStates replica_states();
+  // Rank 0 passes `decision` (>= 0) to every rank and every rank returns it. Until it arrives,
+  // the other ranks serve rank 0's requests for their replicas' states (replica_states), so
+  // that a checkpoint rank 0 writes before deciding holds every rank's replicas.
+  int share_decision(int decision);
+
  private:
   Replica& replica(int worker) { return *replicas_[static_cast<std::size_t>(worker)]; }
   void worker_loop(int worker, int epoch, std::int64_t first_round, std::int64_t first_iteration,
                    const SyncPointCallback& on_sync_point);
   double lr_multiplier(std::int64_t iteration) const;
-  int global(int local_worker) const { return first_global_worker_ + local_worker; }
+  std::int64_t skipped(int epoch) const { return epoch == skipped_epoch_ ? skipped_ : 0; }
+  std::int64_t round_size() const {
+    return static_cast<std::int64_t>(config_.batchSize) * global_workers();
+  }
+  // This process's replicas' states (every local worker's, or none of the shared updater
+  // state's unless this is global worker 0).
+  ReplicaStates local_replica_states();
   // The losses and correct counts of rounds window_first_round..round, read back into the
   // replica's host_losses and host_correct; the last loss is the worker's entry of this round's
   // loss table, their sums its entries of the window tables.
@@ -139,6 +171,9 @@ class ParallelTrainer {
   std::vector<std::int64_t> window_samples_;
   SyncAction shared_action_ = SyncAction::kContinue;
   std::int64_t stopped_round_ = -1;  // the next round to run when the callback stopped the epoch
+  // continue_epoch_at: positions of epoch skipped_epoch_'s order before its first round.
+  int skipped_epoch_ = -1;
+  std::int64_t skipped_ = 0;
   bool data_resident_ = false;
 };
 

@@ -32,7 +32,12 @@ class ProcessGroup {
   virtual void broadcast(void* data, std::size_t bytes, int root) = 0;
   // values[r] = rank r's value, on every rank.
   virtual std::vector<std::uint64_t> all_gather(std::uint64_t value) = 0;
+  // On root: result[r] = rank r's bytes (any length); on the other ranks: empty.
+  virtual std::vector<std::string> gather(const std::string& bytes, int root) = 0;
   virtual void barrier() = 0;
+  // A rank that waits longer than `seconds` (> 0) in one collective ends the job (parallel.timeout);
+  // a single process never waits, so it ignores this.
+  virtual void set_timeout(std::int64_t /*seconds*/) {}
   // Ends the whole job with `exit_code` (MPI_Abort): a failing rank brings every rank down
   // instead of leaving them blocked in a collective.
   [[noreturn]] virtual void abort_job(int exit_code) = 0;

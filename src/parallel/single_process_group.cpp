@@ -19,6 +19,9 @@ class SingleProcessGroup final : public ProcessGroup {
   void all_reduce_sum(double* /*data*/, std::size_t /*n*/) override {}
   void broadcast(void* /*data*/, std::size_t /*bytes*/, int /*root*/) override {}
   std::vector<std::uint64_t> all_gather(std::uint64_t value) override { return {value}; }
+  std::vector<std::string> gather(const std::string& bytes, int /*root*/) override {
+    return {bytes};
+  }
   void barrier() override {}
 
   [[noreturn]] void abort_job(int exit_code) override {

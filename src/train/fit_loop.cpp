@@ -47,7 +47,6 @@ void FitLoop::notify(void (TrainingListener::*handler)(Event&), Event& event) {
 
 TrainOutcome FitLoop::run(const RunInfo& info) {
   notify(&TrainingListener::on_start, info);
-  const std::int64_t rounds = trainer_.rounds_per_epoch();
   const int max_epochs = info.max_epochs;
   last_report_iteration_ = progress_.iteration;
   progress_.start();
@@ -75,7 +74,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
     processes_.broadcast(&stop_signal_, sizeof(stop_signal_), 0);
     const double epoch_seconds = RunProgress::since(epoch_start);
     progress_.round_seconds += epoch_seconds;
-    if (next < rounds || stop_signal_ != 0) {
+    if (next < trainer_.rounds_in_epoch(epoch) || stop_signal_ != 0) {
       stopped_by = stop_signal_ != 0 ? fmt::format("signal {}", stop_signal_) : "early stopping";
       break;
     }
@@ -113,14 +112,16 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
 }
 
 // The rows of scores.csv: one sample-weighted score over all workers (reportScoreAfterAveraging,
-// or a single worker), else one per worker that had samples; the console shows the first.
+// or a single worker in the whole job), else one per worker of the job (global index) that had
+// samples; the console shows the first. Rows follow the job's workers, not this process's, so
+// N ranks x M workers write the rows one process with N x M workers writes.
 void FitLoop::report_scores(SyncEvent& event) {
   const SyncPoint& point = event.point;
-  if (config_.parallel.reportScoreAfterAveraging || trainer_.workers() == 1) {
+  if (config_.parallel.reportScoreAfterAveraging || trainer_.global_workers() == 1) {
     last_score_ = event.aggregated_score();
     event.scores.push_back(ScoreRow{-1, last_score_});
   } else {
-    for (int w = 0; w < trainer_.workers(); ++w) {
+    for (int w = 0; w < trainer_.global_workers(); ++w) {
       if (point.samples[static_cast<std::size_t>(w)] == 0) continue;
       event.scores.push_back(ScoreRow{w, worker_score(point, w)});
       if (w == 0) last_score_ = event.scores.back().score;
@@ -135,10 +136,13 @@ void FitLoop::report_scores(SyncEvent& event) {
   last_report_iteration_ = point.iteration;
 }
 
+// `worker` is a global index. The regularization term is taken from local replica 0: at a sync
+// point every replica of the job holds the same parameters (synchronous steps are identical,
+// averaging has just averaged them; a lone worker is replica 0), so it is each worker's own.
 double FitLoop::worker_score(const SyncPoint& point, int worker) {
   const std::size_t w = static_cast<std::size_t>(worker);
   return point.loss_sum[w] / static_cast<double>(point.samples[w]) +
-         trainer_.optimizer(worker).regularization_score(trainer_.model(worker).parameters());
+         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
 }
 
 double FitLoop::aggregated_score(const SyncPoint& point) {
@@ -193,8 +197,8 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     notify(&TrainingListener::on_epoch_end, event);
     stop = event.stop ? 1 : 0;
   }
-  processes_.broadcast(&stop, sizeof(stop), 0);
-  return stop != 0;
+  // The epoch-end checkpoint above collects the other ranks' replicas while they wait here.
+  return trainer_.share_decision(stop) != 0;
 }
 
 TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by) {

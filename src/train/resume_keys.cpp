@@ -1,7 +1,9 @@
 #include "train/resume_keys.hpp"
 
+#include <exception>
 #include <map>
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/config_loader.hpp"
@@ -11,6 +13,8 @@ namespace dl {
 namespace {
 
 constexpr const char* kMetadataPrefix = "resume_key.";
+// Not a config key: the job's process count, which with parallel.workers shards the data.
+constexpr const char* kRanksKey = "parallel.ranks";
 
 // Keys (flattened, "layers.0.dense.nOut") that decide which samples a position in the run means,
 // or what the model is.
@@ -35,20 +39,22 @@ void flatten(const YAML::Node& node, const std::string& key,
   }
 }
 
-std::map<std::string, std::string> resume_keys(const Config& config) {
+std::map<std::string, std::string> resume_keys(const Config& config, int ranks) {
   std::map<std::string, std::string> keys;
   flatten(YAML::Load(dump_config_yaml(config)), "", keys);
+  keys[kRanksKey] = std::to_string(ranks);
   return keys;
 }
 
 }  // namespace
 
-void save_resume_keys(const Config& config, CheckpointState& state) {
-  for (const auto& [key, value] : resume_keys(config))
+void save_resume_keys(const Config& config, int ranks, CheckpointState& state) {
+  for (const auto& [key, value] : resume_keys(config, ranks))
     state.metadata[kMetadataPrefix + key] = value;
 }
 
-std::vector<std::string> changed_resume_keys(const Config& config, const CheckpointState& state) {
+std::vector<std::string> changed_resume_keys(const Config& config, int ranks,
+                                             const CheckpointState& state) {
   std::map<std::string, std::string> saved;
   const std::string prefix = kMetadataPrefix;
   for (const auto& [key, value] : state.metadata) {
@@ -56,7 +62,9 @@ std::vector<std::string> changed_resume_keys(const Config& config, const Checkpo
   }
   std::vector<std::string> changed;
   if (saved.empty()) return changed;
-  std::map<std::string, std::string> now = resume_keys(config);
+  std::map<std::string, std::string> now = resume_keys(config, ranks);
+  // Written before the rank count was recorded: compared as before (saved_layout tells).
+  if (saved.count(kRanksKey) == 0) now.erase(kRanksKey);
   for (const auto& [key, value] : saved) {
     const auto it = now.find(key);
     const std::string current = it == now.end() ? "(none)" : it->second;
@@ -66,6 +74,22 @@ std::vector<std::string> changed_resume_keys(const Config& config, const Checkpo
     if (saved.count(key) == 0) changed.push_back(key + ": (none) -> " + value);
   }
   return changed;
+}
+
+std::optional<JobLayout> saved_layout(const CheckpointState& state) {
+  const auto ranks = state.metadata.find(std::string(kMetadataPrefix) + kRanksKey);
+  const auto workers = state.metadata.find(std::string(kMetadataPrefix) + "parallel.workers");
+  if (ranks == state.metadata.end() || workers == state.metadata.end()) return std::nullopt;
+  try {
+    return JobLayout{std::stoi(ranks->second), std::stoi(workers->second)};
+  } catch (const std::exception&) {
+    return std::nullopt;  // not a number: changed_resume_keys names the key
+  }
+}
+
+std::string describe(const JobLayout& layout) {
+  return fmt::format("{} rank{} x {} worker{}", layout.ranks, layout.ranks == 1 ? "" : "s",
+                     layout.workers, layout.workers == 1 ? "" : "s");
 }
 
 }  // namespace dl

@@ -13,6 +13,7 @@
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/gemm.hpp"
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "data/data_sources.hpp"
 #include "nn/layer_plan.hpp"
@@ -21,6 +22,7 @@
 #include "parallel/node_share.hpp"
 #include "parallel/thread_budget.hpp"
 #include "train/early_stopping.hpp"
+#include "train/rank_agreement.hpp"
 
 namespace dl {
 
@@ -126,6 +128,26 @@ void load_data(const Config& config, RunSetup& setup) {
   info.sample_shape = train.shape_text();
 }
 
+// Before the first collective: ranks with other data would run other numbers of rounds, and
+// ranks on other backends would build other collectives.
+void check_same_data_and_backend(const RunSetup& setup, BackendKind kind, ProcessGroup& processes) {
+  if (processes.size() == 1) return;  // hashing the data costs a pass over it
+  const std::string data_fix =
+      "give every rank the same data files (the same paths on a file system every rank sees, "
+      "or identical copies)";
+  std::vector<RankFact> facts{
+      {"training set", describe_contents(*setup.train), ExitCode::kDataError, data_fix},
+      {"test set", describe_contents(*setup.test), ExitCode::kDataError, data_fix}};
+  if (setup.validation) {
+    facts.push_back(
+        {"validation set", describe_contents(*setup.validation), ExitCode::kDataError, data_fix});
+  }
+  facts.push_back({"backend", std::string(enum_name(kind)), ExitCode::kConfigError,
+                   "set backend: cpu or cuda explicitly, or make the GPU usable on every rank "
+                   "(`dl-train info` on that host says why it is not)"});
+  check_ranks_agree(processes, facts);
+}
+
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {
   RunInfo& info = setup.info;
   // One line, so the summary's provenance names both libraries.
@@ -140,6 +162,7 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
               << "; `dl-train info` says more)\n";
   }
   const BackendKind kind = backend.kind;
+  check_same_data_and_backend(setup, kind, processes);
   check_batch_fits_host_memory(config, kind);
   const NodeShare gpus = share_of_visible_gpus(processes);
   const GpuNeighbours neighbours{gpus.count, gpus.index};

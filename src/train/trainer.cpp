@@ -12,7 +12,9 @@
 #include "data/data_sources.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "train/fit_loop.hpp"
+#include "report/build_info.hpp"
 #include "train/listeners/listeners.hpp"
+#include "train/rank_agreement.hpp"
 #include "train/run_directory.hpp"
 #include "train/run_setup.hpp"
 #include "train/training_state.hpp"
@@ -50,16 +52,17 @@ RunDirectory open_run_directory(const Config& config, const TrainOptions& option
   return RunDirectory::view(config.output.directory);
 }
 
-void check_same_config_on_every_rank(const Config& config, ProcessGroup& processes) {
-  const std::vector<std::uint64_t> hashes = processes.all_gather(config_hash(config));
-  for (std::size_t r = 1; r < hashes.size(); ++r) {
-    if (hashes[r] != hashes[0]) {
-      throw ConfigError(fmt::format(
-          "rank {}: its resolved config differs from rank 0's (hash {:016x}, rank 0 {:016x}); "
-          "start every rank with the same config file and the same --set overrides",
-          r, hashes[r], hashes[0]));
-    }
-  }
+// Before anything else is read: the config (after --set) and the binary.
+void check_same_config_and_build(const Config& config, ProcessGroup& processes) {
+  const BuildInfo& build = build_info();
+  check_ranks_agree(
+      processes,
+      {{"resolved config", fmt::format("hash {:016x}", config_hash(config)), ExitCode::kConfigError,
+        "start every rank with the same config file and the same --set overrides"},
+       {"build",
+        fmt::format("dl-train {} ({}, {}, {})", build.version, build.git_commit, build.build_type,
+                    build.compiler),
+        ExitCode::kConfigError, "run the same dl-train binary on every rank"}});
 }
 
 using FoundCheckpoint = std::optional<std::pair<std::string, CheckpointState>>;
@@ -88,6 +91,22 @@ FoundCheckpoint find_resume_checkpoint(const TrainOptions& options,
   return found;
 }
 
+// Each rank looks for the newest valid checkpoint itself; a rank that cannot see the run
+// directory's files (no shared file system), or saw another newest one, would start elsewhere.
+void check_same_start(const FoundCheckpoint& found, const ParallelTrainer& trainer,
+                      ProcessGroup& processes) {
+  const std::string checkpoint =
+      found ? fmt::format("{} (iteration {})", found->first, found->second.iteration)
+            : std::string("none: starting from the beginning");
+  check_ranks_agree(
+      processes,
+      {{"checkpoint to resume from", checkpoint, ExitCode::kCheckpointError,
+        "put output.directory on a file system every rank sees, and keep only one job writing "
+        "it"},
+       {"collective", trainer.collective().name(), ExitCode::kConfigError,
+        "give every rank the same devices (backend, cuda.devices, CUDA_VISIBLE_DEVICES)"}});
+}
+
 // The trainer, the progress and the listeners from the checkpoint found, or the initial
 // parameters from the seed.
 void resume_or_initialize(const Config& config, FoundCheckpoint found, ParallelTrainer& trainer,
@@ -106,17 +125,19 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   std::unique_ptr<ProcessGroup> own_processes =
       options.processes == nullptr ? make_single_process_group() : nullptr;
   ProcessGroup& processes = options.processes != nullptr ? *options.processes : *own_processes;
+  processes.set_timeout(config.parallel.timeout);
   // A start refused for its run directory fails before the data are read; a start that fails
   // while setting up (data, shapes, backend) has not claimed the directory yet.
   if (processes.is_root())
     RunDirectory::check(config.output.directory, existing_run(options), run_inputs(config));
-  check_same_config_on_every_rank(config, processes);
+  check_same_config_and_build(config, processes);
   RunSetup setup = set_up_run(config, processes);
   const RunDirectory run = open_run_directory(config, options, processes);
   setup.info.run_directory = run.path();
 
   CheckpointDirectory checkpoints(run.checkpoints(), config.output.keepLast);
   FoundCheckpoint found = find_resume_checkpoint(options, checkpoints, setup.info);
+  check_same_start(found, *setup.trainer, processes);
   RunProgress progress;
   Listeners listeners;
   TrainingState state(config, *setup.trainer, progress, listeners, checkpoints);

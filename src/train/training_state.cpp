@@ -20,7 +20,9 @@ constexpr const char* kTrainSecondsKey = "train_seconds";
 constexpr const char* kSamplesKey = "samples_trained";
 // "LOSS CORRECT SAMPLES" of the epoch in progress.
 constexpr const char* kEpochSumsKey = "epoch_train_sums";
-// Followed by the local worker's index: "loss_scaler.0", "loss_scaler.1", ...
+// Samples of the epoch's order trained before the checkpoint (any layout can go on from there).
+constexpr const char* kEpochPositionKey = "epoch_position";
+// Followed by the global worker's index: "loss_scaler.0", "loss_scaler.1", ...
 constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 // Config::deterministic and worker 0's Backend::convolution_algorithms(): a resume says when they
 // differ from the run's now (the bits may then differ from an uninterrupted run's).
@@ -81,24 +83,13 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
   state.parameters.resize(model.parameter_count());
   model.download_parameters(state.parameters.data());
   if (kind == kCheckpointKind) {
-    for (int w = 0; w < trainer_.workers(); ++w) {
-      Optimizer& opt = trainer_.optimizer(w);
-      std::vector<float> s(opt.state_floats());
-      if (!s.empty())
-        trainer_.model(w).backend().download(s.data(), opt.state(), s.size() * sizeof(float));
-      state.updater_states.push_back(std::move(s));
-      // Averaged updater states are identical: one copy is enough.
-      if (config_.parallel.averageUpdaters || config_.parallel.mode == ParallelMode::kSynchronous)
-        break;
-    }
+    // Every replica of the job, by global worker: the other ranks' too, not only this one's.
+    ReplicaStates replicas = trainer_.replica_states();
+    state.updater_states = std::move(replicas.updaters);
     for (const auto& listener : listeners_) listener->on_checkpoint_save(state);
-    save_resume_keys(config_, state);
-    if (trainer_.loss_scaler(0).dynamic()) {
-      for (int w = 0; w < trainer_.workers(); ++w) {
-        state.metadata[kLossScalerKeyPrefix + std::to_string(w)] =
-            trainer_.loss_scaler(w).save_state();
-      }
-    }
+    save_resume_keys(config_, trainer_.ranks(), state);
+    for (std::size_t g = 0; g < replicas.loss_scalers.size(); ++g)
+      state.metadata[kLossScalerKeyPrefix + std::to_string(g)] = replicas.loss_scalers[g];
   }
   for (const auto& [key, value] : run_metadata_) state.metadata[key] = value;
   state.metadata[kDeterministicKey] = config_.deterministic ? "true" : "false";
@@ -106,6 +97,10 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
   if (!algorithms.empty()) state.metadata[kConvolutionAlgorithmsKey] = algorithms;
   state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
   state.metadata[kSamplesKey] = std::to_string(progress_.samples_trained);
+  if (kind == kCheckpointKind) {
+    state.metadata[kEpochPositionKey] =
+        std::to_string(trainer_.epoch_position(next.epoch, next.round));
+  }
   state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", progress_.epoch_loss,
                                               progress_.epoch_correct, progress_.epoch_samples);
   return state;
@@ -172,16 +167,24 @@ void TrainingState::note_changed_algorithms(const CheckpointState& state,
   }
 }
 
-// A position means the same samples only under the same batch size, data, seed, network and
-// workers: refused when they changed, unless --restart-epoch starts the epoch afresh.
+// A position means the same samples only under the same batch size, data, seed and network:
+// refused when they changed, unless --restart-epoch starts the epoch afresh. Another layout
+// (ranks x workers) alone goes on from the same sample of the epoch's order (continue_in_epoch).
 void TrainingState::check_data_order(const CheckpointState& state, const std::string& path,
-                                     RunPosition& position, std::vector<std::string>& log) const {
-  std::vector<std::string> changed = changed_resume_keys(config_, state);
-  if (position.round > trainer_.rounds_per_epoch()) {
-    changed.push_back(fmt::format("rounds per epoch: at least {} -> {}", position.round,
-                                  trainer_.rounds_per_epoch()));
+                                     RunPosition& position, std::vector<std::string>& log) {
+  const std::vector<std::string> changed =
+      changed_resume_keys(config_, trainer_.ranks(), state);
+  const JobLayout now{trainer_.ranks(), config_.parallel.workers};
+  const std::optional<JobLayout> saved = saved_layout(state);
+  if (!saved && trainer_.ranks() > 1) {
+    log.push_back(
+        "resume: note: the checkpoint does not record the job's layout (written before "
+        "dl-train recorded it): each rank takes the saved updater states of workers 0, 1, ...");
   }
-  if (changed.empty()) return;
+  if (changed.empty() || (saved && only_layout_differs(state, *saved))) {
+    continue_in_epoch(state, path, saved.value_or(now), position, log);
+    return;
+  }
   std::string list;
   for (const std::string& c : changed) list += (list.empty() ? "" : "; ") + c;
   if (!allow_changed_data_order_) {
@@ -196,16 +199,59 @@ void TrainingState::check_data_order(const CheckpointState& state, const std::st
                             epoch_number(position.epoch), list));
 }
 
-// Worker w's updater state from the saved worker w modulo those saved (one when averaged).
+bool TrainingState::only_layout_differs(const CheckpointState& state,
+                                        const JobLayout& saved) const {
+  Config as_saved = config_;
+  as_saved.parallel.workers = saved.workers;
+  return changed_resume_keys(as_saved, saved.ranks, state).empty();
+}
+
+// The epoch goes on after the samples of its order the checkpoint's job trained (recorded, or
+// its rounds times its round size), re-sharded when this job's layout differs.
+void TrainingState::continue_in_epoch(const CheckpointState& state, const std::string& path,
+                                      const JobLayout& saved, RunPosition& position,
+                                      std::vector<std::string>& log) {
+  const std::int64_t saved_round_size =
+      static_cast<std::int64_t>(saved.ranks) * saved.workers * config_.batchSize;
+  std::int64_t trained = position.round * saved_round_size;
+  if (const std::string* s = metadata(state, kEpochPositionKey))
+    trained = count_value(path, kEpochPositionKey, *s);
+  const std::int64_t size = trainer_.epoch_samples();
+  if (trained > size) {
+    throw CheckpointError(fmt::format(
+        "{}: its position in epoch {} ({} samples trained) lies beyond the training set's {} "
+        "samples; resume with the data the run was started with",
+        path, epoch_number(position.epoch), trained, size));
+  }
+  position.round = trainer_.continue_epoch_at(position.epoch, trained);
+  const JobLayout now{trainer_.ranks(), config_.parallel.workers};
+  if (saved == now) return;
+  const int saved_workers = saved.ranks * saved.workers;
+  const std::string replicas =
+      trainer_.replicas_share_updater_state() || saved_workers == trainer_.global_workers()
+          ? std::string()
+          : fmt::format("; worker g takes the updater state of saved worker g mod {}",
+                        saved_workers);
+  log.push_back(fmt::format(
+      "resume: written by {}, resumed by {}: epoch {} goes on after sample {} of {} in the same "
+      "order, re-sharded over {} worker{}{}",
+      describe(saved), describe(now), epoch_number(position.epoch), trained, size,
+      trainer_.global_workers(), trainer_.global_workers() == 1 ? "" : "s", replicas));
+}
+
+// Worker w's updater state from the saved global worker g modulo those saved (one when they
+// were averaged; another count only under --restart-epoch or from a checkpoint that predates
+// the rank count).
 void TrainingState::restore_updater_states(const CheckpointState& state, const std::string& path) {
   for (int w = 0; w < trainer_.workers(); ++w) {
+    const auto g = static_cast<std::size_t>(trainer_.global(w));
     Optimizer& opt = trainer_.optimizer(w);
     if (opt.state_floats() == 0) continue;
     if (state.updater_states.empty()) {
       throw CheckpointError(path + ": holds no updater state; it cannot resume this updater");
     }
     const std::vector<float>& s =
-        state.updater_states[static_cast<std::size_t>(w) % state.updater_states.size()];
+        state.updater_states[g % state.updater_states.size()];
     if (s.size() != opt.state_floats()) {
       throw CheckpointError(fmt::format(
           "{}: updater state has {} values, the {} updater needs {}; resume with the updater the "
@@ -216,8 +262,8 @@ void TrainingState::restore_updater_states(const CheckpointState& state, const s
   }
 }
 
-// Each worker's scaler from the checkpoint (worker w from the saved worker w modulo those saved,
-// as for updater states). A checkpoint written without loss scaling leaves the initial scale.
+// Each worker's scaler from the checkpoint (global worker g from the saved worker g modulo those
+// saved, as for updater states). A checkpoint written without loss scaling leaves the initial scale.
 void TrainingState::restore_loss_scalers(const CheckpointState& state, const std::string& path) {
   std::vector<const std::string*> saved;  // saved[w]: worker w's state, for w = 0, 1, ...
   while (const std::string* s =
@@ -226,7 +272,8 @@ void TrainingState::restore_loss_scalers(const CheckpointState& state, const std
   if (saved.empty() || !trainer_.loss_scaler(0).dynamic()) return;
   for (int w = 0; w < trainer_.workers(); ++w) {
     try {
-      trainer_.loss_scaler(w).restore_state(*saved[static_cast<std::size_t>(w) % saved.size()]);
+      const auto g = static_cast<std::size_t>(trainer_.global(w));
+      trainer_.loss_scaler(w).restore_state(*saved[g % saved.size()]);
     } catch (const CheckpointError& e) {
       throw CheckpointError(path + ": " + e.what());
     }

@@ -14,6 +14,7 @@
 #include "io/checkpoint.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "parallel/parallel_trainer.hpp"
+#include "train/resume_keys.hpp"
 #include "train/training_listener.hpp"
 
 namespace dl {
@@ -79,7 +80,11 @@ class TrainingState {
 
  private:
   void check_data_order(const CheckpointState& state, const std::string& path,
-                        RunPosition& position, std::vector<std::string>& log) const;
+                        RunPosition& position, std::vector<std::string>& log);
+  bool only_layout_differs(const CheckpointState& state, const JobLayout& saved) const;
+  void continue_in_epoch(const CheckpointState& state, const std::string& path,
+                         const JobLayout& saved, RunPosition& position,
+                         std::vector<std::string>& log);
   void restore_updater_states(const CheckpointState& state, const std::string& path);
   void restore_loss_scalers(const CheckpointState& state, const std::string& path);
   void note_changed_algorithms(const CheckpointState& state, std::vector<std::string>& log) const;

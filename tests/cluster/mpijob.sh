@@ -60,7 +60,9 @@ launch
 line=$(tail -n 1 "$WORK/mpirun.txt")
 [[ "$line" == "-np 16 "* ]] || fail "-np is not 16 from the hostfile: $line"
 [[ "$line" == *"-x NCCL_DEBUG"* ]] || fail "NCCL_DEBUG is not forwarded: $line"
-[[ "$line" != *"--resume"* ]] || fail "--resume without a checkpoint: $line"
+# --resume on every start: dl-train resumes from a checkpoint when there is one, else starts from
+# the beginning (also in a directory a failed start left without a checkpoint).
+[[ "$line" == *"--resume" ]] || fail "no --resume on the first start: $line"
 mkdir -p "$WORK/k8s-run/checkpoints" && touch "$WORK/k8s-run/checkpoints/checkpoint-e0-i3.dlck"
 launch
 [[ "$(tail -n 1 "$WORK/mpirun.txt")" == *"--resume" ]] || fail "no --resume with a checkpoint"
@@ -80,6 +82,21 @@ if [ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null; then
   grep -q "global workers: 2" "$WORK/local.log" || fail "not 2 ranks: $(head "$WORK/local.log")"
   [ -f "$WORK/local-run/model.dlm" ] || fail "no model in the run directory"
   echo "ok: the launcher script ran 2 ranks on this machine"
+  # A restart after a failure before the first checkpoint: the directory holds the run (its
+  # marker and first rows) but no checkpoint. It must train again from the beginning, not be
+  # refused as a directory that holds a run (exit 6) on every retry.
+  cp "$WORK/local-run/scores.csv" "$WORK/uninterrupted-scores.csv"
+  rm -r "$WORK/local-run/checkpoints" "$WORK/local-run/model.dlm"
+  env "${kv[@]}" OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_btl=self,vader \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none MPI_HOSTFILE="$WORK/local-hostfile" \
+    DL_TRAIN="$DL_TRAIN" DL_TRAIN_RUN_DIR="$WORK/local-run" DL_TRAIN_WORKDIR="$WORK" \
+    NCCL_DEBUG=WARN bash "$cluster/mpijob-launch.sh" "${args[@]}" >"$WORK/restart.log" 2>&1 ||
+    fail "the restart before the first checkpoint failed: $(tail -3 "$WORK/restart.log")"
+  grep -q "no checkpoint in .* yet; starting from the beginning" "$WORK/restart.log" ||
+    fail "the restart did not start from the beginning: $(grep resume "$WORK/restart.log")"
+  cmp "$WORK/uninterrupted-scores.csv" "$WORK/local-run/scores.csv" ||
+    fail "the restarted run's scores.csv differs from the first run's"
+  echo "ok: a restart before the first checkpoint trains from the beginning"
 else
   echo "note: no MPI build or mpirun: the launcher script's real run is not tried"
 fi

@@ -116,3 +116,27 @@ TEST_CASE("EpochPlan gives every index to exactly one worker once per epoch", "[
 TEST_CASE("EpochPlan of an empty data set has no rounds", "[epoch_plan]") {
   CHECK(dl::EpochPlan(0, 8, 2, kSeed, 0, true).rounds() == 0);
 }
+
+TEST_CASE("EpochPlan resumed under another layout visits the rest of the same order once",
+          "[epoch_plan]") {
+  constexpr std::int64_t kN = 600;
+  constexpr std::int64_t kTrained = 256;  // 4 rounds of 2 workers x 32
+  const dl::EpochPlan before(kN, 32, 2, kSeed, 1, true);
+  for (const int workers : {1, 2, 3}) {
+    const std::int64_t round_size = 32 * workers;
+    const dl::EpochPlan after(kN, 32, workers, kSeed, 1, true, kTrained % round_size);
+    CHECK(after.order() == before.order());
+    std::vector<std::int64_t> visited;
+    for (std::int64_t r = kTrained / round_size; r < after.rounds(); ++r) {
+      std::int64_t in_round = 0;
+      for (int w = 0; w < workers; ++w) {
+        const std::vector<std::int64_t> batch = slice_vector(after.batch(r, w));
+        visited.insert(visited.end(), batch.begin(), batch.end());
+        in_round += static_cast<std::int64_t>(batch.size());
+      }
+      CHECK(in_round == after.samples_in_round(r));
+    }
+    const std::vector<std::int64_t> rest(before.order().begin() + kTrained, before.order().end());
+    CHECK(visited == rest);
+  }
+}

@@ -51,6 +51,13 @@ std::uint64_t gathered_value(int rank) {
   return (std::uint64_t{1} << 40) + static_cast<std::uint64_t>(rank) * 1000003;
 }
 
+std::string gather_part(int rank) {
+  constexpr std::size_t kBytesPerRank = 1000;
+  std::string part(static_cast<std::size_t>(rank) * kBytesPerRank + 3, '\0');
+  for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<char>(broadcast_byte(rank, i));
+  return part;
+}
+
 int run_checks(dl::ProcessGroup& group, int expected_size) {
   const int rank = group.rank();
   const int size = group.size();
@@ -109,6 +116,17 @@ int run_checks(dl::ProcessGroup& group, int expected_size) {
   }
   check.expect(byte_mismatches == 0,
                std::to_string(byte_mismatches) + " wrong bytes after broadcast");
+
+  // Parts of different lengths (rank r sends r x 1000 + 3 bytes), gathered at the last rank.
+  const std::vector<std::string> parts = group.gather(gather_part(rank), root);
+  if (rank == root) {
+    check.expect(parts.size() == static_cast<std::size_t>(size), "gather: wrong part count");
+    for (int r = 0; r < size && static_cast<std::size_t>(r) < parts.size(); ++r)
+      check.expect(parts[static_cast<std::size_t>(r)] == gather_part(r),
+                   "gather: part of rank " + std::to_string(r) + " differs");
+  } else {
+    check.expect(parts.empty(), "gather: a rank that is not root received parts");
+  }
 
   group.barrier();
 

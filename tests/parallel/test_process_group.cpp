@@ -4,11 +4,17 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <cstdio>
+#include <future>
+#include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/node_identity.hpp"
+#include "parallel/collective_watchdog.hpp"
 #include "parallel/launcher_env.hpp"
 #include "parallel/process_group.hpp"
 
@@ -22,6 +28,61 @@ dl::EnvLookup fake_env(const std::map<std::string, std::string>& variables) {
 }
 
 }  // namespace
+
+TEST_CASE("single process group: gather returns this process's bytes") {
+  const auto group = dl::make_single_process_group();
+  const std::vector<std::string> parts = group->gather(std::string("ab\0c", 4), 0);
+  REQUIRE(parts.size() == 1);
+  CHECK(parts[0] == std::string("ab\0c", 4));
+}
+
+TEST_CASE("node identity: host name and boot id, or NCCL_HOSTID") {
+  char host[256] = {};
+  REQUIRE(gethostname(host, sizeof(host) - 1) == 0);
+  const std::string boot_file = "test_node_identity_boot_id";
+  std::ofstream(boot_file) << "3f1c0c8e-5d0a-4f5e-9c1e-0123456789ab\n";
+  // Two containers named alike on two machines: other boot ids, other identities.
+  const std::string here = dl::node_identity(fake_env({}), boot_file);
+  CHECK(here == std::string(host) + " boot 3f1c0c8e-5d0a-4f5e-9c1e-0123456789ab");
+  std::ofstream(boot_file) << "9a8b7c6d-0000-4000-8000-000000000000\n";
+  CHECK(dl::node_identity(fake_env({}), boot_file) != here);
+  CHECK(dl::node_identity(fake_env({{"NCCL_HOSTID", "rack4-node7"}}), boot_file) ==
+        "NCCL_HOSTID rack4-node7");
+  // Without a boot id (not Linux): the host name alone.
+  CHECK(dl::node_identity(fake_env({}), "no_such_boot_id_file") == host);
+  std::remove(boot_file.c_str());
+}
+
+TEST_CASE("collective watchdog: a call that outlasts the timeout is reported once, by name") {
+  using std::chrono::milliseconds;
+  std::promise<std::string> expired;
+  auto reported = expired.get_future();
+  dl::CollectiveWatchdog watchdog(
+      [&expired](const std::string& call, milliseconds) { expired.set_value(call); });
+  watchdog.set_timeout(milliseconds(200));
+  // Calls shorter than the timeout, one after another for longer than it, are not reported.
+  for (int i = 0; i < 5; ++i) {
+    const auto watch = watchdog.watch("MPI_Allreduce");
+    std::this_thread::sleep_for(milliseconds(60));
+  }
+  CHECK(reported.wait_for(milliseconds(0)) == std::future_status::timeout);
+  const auto watch = watchdog.watch("MPI_Bcast");
+  REQUIRE(reported.wait_for(std::chrono::seconds(10)) == std::future_status::ready);
+  CHECK(reported.get() == "MPI_Bcast");
+}
+
+TEST_CASE("collective watchdog: without a timeout nothing is reported") {
+  bool fired = false;
+  dl::CollectiveWatchdog watchdog([&fired](const std::string&, std::chrono::milliseconds) {
+    fired = true;
+  });
+  watchdog.set_timeout(std::chrono::milliseconds(0));
+  {
+    const auto watch = watchdog.watch("MPI_Barrier");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK_FALSE(fired);
+}
 
 TEST_CASE("single process group: rank 0 of 1, collectives leave buffers as they are") {
   const auto group = dl::make_single_process_group();

@@ -1,0 +1,85 @@
+#include "train/rank_agreement.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+#include "core/hash.hpp"
+#include "report/build_info.hpp"
+
+namespace dl {
+
+namespace {
+
+// One rank's facts as text: the host, then one value per line (values hold no newline).
+std::string pack_facts(const std::vector<RankFact>& facts) {
+  std::string text = host_name();
+  for (const RankFact& f : facts) text += "\n" + f.value;
+  return text;
+}
+
+std::vector<std::string> unpack_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
+    lines.push_back(text.substr(start, end - start));
+  lines.push_back(text.substr(start));
+  return lines;
+}
+
+// The facts in which `other` differs from rank 0's (`root`), as "name: value (rank 0: value)".
+std::string differences(const std::vector<RankFact>& facts, const std::vector<std::string>& root,
+                        const std::vector<std::string>& other, const RankFact*& first) {
+  std::string text;
+  for (std::size_t i = 0; i < facts.size(); ++i) {
+    const std::string& mine = i + 1 < other.size() ? other[i + 1] : std::string("(none)");
+    if (mine == root[i + 1]) continue;
+    if (first == nullptr) first = &facts[i];
+    text += fmt::format("{}{}: {} (rank 0: {})", text.empty() ? "" : "; ", facts[i].name, mine,
+                        root[i + 1]);
+  }
+  return text;
+}
+
+}  // namespace
+
+void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& facts) {
+  if (processes.size() == 1) return;
+  const std::vector<std::string> parts = processes.gather(pack_facts(facts), 0);
+  if (processes.is_root()) {
+    const std::vector<std::string> root = unpack_lines(parts[0]);
+    const RankFact* first = nullptr;
+    std::string message;
+    int disagreeing = 0;
+    for (std::size_t r = 1; r < parts.size(); ++r) {
+      const std::vector<std::string> other = unpack_lines(parts[r]);
+      const RankFact* first_here = nullptr;
+      const std::string diff = differences(facts, root, other, first_here);
+      if (diff.empty()) continue;
+      if (++disagreeing > 1) continue;
+      first = first_here;
+      message = fmt::format("rank {} of {} (host {}) differs from rank 0 (host {}): {}", r,
+                            processes.size(), other[0], root[0], diff);
+    }
+    if (first != nullptr) {
+      const std::string more =
+          disagreeing > 1 ? fmt::format(" ({} more ranks differ)", disagreeing - 1) : "";
+      throw Error(first->code, fmt::format("{}{}; {}", message, more, first->fix));
+    }
+  }
+  // Rank 0 reaches this only when every rank agrees; when it throws, abort_job ends the ranks
+  // waiting here.
+  int agreed = 1;
+  processes.broadcast(&agreed, sizeof(agreed), 0);
+}
+
+std::string describe_contents(const Dataset& data) {
+  const std::vector<std::uint8_t>& pixels = data.pixels();
+  const std::vector<std::int32_t>& labels = data.labels();
+  std::uint64_t hash = fnv1a(pixels.data(), pixels.size());
+  hash = fnv1a(labels.data(), labels.size() * sizeof(std::int32_t), hash);
+  return fmt::format("{} samples of {}, content hash {:016x}", data.size(), data.shape_text(),
+                     hash);
+}
+
+}  // namespace dl

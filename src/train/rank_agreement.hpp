@@ -1,0 +1,34 @@
+// What every rank of a job must agree on before it takes part in a collective: the config, the
+// build, the data, the resolved backend and collective, and the checkpoint it resumes from.
+// Ranks that disagree would otherwise run different numbers of rounds or different collectives
+// and wait for each other for ever (or train apart silently). Rank 0 compares every rank's facts
+// with its own and, on a difference, fails with one message naming the rank, its host and what
+// differs; main() then ends the whole job (abort_job). A single process checks nothing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "data/dataset.hpp"
+#include "parallel/process_group.hpp"
+
+namespace dl {
+
+struct RankFact {
+  std::string name;   // "training set"
+  std::string value;  // "1500 samples of 28x28x1, content hash 0123456789abcdef"
+  ExitCode code;      // what a difference exits with (README, exit codes)
+  std::string fix;    // "give every rank the same data files"
+};
+
+// Collective: every rank calls it with the same facts, in the same order. Rank 0 throws an Error
+// with the first differing fact's code, naming every fact that differs on the first rank that
+// differs (and how many more ranks differ); the other ranks return once rank 0 found none.
+void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& facts);
+
+// "1500 samples of 28x28x1, content hash 0123456789abcdef": the hash covers every pixel and
+// label, so two data sets of one size and shape but other contents differ.
+std::string describe_contents(const Dataset& data);
+
+}  // namespace dl
