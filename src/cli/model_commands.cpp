@@ -10,8 +10,8 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "cli/saved_model.hpp"
-#include "config/enum_names.hpp"
 #include "core/error.hpp"
+#include "data/data_format.hpp"
 #include "data/data_sources.hpp"
 #include "export/onnx_export.hpp"
 #include "io/atomic_file.hpp"
@@ -27,13 +27,22 @@ constexpr const char* kModelHelp = "model.dlm, best_model.dlm or a checkpoint fi
 constexpr const char* kConfigHelp =
     "the config the model was trained with (default: config.resolved.yaml of its run directory)";
 
-DataFormat input_format(const PredictOptions& options, const Config& config) {
-  if (options.input_format.empty()) return config.data.format;
-  const std::optional<DataFormat> format = enum_from_name<DataFormat>(options.input_format);
-  if (!format)
+const DataFormatKind& input_format(const PredictOptions& options, const Config& config) {
+  if (options.input_format.empty()) return data_format(config.data.format);
+  const DataFormatKind* format = find_data_format(options.input_format);
+  if (format == nullptr)
     throw ConfigError(fmt::format("--input-format {} is not a data format; write one of {}",
-                                  options.input_format, fmt::join(enum_names<DataFormat>(), ", ")));
+                                  options.input_format, fmt::join(data_format_names(), ", ")));
   return *format;
+}
+
+// "idx: an IDX images file ...; cifar10: ..." for --input's help.
+std::string input_help() {
+  std::string help = "the samples to predict, by --input-format:";
+  for (const DataFormatKind& format : data_formats())
+    help += fmt::format(" {}: {};", format.name, format.predict.help);
+  help.pop_back();
+  return help;
 }
 
 std::string csv_header(int classes) {
@@ -50,11 +59,11 @@ void add_model_commands(CLI::App& app, ModelCommands& commands) {
       app.add_subcommand("predict", "write a model's class probabilities for images (CSV)");
   commands.predict->add_option("-m,--model", p.model_path, kModelHelp)->required();
   commands.predict
-      ->add_option("-i,--input", p.input_path,
-                   "images: an IDX images file (plain or .gz) or a CIFAR batch file")
+      ->add_option("-i,--input", p.input_path, input_help())
       ->required();
-  commands.predict->add_option("--input-format", p.input_format,
-                               "idx, cifar10 or cifar100 (default: the model's data.format)");
+  commands.predict->add_option(
+      "--input-format", p.input_format,
+      fmt::format("{} (default: the model's data.format)", fmt::join(data_format_names(), ", ")));
   commands.predict->add_option("-o,--output", p.output_path, "the CSV file (default: stdout)");
   commands.predict->add_option("-c,--config", p.config_path, kConfigHelp);
 
@@ -77,7 +86,8 @@ int run_model_command(const ModelCommands& commands) {
 int run_predict(const PredictOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const Config& config = saved.config;
-  Dataset images = load_images_file(options.input_path, input_format(options, config), config.data);
+  const DataFormatKind& format = input_format(options, config);
+  Dataset images = load_images_file(options.input_path, format.format, config.data);
   images.set_pipeline(saved.input);
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
@@ -109,7 +119,7 @@ int run_predict(const PredictOptions& options) {
   } else {
     write_file_atomically(options.output_path, csv);
   }
-  const bool labelled = input_format(options, config) != DataFormat::kIdx;
+  const bool labelled = format.predict.labelled;
   std::cerr << fmt::format(
       "predict: {} images from {} ({}){}\n", images.size(), options.input_path, images.shape_text(),
       labelled ? fmt::format(", accuracy {:.4f} against the file's labels",
