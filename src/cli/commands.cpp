@@ -123,7 +123,7 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   model.upload_parameters(state.parameters.data());
-  Dataset test = load_test_set(config.data);
+  Dataset test = load_test_set(config);
   test.set_pipeline(saved.input);
   const EvaluationResult result = evaluate(model, test);
   if (!predictions_path.empty()) write_predictions(model, test, predictions_path);

@@ -87,7 +87,7 @@ int run_predict(const PredictOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const Config& config = saved.config;
   const DataFormatKind& format = input_format(options, config);
-  Dataset images = load_images_file(options.input_path, format.format, config.data);
+  Dataset images = load_images_file(options.input_path, format.format, config);
   images.set_pipeline(saved.input);
   CpuBackend backend;
   Model model(config, backend, config.batchSize);

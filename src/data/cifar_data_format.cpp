@@ -31,7 +31,8 @@ Dataset cifar_dataset(CifarRecords records, int num_classes) {
                  std::move(records.labels), num_classes);
 }
 
-Dataset load_cifar_split(const DataConfig& data, DataSplit split) {
+Dataset load_cifar_split(const Config& config, DataSplit split) {
+  const DataConfig& data = config.data;
   const std::int64_t limit = split == DataSplit::kTrain ? data.trainLimit : data.testLimit;
   return cifar_dataset(read_cifar_split(cifar_source(data), cifar_split(split), limit),
                        data.numClasses);
@@ -55,7 +56,8 @@ std::optional<std::string> cifar_validation_path(const DataConfig& data) {
 }
 
 // data.validationFile: one batch file of the format, named in the message when it is missing.
-std::optional<Dataset> load_cifar_validation(const DataConfig& data) {
+std::optional<Dataset> load_cifar_validation(const Config& config) {
+  const DataConfig& data = config.data;
   const std::optional<std::string> path = cifar_validation_path(data);
   if (!path) return std::nullopt;
   const CifarSource source = cifar_source(data);
@@ -70,8 +72,8 @@ std::optional<Dataset> load_cifar_validation(const DataConfig& data) {
   return cifar_dataset(read_cifar_file(*path, source), data.numClasses);
 }
 
-Dataset load_cifar_file(const std::string& path, const DataConfig& data) {
-  return cifar_dataset(read_cifar_file(path, cifar_source(data)), data.numClasses);
+Dataset load_cifar_file(const std::string& path, const Config& config) {
+  return cifar_dataset(read_cifar_file(path, cifar_source(config.data)), config.data.numClasses);
 }
 
 int cifar_classes(const DataConfig& data) {

@@ -14,6 +14,7 @@ const std::vector<DataFormatKind>& data_formats() {
       idx_data_format(),
       cifar10_data_format(),
       cifar100_data_format(),
+      image_folder_data_format(),
   };
   return formats;
 }

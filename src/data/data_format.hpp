@@ -29,8 +29,9 @@ enum class DataSplit { kTrain, kTest };
 // `predict --input` for a format: what the file is, and how it is read.
 struct PredictInput {
   std::string_view help;  // "an IDX images file (plain or .gz)"
-  // The samples of `path`, with the file's labels where it has them.
-  Dataset (*load)(const std::string& path, const DataConfig& data);
+  // The samples of `path`, with the file's labels where it has them, for a network of
+  // config.inputType.
+  Dataset (*load)(const std::string& path, const Config& config);
   bool labelled;  // whether the labels are the file's own (else every label is 0)
 };
 
@@ -40,12 +41,13 @@ struct DataFormatKind {
   FieldTable<DataConfig> keys;  // in dump order, after data.format
   // Checks of a loaded config that concern this format; reports through fail_at.
   void (*check)(const ReadContext& ctx, const Config& config);
-  Dataset (*load)(const DataConfig& data, DataSplit split);
+  // Readers get the whole config: image formats fit their images to inputType.
+  Dataset (*load)(const Config& config, DataSplit split);
   // Where a split comes from, for messages: a file, a folder, or "DIR/data_batch_*.bin".
   std::string (*source)(const DataConfig& data, DataSplit split);
   // The format's own validation set (files or a folder named by its keys), or nothing when the
   // config names none; `validation_path` names it.
-  std::optional<Dataset> (*load_validation)(const DataConfig& data);
+  std::optional<Dataset> (*load_validation)(const Config& config);
   std::optional<std::string> (*validation_path)(const DataConfig& data);
   PredictInput predict;
 };
@@ -68,5 +70,6 @@ void check_single_validation_source(const ReadContext& ctx, const DataConfig& da
 DataFormatKind idx_data_format();
 DataFormatKind cifar10_data_format();
 DataFormatKind cifar100_data_format();
+DataFormatKind image_folder_data_format();
 
 }  // namespace dl

@@ -9,21 +9,22 @@
 
 namespace dl {
 
-Dataset load_training_set(const DataConfig& data) {
-  return data_format(data.format).load(data, DataSplit::kTrain);
+Dataset load_training_set(const Config& config) {
+  return data_format(config.data.format).load(config, DataSplit::kTrain);
 }
 
-Dataset load_test_set(const DataConfig& data) {
-  return data_format(data.format).load(data, DataSplit::kTest);
+Dataset load_test_set(const Config& config) {
+  return data_format(config.data.format).load(config, DataSplit::kTest);
 }
 
-TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
-  Dataset all = load_training_set(data);
-  std::optional<Dataset> validation = data_format(data.format).load_validation(data);
+TrainingData load_training_data(const Config& config) {
+  const DataConfig& data = config.data;
+  Dataset all = load_training_set(config);
+  std::optional<Dataset> validation = data_format(data.format).load_validation(config);
   if (validation) return {std::move(all), std::move(validation)};
   if (data.validationSplit <= 0.0) return {std::move(all), std::nullopt};
   TrainValidation parts =
-      split_for_validation(all, data.validationSplit, seed, training_source(data));
+      split_for_validation(all, data.validationSplit, config.seed, training_source(data));
   return {std::move(parts.train), std::move(parts.validation)};
 }
 
@@ -60,9 +61,9 @@ std::string test_source(const DataConfig& data) {
   return data_format(data.format).source(data, DataSplit::kTest);
 }
 
-Dataset load_images_file(const std::string& path, DataFormat format, const DataConfig& data) {
-  DataConfig as_format = data;
-  as_format.format = format;
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config) {
+  Config as_format = config;
+  as_format.data.format = format;
   return data_format(format).predict.load(path, as_format);
 }
 

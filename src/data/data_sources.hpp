@@ -12,7 +12,7 @@
 
 namespace dl {
 
-Dataset load_training_set(const DataConfig& data);
+Dataset load_training_set(const Config& config);
 
 // The training set for training: with the format's own validation source (IDX's
 // data.validationImages/validationLabels, CIFAR's data.validationFile, ...), the whole training
@@ -23,7 +23,7 @@ struct TrainingData {
   Dataset train;
   std::optional<Dataset> validation;
 };
-TrainingData load_training_data(const DataConfig& data, std::uint64_t seed);
+TrainingData load_training_data(const Config& config);
 // The validation set's file or folder (the format's validation_path), or the split's
 // description.
 std::string validation_source(const DataConfig& data);
@@ -35,7 +35,7 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
 
 // The metadata key of model and checkpoint files holding the normalization a run used.
 inline constexpr const char* kInputNormalizationKey = "input_normalization";
-Dataset load_test_set(const DataConfig& data);
+Dataset load_test_set(const Config& config);
 
 // Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".
 std::string training_source(const DataConfig& data);
@@ -43,6 +43,6 @@ std::string test_source(const DataConfig& data);
 
 // The samples of `path` (`predict --input`) read as `format` says (its PredictInput): e.g. an
 // IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels).
-Dataset load_images_file(const std::string& path, DataFormat format, const DataConfig& data);
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config);
 
 }  // namespace dl

@@ -106,7 +106,9 @@ Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
                 pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
     labels[i] = labels_[index];
   }
-  return Dataset(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
+  Dataset part(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
+  part.set_origin(origin_);
+  return part;
 }
 
 void Dataset::gather(const std::int64_t* indices, std::size_t count, float* images,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,14 @@
 #include "data/input_pipeline.hpp"
 
 namespace dl {
+
+// What reading a data set found besides its samples (image folders): the class names, the
+// files left out under data.onBadFile: skip, and the image sizes before they were fitted.
+struct DataOrigin {
+  std::vector<std::string> class_names;  // by label; empty: the classes are numbers
+  std::vector<std::string> skipped;      // "path: why", in listing order
+  std::map<std::string, std::int64_t> image_sizes;  // "640x480" -> images of that size
+};
 
 class Dataset {
  public:
@@ -53,7 +62,10 @@ class Dataset {
   void set_pipeline(InputPipeline pipeline) { pipeline_ = std::move(pipeline); }
   const InputPipeline& pipeline() const { return pipeline_; }
 
-  // The samples at `indices` (each within [0, size())), in that order.
+  void set_origin(DataOrigin origin) { origin_ = std::move(origin); }
+  const DataOrigin& origin() const { return origin_; }
+
+  // The samples at `indices` (each within [0, size())), in that order; the same origin.
   Dataset subset(const std::vector<std::int64_t>& indices) const;
 
   // The raw data, for copying a whole data set to a device once.
@@ -66,6 +78,7 @@ class Dataset {
   std::vector<std::uint8_t> pixels_;
   std::vector<std::int32_t> labels_;
   InputPipeline pipeline_;
+  DataOrigin origin_;
 
   void prefetch_sample(std::int64_t index) const;
   void gather_with(const std::int64_t* indices, std::size_t count, const int* epoch, float* images,

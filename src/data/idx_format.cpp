@@ -10,7 +10,8 @@
 namespace dl {
 namespace {
 
-Dataset load_idx_split(const DataConfig& data, DataSplit split) {
+Dataset load_idx_split(const Config& config, DataSplit split) {
+  const DataConfig& data = config.data;
   if (split == DataSplit::kTrain)
     return Dataset::load_idx(data.trainImages, data.trainLabels, data.numClasses, data.trainLimit);
   return Dataset::load_idx(data.testImages, data.testLabels, data.numClasses, data.testLimit);
@@ -20,7 +21,8 @@ std::string idx_source(const DataConfig& data, DataSplit split) {
   return split == DataSplit::kTrain ? data.trainImages : data.testImages;
 }
 
-std::optional<Dataset> load_idx_validation(const DataConfig& data) {
+std::optional<Dataset> load_idx_validation(const Config& config) {
+  const DataConfig& data = config.data;
   if (!data.validationImages) return std::nullopt;
   return Dataset::load_idx(*data.validationImages, *data.validationLabels, data.numClasses);
 }
@@ -30,11 +32,11 @@ std::optional<std::string> idx_validation_path(const DataConfig& data) {
 }
 
 // An images file holds no labels: every label is 0.
-Dataset load_idx_images(const std::string& path, const DataConfig& data) {
+Dataset load_idx_images(const std::string& path, const Config& config) {
   IdxImages images = read_idx_images(path);
   std::vector<std::int32_t> labels(static_cast<std::size_t>(images.count), 0);
   return Dataset(images.rows, images.cols, std::move(images.pixels), std::move(labels),
-                 data.numClasses);
+                 config.data.numClasses);
 }
 
 // Separate validation files come in pairs and exclude validationSplit.

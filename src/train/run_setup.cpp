@@ -154,11 +154,11 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
 RunData load_checked_data(const Config& config) {
   const DataConfig& d = config.data;
   RunData data;
-  TrainingData training = load_training_data(d, config.seed);
+  TrainingData training = load_training_data(config);
   data.train = std::make_unique<Dataset>(std::move(training.train));
   if (training.validation)
     data.validation = std::make_unique<Dataset>(std::move(*training.validation));
-  data.test = std::make_unique<Dataset>(load_test_set(d));
+  data.test = std::make_unique<Dataset>(load_test_set(config));
   const Dataset& train = *data.train;
   const Dataset& test = *data.test;
   const std::size_t expected = static_cast<std::size_t>(config.inputType.height) *
