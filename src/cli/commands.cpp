@@ -66,7 +66,14 @@ std::string describe_checked_data(const Config& config, const RunData& data) {
   if (data.validation)
     text += fmt::format(", {} validation examples from {}", data.validation->size(),
                         validation_source(d));
-  return text + fmt::format(", {} test examples from {}", data.test->size(), test_source(d));
+  text += fmt::format(", {} test examples from {}", data.test->size(), test_source(d));
+  const std::vector<std::string> classes = class_table(*data.train);
+  if (!classes.empty())
+    text += fmt::format("\nclasses (label, name, training examples):\n{}", fmt::join(classes, "\n"));
+  std::vector<std::string> notes = origin_notes(*data.train, training_source(d));
+  for (std::string& line : origin_notes(*data.test, test_source(d))) notes.push_back(std::move(line));
+  if (!notes.empty()) text += "\n" + fmt::format("{}", fmt::join(notes, "\n"));
+  return text;
 }
 
 }  // namespace

@@ -45,8 +45,17 @@ std::string input_help() {
   return help;
 }
 
-std::string csv_header(int classes) {
-  std::string header = "index,predicted";
+// A CSV field: quoted when it holds a comma or a quote (RFC 4180).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// With class names (a model trained on an image folder), each row also names its class.
+std::string csv_header(int classes, bool named) {
+  std::string header = named ? "index,predicted,predicted_class" : "index,predicted";
   for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
   return header + "\n";
 }
@@ -89,6 +98,13 @@ int run_predict(const PredictOptions& options) {
   const DataFormatKind& format = input_format(options, config);
   Dataset images = load_images_file(options.input_path, format.format, config);
   images.set_pipeline(saved.input);
+  // A folder of class folders is labelled by them: they must be the model's classes.
+  const std::vector<std::string>& folder_classes = images.origin().class_names;
+  if (!folder_classes.empty() && folder_classes != saved.class_names)
+    throw DataError(fmt::format("{}: its class folders ({}) are not the classes the model was "
+                                "trained on ({}); give a folder with the training set's classes",
+                                options.input_path, fmt::join(folder_classes, ", "),
+                                fmt::join(saved.class_names, ", ")));
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   if (images.sample_floats() != model.input_size()) {
@@ -99,7 +115,9 @@ int run_predict(const PredictOptions& options) {
   }
   model.upload_parameters(saved.state.parameters.data());
   const int classes = model.num_classes();
-  std::string csv = csv_header(classes);
+  const std::vector<std::string>& names = saved.class_names;
+  const bool named = static_cast<int>(names.size()) == classes;
+  std::string csv = csv_header(classes, named);
   std::int64_t correct = 0;
   run_inference(
       model, images,
@@ -109,6 +127,7 @@ int run_predict(const PredictOptions& options) {
           const int predicted = static_cast<int>(std::max_element(row, row + classes) - row);
           correct += predicted == labels[i] ? 1 : 0;
           csv += fmt::format("{},{}", first + static_cast<std::int64_t>(i), predicted);
+          if (named) csv += "," + csv_field(names[static_cast<std::size_t>(predicted)]);
           // 9 significant digits: every float reads back exactly.
           for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
           csv += "\n";
@@ -119,7 +138,7 @@ int run_predict(const PredictOptions& options) {
   } else {
     write_file_atomically(options.output_path, csv);
   }
-  const bool labelled = format.predict.labelled;
+  const bool labelled = format.predict.labelled || !folder_classes.empty();
   std::cerr << fmt::format(
       "predict: {} images from {} ({}){}\n", images.size(), options.input_path, images.shape_text(),
       labelled ? fmt::format(", accuracy {:.4f} against the file's labels",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "data/data_format.hpp"
@@ -51,6 +52,35 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
   p.mean = std::move(stats.mean);
   p.std = std::move(stats.std);
   return p;
+}
+
+std::vector<std::string> class_table(const Dataset& set) {
+  const std::vector<std::string>& names = set.origin().class_names;
+  std::vector<std::int64_t> counts(names.size(), 0);
+  for (const std::int32_t label : set.labels())
+    if (static_cast<std::size_t>(label) < counts.size()) ++counts[static_cast<std::size_t>(label)];
+  std::size_t width = 0;
+  for (const std::string& name : names) width = std::max(width, name.size());
+  std::vector<std::string> lines;
+  for (std::size_t c = 0; c < names.size(); ++c)
+    lines.push_back(fmt::format("  {:>3}  {:<{}}  {}", c, names[c], width, counts[c]));
+  return lines;
+}
+
+std::vector<std::string> origin_notes(const Dataset& set, const std::string& source) {
+  const DataOrigin& origin = set.origin();
+  std::vector<std::string> lines;
+  if (!origin.image_sizes.empty()) {
+    std::vector<std::string> sizes;
+    for (const auto& [size, count] : origin.image_sizes)
+      sizes.push_back(fmt::format("{} ({})", size, count));
+    lines.push_back(fmt::format("images in {}: {}", source, fmt::join(sizes, ", ")));
+  }
+  if (!origin.skipped.empty())
+    lines.push_back(fmt::format("skipped {} bad file(s) in {} (data.onBadFile: skip):",
+                                origin.skipped.size(), source));
+  for (const std::string& skipped : origin.skipped) lines.push_back("  skipped " + skipped);
+  return lines;
 }
 
 std::string training_source(const DataConfig& data) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "data/dataset.hpp"
@@ -35,7 +36,18 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
 
 // The metadata key of model and checkpoint files holding the normalization a run used.
 inline constexpr const char* kInputNormalizationKey = "input_normalization";
+// The metadata key holding the training set's class names (image folders), one per line in label
+// order (a class name holds no control character: image_folder.cpp refuses one).
+inline constexpr const char* kClassNamesKey = "class_names";
 Dataset load_test_set(const Config& config);
+
+// The classes of `set` when its reader named them (image folders): one line per class, its
+// label, name and number of samples ("  3  Dress  402"); empty otherwise.
+std::vector<std::string> class_table(const Dataset& set);
+// What reading `set` from `source` found besides its samples, for the log and `validate`: the
+// image sizes before fitting ("images in DIR: 28x28 (4000)") and each file skipped under
+// data.onBadFile: skip ("skipped PATH: why"), after a count.
+std::vector<std::string> origin_notes(const Dataset& set, const std::string& source);
 
 // Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".
 std::string training_source(const DataConfig& data);

@@ -100,9 +100,10 @@ std::vector<fs::path> class_folders(const std::string& directory, const std::str
     const bool folder = entry.is_directory(error);
     if (error) throw DataError(folder_error(entry.path().string(), error));
     if (!folder) continue;
-    if (!is_valid_utf8(name))
-      throw DataError(fmt::format("{}: the class folder's name is not UTF-8; rename it (class "
-                                  "names are written to the run's files)",
+    if (!is_valid_utf8(name) || has_control_character(name))
+      throw DataError(fmt::format("{}: the class folder's name is not UTF-8 or holds a control "
+                                  "character; rename it (class names are written to the run's "
+                                  "files)",
                                   printable_path(entry.path().string())));
     folders.push_back(entry.path());
   }

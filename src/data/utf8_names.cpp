@@ -46,6 +46,15 @@ bool is_valid_utf8(const std::string& text) {
   return true;
 }
 
+bool has_control_character(const std::string& text) {
+  constexpr unsigned char kFirstPrintable = 0x20, kDelete = 0x7f;
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < kFirstPrintable || byte == kDelete) return true;
+  }
+  return false;
+}
+
 std::string printable_path(const std::string& path) {
   std::string out;
   for (std::size_t i = 0; i < path.size();) {

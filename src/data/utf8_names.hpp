@@ -7,6 +7,8 @@
 namespace dl {
 
 bool is_valid_utf8(const std::string& text);
+// A byte below 0x20 or 0x7f (a newline, a tab, an escape).
+bool has_control_character(const std::string& text);
 // `path` with every byte that is not part of valid UTF-8 written as \xNN.
 std::string printable_path(const std::string& path);
 

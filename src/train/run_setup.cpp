@@ -112,6 +112,10 @@ void load_data(const Config& config, RunSetup& setup) {
   info.train_examples = static_cast<std::int64_t>(train.size());
   info.test_examples = static_cast<std::int64_t>(test.size());
   info.sample_shape = train.shape_text();
+  for (const std::string& line : origin_notes(train, training_source(d)))
+    info.data_notes.push_back(line);
+  for (const std::string& line : origin_notes(test, test_source(d)))
+    info.data_notes.push_back(line);
 }
 
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {

@@ -124,6 +124,9 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   const InputPipeline& pipeline = setup.train->pipeline();
   if (pipeline.normalizes())
     state.add_run_metadata(kInputNormalizationKey, format_normalization(pipeline));
+  const std::vector<std::string>& class_names = setup.train->origin().class_names;
+  if (!class_names.empty())
+    state.add_run_metadata(kClassNamesKey, fmt::format("{}", fmt::join(class_names, "\n")));
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
     const bool terminal =
