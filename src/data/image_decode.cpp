@@ -94,6 +94,7 @@ tjscalingfactor jpeg_scale(int width, int height, int min_width, int min_height)
   int count = 0;
   const tjscalingfactor* factors = tjGetScalingFactors(&count);
   tjscalingfactor best{1, 1};
+  if (min_width <= 0 && min_height <= 0) return best;
   for (int i = 0; i < count; ++i) {
     const tjscalingfactor f = factors[i];
     if (f.num > f.denom) continue;  // enlarging: never wanted

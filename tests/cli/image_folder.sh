@@ -59,10 +59,12 @@ echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
 
 # Bad input: a small folder, one fault at a time.
 small="$WORK/small"
+pngs=("$WORK/folder/train/Bag/"*.png)
+jpegs=("$WORK/folder/train/Bag/"*.jpg)
 for c in a b; do
   mkdir -p "$small/$c"
-  cp "$(ls "$WORK/folder/train/Bag/"*.png | head -2 | tail -1)" "$small/$c/1.png"
-  cp "$(ls "$WORK/folder/train/Bag/"*.jpg | head -1)" "$small/$c/2.jpg"
+  cp "${pngs[1]}" "$small/$c/1.png"
+  cp "${jpegs[0]}" "$small/$c/2.jpg"
 done
 run_small() {
   local dir=$1
