@@ -15,6 +15,7 @@ const std::vector<DataFormatKind>& data_formats() {
       cifar10_data_format(),
       cifar100_data_format(),
       image_folder_data_format(),
+      csv_data_format(),
   };
   return formats;
 }

@@ -71,5 +71,6 @@ DataFormatKind idx_data_format();
 DataFormatKind cifar10_data_format();
 DataFormatKind cifar100_data_format();
 DataFormatKind image_folder_data_format();
+DataFormatKind csv_data_format();
 
 }  // namespace dl

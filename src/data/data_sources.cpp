@@ -3,12 +3,33 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "data/data_format.hpp"
 #include "data/validation_split.hpp"
 
 namespace dl {
+namespace {
+
+struct FeatureStats {
+  float mean = 0.0f, std = 1.0f;
+};
+
+// The mean and (population) standard deviation of every feature value, summed in order in double;
+// a constant set gets std 1 (nothing to scale).
+FeatureStats feature_stats(const std::vector<float>& values) {
+  if (values.empty()) return {};
+  double sum = 0.0;
+  for (const float v : values) sum += v;
+  const double mean = sum / static_cast<double>(values.size());
+  double squares = 0.0;
+  for (const float v : values) squares += (v - mean) * (v - mean);
+  const double std = std::sqrt(squares / static_cast<double>(values.size()));
+  return {static_cast<float>(mean), std > 0.0 ? static_cast<float>(std) : 1.0f};
+}
+
+}  // namespace
 
 Dataset load_training_set(const Config& config) {
   return data_format(config.data.format).load(config, DataSplit::kTrain);
@@ -46,6 +67,12 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
     p.std.assign(data.channelStd.begin(), data.channelStd.end());
     return p;
   }
+  if (train.has_features()) {
+    const FeatureStats stats = feature_stats(train.features());
+    p.mean = {stats.mean};
+    p.std = {stats.std};
+    return p;
+  }
   const std::size_t plane =
       static_cast<std::size_t>(train.rows()) * static_cast<std::size_t>(train.cols());
   ChannelStats stats = channel_stats(train.pixels(), train.channels(), plane);
@@ -77,8 +104,8 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
     lines.push_back(fmt::format("images in {}: {}", source, fmt::join(sizes, ", ")));
   }
   if (!origin.skipped.empty())
-    lines.push_back(fmt::format("skipped {} bad file(s) in {} (data.onBadFile: skip):",
-                                origin.skipped.size(), source));
+    lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(),
+                                source));
   for (const std::string& skipped : origin.skipped) lines.push_back("  skipped " + skipped);
   return lines;
 }

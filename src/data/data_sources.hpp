@@ -46,7 +46,7 @@ Dataset load_test_set(const Config& config);
 std::vector<std::string> class_table(const Dataset& set);
 // What reading `set` from `source` found besides its samples, for the log and `validate`: the
 // image sizes before fitting ("images in DIR: 28x28 (4000)") and each file skipped under
-// data.onBadFile: skip ("skipped PATH: why"), after a count.
+// data.onBadFile: skip ("skipped PATH: why", a CSV row as "PATH: line N: why"), after a count.
 std::vector<std::string> origin_notes(const Dataset& set, const std::string& source);
 
 // Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".

@@ -37,6 +37,13 @@ class Dataset {
   // One channel.
   Dataset(int rows, int cols, std::vector<std::uint8_t> pixels, std::vector<std::int32_t> labels,
           int num_classes);
+  // Numeric features (CSV rows): labels.size() rows of `width` floats, gathered as they are
+  // (normalized when the pipeline normalizes: one mean and std, the input's one channel), never
+  // divided by 255. Such a set has no pixels; batches always come through gather().
+  static Dataset from_features(int width, std::vector<float> features,
+                               std::vector<std::int32_t> labels, int num_classes);
+  bool has_features() const { return numeric_; }
+  const std::vector<float>& features() const { return features_; }
 
   std::int64_t size() const { return static_cast<std::int64_t>(labels_.size()); }
   int channels() const { return channels_; }
@@ -77,10 +84,13 @@ class Dataset {
   std::size_t sample_bytes_ = 0;
   std::vector<std::uint8_t> pixels_;
   std::vector<std::int32_t> labels_;
+  bool numeric_ = false;         // from_features: samples are features_, not pixels_
+  std::vector<float> features_;  // numeric_ only
   InputPipeline pipeline_;
   DataOrigin origin_;
 
   void prefetch_sample(std::int64_t index) const;
+  void gather_features(std::size_t index, float* dst) const;
   void gather_with(const std::int64_t* indices, std::size_t count, const int* epoch, float* images,
                    std::int32_t* labels) const;
 };

@@ -4,18 +4,17 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <optional>
 #include <system_error>
-#include <thread>
 #include <utility>
 
 #include "core/error.hpp"
 #include "data/image_decode.hpp"
 #include "data/image_resize.hpp"
+#include "data/parallel_for.hpp"
 #include "data/utf8_names.hpp"
 #include "io/file_access.hpp"
 
@@ -203,26 +202,15 @@ Decoded decode_file(const ImageFile& file, const ImageFolderRequest& r, std::uin
   return result;
 }
 
-// Decodes every file on a pool of threads, each into its own slot; stops early on a bad file
-// when the run would stop anyway.
+// Decodes every file on the readers' pool (parallel_for.hpp), each into its own slot; stops early
+// on a bad file when the run would stop anyway.
 std::vector<Decoded> decode_all(const std::vector<ImageFile>& files, const ImageFolderRequest& r,
                                 std::vector<std::uint8_t>& pixels, std::size_t sample_bytes) {
   std::vector<Decoded> results(files.size());
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  auto work = [&] {
-    for (std::size_t i = next++; i < files.size() && !stop; i = next++) {
-      results[i] = decode_file(files[i], r, pixels.data() + i * sample_bytes);
-      if (results[i].error && r.on_bad_file == BadFileAction::kStop) stop = true;
-    }
-  };
-  const std::size_t threads =
-      std::max<std::size_t>(1, std::min<std::size_t>(std::thread::hardware_concurrency(),
-                                                     files.size()));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  parallel_for_each_index(files.size(), [&](std::size_t i) {
+    results[i] = decode_file(files[i], r, pixels.data() + i * sample_bytes);
+    return !(results[i].error && r.on_bad_file == BadFileAction::kStop);
+  });
   return results;
 }
 

@@ -148,7 +148,7 @@ nothing_written
 # onBadFile: skip leaves the files out, counts and names them in the log.
 fault skip && echo "not an image" >"$WORK/skip/a/0.png" && head -c 300 "$small/b/2.jpg" >"$WORK/skip/b/2.jpg"
 run_small "$WORK/skip" --set data.onBadFile=skip --set output.console=epochs >"$WORK/skip.txt"
-grep -q "data: skipped 2 bad file(s) in $WORK/skip (data.onBadFile: skip):" "$WORK/skip.txt" ||
+grep -q "data: skipped 2 in $WORK/skip (data.onBadFile: skip):" "$WORK/skip.txt" ||
   fail "skip: no count: $(head -8 "$WORK/skip.txt")"
 grep -q "data:   skipped $WORK/skip/a/0.png: is not an image" "$WORK/skip.txt" ||
   fail "skip: 0.png not named: $(head -8 "$WORK/skip.txt")"
