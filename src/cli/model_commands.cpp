@@ -152,7 +152,8 @@ int run_predict(const PredictOptions& options) {
 int run_export(const ExportOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const std::string bytes =
-      onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std);
+      onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std,
+                       saved.class_names);
   write_file_atomically(options.output_path, bytes);
   std::cout << fmt::format("export: {} (ONNX, {} bytes) from {} ({} parameters)\n",
                            options.output_path, bytes.size(), options.model_path,

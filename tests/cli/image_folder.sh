@@ -57,6 +57,18 @@ head -1 "$WORK/predict.csv" | grep -q "^index,predicted,predicted_class,p0" ||
 grep -q "^0,9,Trouser," "$WORK/predict.csv" || fail "predict: $(cat "$WORK/predict.csv")"
 echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
 
+# The ONNX export carries the class names (where this build exports ONNX and python3-onnx exists).
+if "$PYTHON3" -c "import onnx" 2>/dev/null &&
+  "$DL_TRAIN" export --format onnx -m "$WORK/run-folder/model.dlm" -o "$WORK/folder.onnx" >/dev/null; then
+  names=$("$PYTHON3" -c "
+import onnx
+props = {p.key: p.value for p in onnx.load('$WORK/folder.onnx').metadata_props}
+print(props['dl-train.class_names'].replace(chr(10), ','))")
+  [ "$names" = "Ankle_boot,Bag,Coat,Dress,Pullover,Sandal,Shirt,Sneaker,T-shirt_top,Trouser" ] ||
+    fail "ONNX class names: $names"
+  echo "ok: the ONNX export's metadata names the classes: $names"
+fi
+
 # Bad input: a small folder, one fault at a time.
 small="$WORK/small"
 pngs=("$WORK/folder/train/Bag/"*.png)
