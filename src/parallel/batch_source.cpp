@@ -198,6 +198,11 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
                     "memory.maximumDeviceCacheableLength ({} bytes)",
                     bytes, config.memory.maximumDeviceCacheableLength);
   }
+  if (data.has_features())
+    return fmt::format(
+        "data: host loader (data.deviceResident: {}; numeric features are never resident): each "
+        "batch gathered by the loader's thread and copied into the model's input every round",
+        setting);
   return fmt::format(
       "data: host loader (data.deviceResident: {}{}): each batch converted on the "
       "host {}",
