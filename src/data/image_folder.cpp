@@ -250,7 +250,8 @@ Dataset read_image_folder(const ImageFolderRequest& request) {
       origin.skipped.push_back(bad.path + ": " + bad.why);
       continue;
     }
-    if (decoded[i].width == 0) continue;  // not reached: the pool stopped first
+    // A slot the pool left after a bad file under onBadFile: stop: the loop throws at that file.
+    if (decoded[i].width == 0) continue;
     ++origin.image_sizes[fmt::format("{}x{}", decoded[i].width, decoded[i].height)];
     if (kept != i)
       std::copy_n(pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes), sample_bytes,
