@@ -141,7 +141,7 @@ int run_predict(const PredictOptions& options) {
   const bool labelled = format.predict.labelled || !folder_classes.empty();
   std::cerr << fmt::format(
       "predict: {} images from {} ({}){}\n", images.size(), options.input_path, images.shape_text(),
-      labelled ? fmt::format(", accuracy {:.4f} against the file's labels",
+      labelled ? fmt::format(", accuracy {:.4f} against the input's labels",
                              images.size() > 0
                                  ? static_cast<double>(correct) / static_cast<double>(images.size())
                                  : 0.0)

@@ -56,6 +56,12 @@ head -1 "$WORK/predict.csv" | grep -q "^index,predicted,predicted_class,p0" ||
   fail "predict header: $(head -1 "$WORK/predict.csv")"
 grep -q "^0,9,Trouser," "$WORK/predict.csv" || fail "predict: $(cat "$WORK/predict.csv")"
 echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
+# predict on the test folder: labelled by its class folders, the run's test accuracy.
+"$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/folder/test" -o "$WORK/folder.csv" \
+  2>"$WORK/predict.err"
+grep -q "predict: $test_count images from $WORK/folder/test (28x28), accuracy $(printf '%.4f' "$folder_accuracy")" \
+  "$WORK/predict.err" || fail "predict on the folder: $(cat "$WORK/predict.err")"
+echo "ok: predict on the test folder: $(cat "$WORK/predict.err")"
 
 # The ONNX export carries the class names (where this build exports ONNX and python3-onnx exists).
 if "$PYTHON3" -c "import onnx" 2>/dev/null &&
