@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the readers of untrusted input: the config loader, the IDX reader and the checkpoint
-# reader (tests/fuzz/fuzz_*.cpp, libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer).
+# Fuzzes the readers of untrusted input: the config loader, the IDX reader, the checkpoint reader,
+# the PNG and JPEG decoders with the image fitting, and the CSV reader (tests/fuzz/fuzz_*.cpp, libFuzzer with AddressSanitizer and UndefinedBehaviorSanitizer).
 # Builds them in build-fuzz with clang (installing clang and its libFuzzer runtime when they are
 # missing), then runs each target for SECONDS (default 30) on a copy of its seed corpus in
 # tests/fuzz/corpus/. Prints executions and crashes per target; a crash, a sanitizer report, a
@@ -12,7 +12,7 @@
 set -euo pipefail
 
 readonly DEFAULT_SECONDS=30
-readonly TARGETS=(config idx checkpoint)
+readonly TARGETS=(config idx checkpoint image csv)
 # Per input: longer than this is a hang; more memory than this is a memory bomb.
 readonly INPUT_TIMEOUT_SECONDS=10
 readonly RSS_LIMIT_MB=2048

@@ -16,7 +16,7 @@ set -euo pipefail
 # NumPy reference run of an exported model). qemu-user: the CPU kernels' run-time choice on
 # emulated processors without AVX-512 and without AVX2 (tests/backend/cpu_isa_qemu.sh).
 packages=(build-essential meson ninja-build pkg-config libyaml-cpp-dev libcli11-dev
-  libfmt-dev nlohmann-json3-dev catch2 libopenblas-dev zlib1g-dev dataset-fashion-mnist python3 time
+  libfmt-dev nlohmann-json3-dev catch2 libopenblas-dev zlib1g-dev libspng-dev libturbojpeg0-dev dataset-fashion-mnist python3 time
   python3-yaml python3-jsonschema shellcheck libprotobuf-dev protobuf-compiler python3-onnx
   libdnnl-dev help2man chromium qemu-user)
 bench_packages=(python3-torch python3-numpy)

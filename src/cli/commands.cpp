@@ -67,7 +67,14 @@ std::string describe_checked_data(const Config& config, const RunData& data) {
   if (data.validation)
     text += fmt::format(", {} validation examples from {}", data.validation->size(),
                         validation_source(d));
-  return text + fmt::format(", {} test examples from {}", data.test->size(), test_source(d));
+  text += fmt::format(", {} test examples from {}", data.test->size(), test_source(d));
+  const std::vector<std::string> classes = class_table(*data.train);
+  if (!classes.empty())
+    text += fmt::format("\nclasses (label, name, training examples):\n{}", fmt::join(classes, "\n"));
+  std::vector<std::string> notes = origin_notes(*data.train, training_source(d));
+  for (std::string& line : origin_notes(*data.test, test_source(d))) notes.push_back(std::move(line));
+  if (!notes.empty()) text += "\n" + fmt::format("{}", fmt::join(notes, "\n"));
+  return text;
 }
 
 }  // namespace
@@ -124,7 +131,7 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   model.upload_parameters(state.parameters.data());
-  Dataset test = load_test_set(config.data);
+  Dataset test = load_test_set(config);
   test.set_pipeline(saved.input);
   const EvaluationResult result = evaluate(model, test);
   if (!predictions_path.empty()) write_predictions(model, test, predictions_path);

@@ -10,8 +10,8 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "cli/saved_model.hpp"
-#include "config/enum_names.hpp"
 #include "core/error.hpp"
+#include "data/data_format.hpp"
 #include "data/data_sources.hpp"
 #include "export/onnx_export.hpp"
 #include "io/atomic_file.hpp"
@@ -27,17 +27,35 @@ constexpr const char* kModelHelp = "model.dlm, best_model.dlm or a checkpoint fi
 constexpr const char* kConfigHelp =
     "the config the model was trained with (default: config.resolved.yaml of its run directory)";
 
-DataFormat input_format(const PredictOptions& options, const Config& config) {
-  if (options.input_format.empty()) return config.data.format;
-  const std::optional<DataFormat> format = enum_from_name<DataFormat>(options.input_format);
-  if (!format)
+const DataFormatKind& input_format(const PredictOptions& options, const Config& config) {
+  if (options.input_format.empty()) return data_format(config.data.format);
+  const DataFormatKind* format = find_data_format(options.input_format);
+  if (format == nullptr)
     throw ConfigError(fmt::format("--input-format {} is not a data format; write one of {}",
-                                  options.input_format, fmt::join(enum_names<DataFormat>(), ", ")));
+                                  options.input_format, fmt::join(data_format_names(), ", ")));
   return *format;
 }
 
-std::string csv_header(int classes) {
-  std::string header = "index,predicted";
+// "idx: an IDX images file ...; cifar10: ..." for --input's help.
+std::string input_help() {
+  std::string help = "the samples to predict, by --input-format:";
+  for (const DataFormatKind& format : data_formats())
+    help += fmt::format(" {}: {};", format.name, format.predict.help);
+  help.pop_back();
+  return help;
+}
+
+// A CSV field: quoted when it holds a comma or a quote (RFC 4180).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+// With class names (a model trained on an image folder), each row also names its class.
+std::string csv_header(int classes, bool named) {
+  std::string header = named ? "index,predicted,predicted_class" : "index,predicted";
   for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
   return header + "\n";
 }
@@ -50,11 +68,11 @@ void add_model_commands(CLI::App& app, ModelCommands& commands) {
       app.add_subcommand("predict", "write a model's class probabilities for images (CSV)");
   commands.predict->add_option("-m,--model", p.model_path, kModelHelp)->required();
   commands.predict
-      ->add_option("-i,--input", p.input_path,
-                   "images: an IDX images file (plain or .gz) or a CIFAR batch file")
+      ->add_option("-i,--input", p.input_path, input_help())
       ->required();
-  commands.predict->add_option("--input-format", p.input_format,
-                               "idx, cifar10 or cifar100 (default: the model's data.format)");
+  commands.predict->add_option(
+      "--input-format", p.input_format,
+      fmt::format("{} (default: the model's data.format)", fmt::join(data_format_names(), ", ")));
   commands.predict->add_option("-o,--output", p.output_path, "the CSV file (default: stdout)");
   commands.predict->add_option("-c,--config", p.config_path, kConfigHelp);
 
@@ -77,8 +95,16 @@ int run_model_command(const ModelCommands& commands) {
 int run_predict(const PredictOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const Config& config = saved.config;
-  Dataset images = load_images_file(options.input_path, input_format(options, config), config.data);
+  const DataFormatKind& format = input_format(options, config);
+  Dataset images = load_images_file(options.input_path, format.format, config);
   images.set_pipeline(saved.input);
+  // A folder of class folders is labelled by them: they must be the model's classes.
+  const std::vector<std::string>& folder_classes = images.origin().class_names;
+  if (!folder_classes.empty() && folder_classes != saved.class_names)
+    throw DataError(fmt::format("{}: its class folders ({}) are not the classes the model was "
+                                "trained on ({}); give a folder with the training set's classes",
+                                options.input_path, fmt::join(folder_classes, ", "),
+                                fmt::join(saved.class_names, ", ")));
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   if (images.sample_floats() != model.input_size()) {
@@ -89,7 +115,9 @@ int run_predict(const PredictOptions& options) {
   }
   model.upload_parameters(saved.state.parameters.data());
   const int classes = model.num_classes();
-  std::string csv = csv_header(classes);
+  const std::vector<std::string>& names = saved.class_names;
+  const bool named = static_cast<int>(names.size()) == classes;
+  std::string csv = csv_header(classes, named);
   std::int64_t correct = 0;
   run_inference(
       model, images,
@@ -99,6 +127,7 @@ int run_predict(const PredictOptions& options) {
           const int predicted = static_cast<int>(std::max_element(row, row + classes) - row);
           correct += predicted == labels[i] ? 1 : 0;
           csv += fmt::format("{},{}", first + static_cast<std::int64_t>(i), predicted);
+          if (named) csv += "," + csv_field(names[static_cast<std::size_t>(predicted)]);
           // 9 significant digits: every float reads back exactly.
           for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
           csv += "\n";
@@ -109,10 +138,10 @@ int run_predict(const PredictOptions& options) {
   } else {
     write_file_atomically(options.output_path, csv);
   }
-  const bool labelled = input_format(options, config) != DataFormat::kIdx;
+  const bool labelled = format.predict.labelled || !folder_classes.empty();
   std::cerr << fmt::format(
       "predict: {} images from {} ({}){}\n", images.size(), options.input_path, images.shape_text(),
-      labelled ? fmt::format(", accuracy {:.4f} against the file's labels",
+      labelled ? fmt::format(", accuracy {:.4f} against the input's labels",
                              images.size() > 0
                                  ? static_cast<double>(correct) / static_cast<double>(images.size())
                                  : 0.0)
@@ -123,7 +152,8 @@ int run_predict(const PredictOptions& options) {
 int run_export(const ExportOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const std::string bytes =
-      onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std);
+      onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std,
+                       saved.class_names);
   write_file_atomically(options.output_path, bytes);
   std::cout << fmt::format("export: {} (ONNX, {} bytes) from {} ({} parameters)\n",
                            options.output_path, bytes.size(), options.model_path,

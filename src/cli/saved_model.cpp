@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <sstream>
 #include <stdexcept>
 
 #include "config/config_loader.hpp"
@@ -50,6 +51,11 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
         "{}: saved from a different network ({}) than {} describes ({}); pass the config the "
         "model was trained with",
         model_path, saved.state.network_signature, saved.config_path, signature));
+  }
+  const auto names = saved.state.metadata.find(kClassNamesKey);
+  if (names != saved.state.metadata.end()) {
+    std::istringstream lines(names->second);
+    for (std::string name; std::getline(lines, name);) saved.class_names.push_back(name);
   }
   if (saved.config.data.normalize) {
     const auto it = saved.state.metadata.find(kInputNormalizationKey);

@@ -70,9 +70,16 @@ struct InputTypeConfig {
 // uploaded). auto: resident on CUDA when it fits memory.maximumDeviceCacheableLength.
 enum class DeviceResidency { kAuto, kAlways, kNever };
 
-// The files a data set is read from: IDX image and label files (trainImages ... testLabels), or
-// the binary CIFAR-10 / CIFAR-100 batches in `directory` (src/data/cifar_reader.hpp).
-enum class DataFormat { kIdx, kCifar10, kCifar100 };
+// The files a data set is read from, one value per format of the data format registry
+// (src/data/data_format.hpp, which spells them): IDX image and label files, the binary
+// CIFAR-10 / CIFAR-100 batches, folders of PNG and JPEG images with one subfolder per class,
+// CSV files of numbers with a label column.
+enum class DataFormat { kIdx, kCifar10, kCifar100, kImageFolder, kCsv };
+// How an image is fitted to inputType (src/data/image_resize.hpp).
+enum class ImageResize { kCenterCrop, kStretch };
+// A file a reader cannot use (a corrupt image, a file that is not one): the run stops with its
+// name, or the file is left out, counted and named in the log.
+enum class BadFileAction { kStop, kSkip };
 // Which of a CIFAR-100 record's two labels is the class: the 100 fine or the 20 coarse ones.
 enum class Cifar100Labels { kFine, kCoarse };
 
@@ -93,6 +100,19 @@ struct DataConfig {
   double validationSplit = 0.0;
   std::optional<std::string> validationImages, validationLabels;
   std::optional<std::string> validationFile;  // cifar10, cifar100 only
+  // imagefolder: folders holding one subfolder of images per class (class names sorted).
+  std::string trainDirectory = "data/images/train";
+  std::string testDirectory = "data/images/test";
+  std::optional<std::string> validationDirectory;
+  ImageResize resize = ImageResize::kCenterCrop;
+  BadFileAction onBadFile = BadFileAction::kStop;  // imagefolder: files; csv: rows
+  // csv: rows of numbers, one of them the label (DL4J's CSVRecordReader: skipNumLines,
+  // delimiter; labelIndex of RecordReaderDataSetIterator; -1: the last field).
+  std::string trainFile = "data/train.csv";
+  std::string testFile = "data/test.csv";
+  int skipLines = 0;
+  std::string delimiter = ",";
+  int labelIndex = -1;
   // The input pipeline (data/input_pipeline.hpp): per-channel normalization with the given mean
   // and std (empty: computed from the training set), random crops from the image zero-padded by
   // randomCrop pixels on each side (0 = off), random horizontal flips.

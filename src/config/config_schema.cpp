@@ -5,6 +5,7 @@
 
 #include "config/config_limits.hpp"
 #include "core/message_text.hpp"
+#include "data/data_format.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
@@ -192,22 +193,29 @@ Field<Config> layers_field() {
 
 // ---- data, output, parallel, memory, cuda, earlyStopping --------------------------------
 
-const FieldTable<DataConfig>& data_fields() {
+// data.format: a name from the data format registry (data/data_format.hpp).
+Field<DataConfig> data_format_field() {
+  return {"format",
+          [](ReadContext& ctx, const std::string& path, const YAML::Node& node, DataConfig& d) {
+            const std::string text = node.IsScalar() ? node.Scalar() : describe_node(node);
+            const DataFormatKind* kind = find_data_format(text);
+            if (kind == nullptr)
+              fail_unknown_name(ctx, path, node, "data format", text, "for " + path,
+                                data_format_names());
+            d.format = kind->format;
+          },
+          [](YAML::Emitter& out, const DataConfig& d) {
+            out << std::string(data_format(d.format).name);
+          }};
+}
+
+// The keys every format has, after the format's own.
+const FieldTable<DataConfig>& common_data_fields() {
   static const FieldTable<DataConfig> table{
-      enum_field("format", &DataConfig::format),
-      text_field("directory", &DataConfig::directory),
-      enum_field("cifar100Labels", &DataConfig::cifar100Labels),
-      text_field("trainImages", &DataConfig::trainImages),
-      text_field("trainLabels", &DataConfig::trainLabels),
-      text_field("testImages", &DataConfig::testImages),
-      text_field("testLabels", &DataConfig::testLabels),
       bool_field("shuffle", &DataConfig::shuffle),
       integer_field("trainLimit", &DataConfig::trainLimit, 0),
       integer_field("testLimit", &DataConfig::testLimit, 0),
       real_field("validationSplit", &DataConfig::validationSplit, RealRange::from_below(0.0, 1.0)),
-      optional_text_field("validationImages", &DataConfig::validationImages),
-      optional_text_field("validationLabels", &DataConfig::validationLabels),
-      optional_text_field("validationFile", &DataConfig::validationFile),
       bool_field("normalize", &DataConfig::normalize),
       real_list_field("channelMean", &DataConfig::channelMean, RealRange::any()),
       real_list_field("channelStd", &DataConfig::channelStd, RealRange::above(0.0)),
@@ -217,6 +225,51 @@ const FieldTable<DataConfig>& data_fields() {
       enum_field("deviceResident", &DataConfig::deviceResident),
   };
   return table;
+}
+
+// The data section's keys for `format`: data.format, the format's keys, the common ones.
+FieldTable<DataConfig> data_fields(DataFormat format) {
+  FieldTable<DataConfig> table{data_format_field()};
+  const FieldTable<DataConfig>& own = data_format(format).keys;
+  table.insert(table.end(), own.begin(), own.end());
+  table.insert(table.end(), common_data_fields().begin(), common_data_fields().end());
+  return table;
+}
+
+// A key that belongs to another format: said so, rather than "unknown key".
+void refuse_other_formats_keys(const ReadContext& ctx, const std::string& path,
+                               const YAML::Node& node, const FieldTable<DataConfig>& table,
+                               DataFormat format) {
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) continue;
+    const std::string key = entry.first.Scalar();
+    if (std::any_of(table.begin(), table.end(), [&](const auto& f) { return f.key == key; }))
+      continue;
+    const std::vector<std::string> owners = formats_with_key(key);
+    if (owners.empty()) continue;
+    ctx.fail(join_path(path, key), entry.first,
+             fmt::format("{} is a key of data.format {}, not of {}", join_path(path, key),
+                         join_words(owners), data_format(format).name),
+             fmt::format("set data.format: {}, or remove {}", owners.front(), key));
+  }
+}
+
+// The format is read first: it decides which keys the section has.
+Field<Config> data_section_field() {
+  return {"data",
+          [](ReadContext& ctx, const std::string& path, const YAML::Node& node, Config& c) {
+            if (node.IsMap()) {
+              const YAML::Node& section = node;
+              const YAML::Node format = section["format"];
+              if (format) data_format_field().read(ctx, join_path(path, "format"), format, c.data);
+            }
+            const FieldTable<DataConfig> table = data_fields(c.data.format);
+            if (node.IsMap()) refuse_other_formats_keys(ctx, path, node, table, c.data.format);
+            read_fields(ctx, path, node, table, c.data);
+          },
+          [](YAML::Emitter& out, const Config& c) {
+            write_fields(out, data_fields(c.data.format), c.data);
+          }};
 }
 
 const FieldTable<OutputConfig>& output_fields() {
@@ -366,7 +419,7 @@ const FieldTable<Config>& config_fields() {
       enum_field("onNonFiniteLoss", &Config::onNonFiniteLoss),
       input_type_field(),
       layers_field(),
-      section_field("data", &Config::data, data_fields),
+      data_section_field(),
       section_field("output", &Config::output, output_fields),
       section_field("parallel", &Config::parallel, parallel_fields),
       section_field("memory", &Config::memory, memory_fields),

@@ -34,8 +34,10 @@ DL_ENUM_SPELLINGS(GradientNormalization, "gradient normalization",
                   {GradientNormalization::kClipL2PerLayer, "ClipL2PerLayer"},
                   {GradientNormalization::kClipL2PerParamType, "ClipL2PerParamType"},
                   {GradientNormalization::kClipL2Global, "ClipL2Global"})
-DL_ENUM_SPELLINGS(DataFormat, "data format", {DataFormat::kIdx, "idx"},
-                  {DataFormat::kCifar10, "cifar10"}, {DataFormat::kCifar100, "cifar100"})
+DL_ENUM_SPELLINGS(ImageResize, "image resize mode", {ImageResize::kCenterCrop, "centerCrop"},
+                  {ImageResize::kStretch, "stretch"})
+DL_ENUM_SPELLINGS(BadFileAction, "bad-file action", {BadFileAction::kStop, "stop"},
+                  {BadFileAction::kSkip, "skip"})
 DL_ENUM_SPELLINGS(Cifar100Labels, "CIFAR-100 label set", {Cifar100Labels::kFine, "fine"},
                   {Cifar100Labels::kCoarse, "coarse"})
 DL_ENUM_SPELLINGS(NonFiniteAction, "non-finite loss action", {NonFiniteAction::kStop, "stop"},

@@ -8,8 +8,9 @@
 
 namespace dl {
 
-// data.format cifar10/cifar100: numClasses and inputType must match the CIFAR records (3 x 32 x 32,
-// 10, 100 or 20 classes). Known before any file is read, so `validate` reports it.
+// The data format's own checks (data/data_format.hpp: e.g. CIFAR's class count and 3 x 32 x 32
+// inputType) and the input pipeline's keys. Known before any file is read, so `validate`
+// reports them.
 void check_data_source(const ReadContext& ctx, const Config& config);
 
 // learningRateSchedule: a warm-up shorter than a given totalIterations; cosine's

@@ -2,98 +2,57 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
+#include <algorithm>
+#include <cmath>
 #include <utility>
 
-#include "core/error.hpp"
-#include "data/cifar_format.hpp"
-#include "data/cifar_reader.hpp"
-#include "data/idx_reader.hpp"
+#include "data/data_format.hpp"
 #include "data/validation_split.hpp"
 
 namespace dl {
 namespace {
 
-CifarSource cifar_source(const DataConfig& data, DataFormat format) {
-  CifarSource source;
-  source.directory = data.directory;
-  source.cifar100 = format == DataFormat::kCifar100;
-  source.coarse_labels = data.cifar100Labels == Cifar100Labels::kCoarse;
-  return source;
-}
+struct FeatureStats {
+  float mean = 0.0f, std = 1.0f;
+};
 
-Dataset cifar_dataset(CifarRecords records, int num_classes) {
-  return Dataset(cifar::kChannels, cifar::kSide, cifar::kSide, std::move(records.pixels),
-                 std::move(records.labels), num_classes);
-}
-
-Dataset load_split(const DataConfig& data, CifarSplit split) {
-  const bool train = split == CifarSplit::kTrain;
-  const std::int64_t limit = train ? data.trainLimit : data.testLimit;
-  if (data.format == DataFormat::kIdx) {
-    return train ? Dataset::load_idx(data.trainImages, data.trainLabels, data.numClasses, limit)
-                 : Dataset::load_idx(data.testImages, data.testLabels, data.numClasses, limit);
-  }
-  return cifar_dataset(read_cifar_split(cifar_source(data, data.format), split, limit),
-                       data.numClasses);
-}
-
-std::string split_source(const DataConfig& data, CifarSplit split) {
-  if (data.format == DataFormat::kIdx)
-    return split == CifarSplit::kTrain ? data.trainImages : data.testImages;
-  const std::vector<std::string> files = cifar_split_files(cifar_source(data, data.format), split);
-  if (files.size() == 1) return files.front();
-  // data_batch_1.bin ... data_batch_5.bin: "DIR/data_batch_*.bin"
-  const std::filesystem::path first(files.front());
-  const std::string name = first.filename().string();
-  return (first.parent_path() / (name.substr(0, name.find_last_of('_') + 1) + "*.bin")).string();
-}
-
-// data.validationFile: one batch file of the format, named in the message when it is missing.
-Dataset load_validation_file(const DataConfig& data) {
-  const std::string path = validation_source(data);
-  const CifarSource source = cifar_source(data, data.format);
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw DataError(fmt::format(
-        "{}: {}; data.validationFile names one {} batch file (a bare name such as test_batch.bin "
-        "is read in data.directory, {}): fix the name, or run scripts/fetch_cifar10.sh",
-        path, std::filesystem::exists(path, error) ? "is not a regular file" : "missing",
-        cifar_name(source), data.directory));
-  }
-  return cifar_dataset(read_cifar_file(path, source), data.numClasses);
+// The mean and (population) standard deviation of every feature value, summed in order in double;
+// a constant set gets std 1 (nothing to scale).
+FeatureStats feature_stats(const std::vector<float>& values) {
+  if (values.empty()) return {};
+  double sum = 0.0;
+  for (const float v : values) sum += v;
+  const double mean = sum / static_cast<double>(values.size());
+  double squares = 0.0;
+  for (const float v : values) squares += (v - mean) * (v - mean);
+  const double std = std::sqrt(squares / static_cast<double>(values.size()));
+  return {static_cast<float>(mean), std > 0.0 ? static_cast<float>(std) : 1.0f};
 }
 
 }  // namespace
 
-Dataset load_training_set(const DataConfig& data) {
-  return load_split(data, CifarSplit::kTrain);
+Dataset load_training_set(const Config& config) {
+  return data_format(config.data.format).load(config, DataSplit::kTrain);
 }
 
-Dataset load_test_set(const DataConfig& data) {
-  return load_split(data, CifarSplit::kTest);
+Dataset load_test_set(const Config& config) {
+  return data_format(config.data.format).load(config, DataSplit::kTest);
 }
 
-TrainingData load_training_data(const DataConfig& data, std::uint64_t seed) {
-  Dataset all = load_training_set(data);
-  if (data.validationFile) return {std::move(all), load_validation_file(data)};
-  if (data.validationImages) {
-    return {std::move(all),
-            Dataset::load_idx(*data.validationImages, *data.validationLabels, data.numClasses)};
-  }
+TrainingData load_training_data(const Config& config) {
+  const DataConfig& data = config.data;
+  Dataset all = load_training_set(config);
+  std::optional<Dataset> validation = data_format(data.format).load_validation(config);
+  if (validation) return {std::move(all), std::move(validation)};
   if (data.validationSplit <= 0.0) return {std::move(all), std::nullopt};
   TrainValidation parts =
-      split_for_validation(all, data.validationSplit, seed, training_source(data));
+      split_for_validation(all, data.validationSplit, config.seed, training_source(data));
   return {std::move(parts.train), std::move(parts.validation)};
 }
 
 std::string validation_source(const DataConfig& data) {
-  if (data.validationFile) {
-    const std::string& file = *data.validationFile;
-    if (file.find('/') != std::string::npos) return file;
-    return (std::filesystem::path(data.directory) / file).string();
-  }
-  if (data.validationImages) return *data.validationImages;
+  const std::optional<std::string> path = data_format(data.format).validation_path(data);
+  if (path) return *path;
   return fmt::format("{} (validationSplit {})", training_source(data), data.validationSplit);
 }
 
@@ -108,6 +67,12 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
     p.std.assign(data.channelStd.begin(), data.channelStd.end());
     return p;
   }
+  if (train.has_features()) {
+    const FeatureStats stats = feature_stats(train.features());
+    p.mean = {stats.mean};
+    p.std = {stats.std};
+    return p;
+  }
   const std::size_t plane =
       static_cast<std::size_t>(train.rows()) * static_cast<std::size_t>(train.cols());
   ChannelStats stats = channel_stats(train.pixels(), train.channels(), plane);
@@ -116,21 +81,47 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
   return p;
 }
 
+std::vector<std::string> class_table(const Dataset& set) {
+  const std::vector<std::string>& names = set.origin().class_names;
+  std::vector<std::int64_t> counts(names.size(), 0);
+  for (const std::int32_t label : set.labels())
+    if (static_cast<std::size_t>(label) < counts.size()) ++counts[static_cast<std::size_t>(label)];
+  std::size_t width = 0;
+  for (const std::string& name : names) width = std::max(width, name.size());
+  std::vector<std::string> lines;
+  for (std::size_t c = 0; c < names.size(); ++c)
+    lines.push_back(fmt::format("  {:>3}  {:<{}}  {}", c, names[c], width, counts[c]));
+  return lines;
+}
+
+std::vector<std::string> origin_notes(const Dataset& set, const std::string& source) {
+  const DataOrigin& origin = set.origin();
+  std::vector<std::string> lines;
+  if (!origin.image_sizes.empty()) {
+    std::vector<std::string> sizes;
+    for (const auto& [size, count] : origin.image_sizes)
+      sizes.push_back(fmt::format("{} ({})", size, count));
+    lines.push_back(fmt::format("images in {}: {}", source, fmt::join(sizes, ", ")));
+  }
+  if (!origin.skipped.empty())
+    lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(),
+                                source));
+  for (const std::string& skipped : origin.skipped) lines.push_back("  skipped " + skipped);
+  return lines;
+}
+
 std::string training_source(const DataConfig& data) {
-  return split_source(data, CifarSplit::kTrain);
+  return data_format(data.format).source(data, DataSplit::kTrain);
 }
 
 std::string test_source(const DataConfig& data) {
-  return split_source(data, CifarSplit::kTest);
+  return data_format(data.format).source(data, DataSplit::kTest);
 }
 
-Dataset load_images_file(const std::string& path, DataFormat format, const DataConfig& data) {
-  if (format != DataFormat::kIdx)
-    return cifar_dataset(read_cifar_file(path, cifar_source(data, format)), data.numClasses);
-  IdxImages images = read_idx_images(path);
-  std::vector<std::int32_t> labels(static_cast<std::size_t>(images.count), 0);
-  return Dataset(images.rows, images.cols, std::move(images.pixels), std::move(labels),
-                 data.numClasses);
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config) {
+  Config as_format = config;
+  as_format.data.format = format;
+  return data_format(format).predict.load(path, as_format);
 }
 
 }  // namespace dl

@@ -1,30 +1,32 @@
-// The training and test sets a config names: IDX files (data.trainImages ... data.testLabels) or
-// the CIFAR-10 / CIFAR-100 batches in data.directory, chosen by data.format. The trainer, `eval`
-// and `predict` load data only through here.
+// The training and test sets a config names, read by the reader of data.format (the data format
+// registry, data_format.hpp). The trainer, `validate`, `eval` and `predict` load data only
+// through here.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "data/dataset.hpp"
 
 namespace dl {
 
-Dataset load_training_set(const DataConfig& data);
+Dataset load_training_set(const Config& config);
 
-// The training set for training: with data.validationSplit, the part of load_training_set not
-// held back (data/validation_split.hpp), and the part held back as the validation set; with
-// data.validationImages/validationLabels (IDX) or data.validationFile (one CIFAR batch file), the
-// whole training set and those files; else no validation set.
+// The training set for training: with the format's own validation source (IDX's
+// data.validationImages/validationLabels, CIFAR's data.validationFile, ...), the whole training
+// set and that; with data.validationSplit, the part of load_training_set not held back
+// (data/validation_split.hpp), and the part held back as the validation set; else no validation
+// set.
 struct TrainingData {
   Dataset train;
   std::optional<Dataset> validation;
 };
-TrainingData load_training_data(const DataConfig& data, std::uint64_t seed);
-// The validation set's file (data.validationFile as a path: a bare file name in data.directory),
-// or the split's description.
+TrainingData load_training_data(const Config& config);
+// The validation set's file or folder (the format's validation_path), or the split's
+// description.
 std::string validation_source(const DataConfig& data);
 
 // The input pipeline data.normalize, channelMean/channelStd, randomCrop and horizontalFlip ask
@@ -34,15 +36,25 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
 
 // The metadata key of model and checkpoint files holding the normalization a run used.
 inline constexpr const char* kInputNormalizationKey = "input_normalization";
-Dataset load_test_set(const DataConfig& data);
+// The metadata key holding the training set's class names (image folders), one per line in label
+// order (a class name holds no control character: image_folder.cpp refuses one).
+inline constexpr const char* kClassNamesKey = "class_names";
+Dataset load_test_set(const Config& config);
 
-// Where a split comes from, for messages: the images file, or "DIR/data_batch_*.bin".
+// The classes of `set` when its reader named them (image folders): one line per class, its
+// label, name and number of samples ("  3  Dress  402"); empty otherwise.
+std::vector<std::string> class_table(const Dataset& set);
+// What reading `set` from `source` found besides its samples, for the log and `validate`: the
+// image sizes before fitting ("images in DIR: 28x28 (4000)") and each file skipped under
+// data.onBadFile: skip ("skipped PATH: why", a CSV row as "PATH: line N: why"), after a count.
+std::vector<std::string> origin_notes(const Dataset& set, const std::string& source);
+
+// Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".
 std::string training_source(const DataConfig& data);
 std::string test_source(const DataConfig& data);
 
-// The images of one file (`predict --input`): an IDX images file (plain or .gz; it holds no
-// labels, so every label is 0) or one CIFAR batch file of `format` (with its labels; CIFAR-100's
-// label set is data.cifar100Labels).
-Dataset load_images_file(const std::string& path, DataFormat format, const DataConfig& data);
+// The samples of `path` (`predict --input`) read as `format` says (its PredictInput): e.g. an
+// IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels).
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config);
 
 }  // namespace dl

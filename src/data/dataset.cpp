@@ -102,7 +102,24 @@ Dataset::Dataset(int channels, int rows, int cols, std::vector<std::uint8_t> pix
   }
 }
 
+Dataset Dataset::from_features(int width, std::vector<float> features,
+                               std::vector<std::int32_t> labels, int num_classes) {
+  Dataset set(1, 1, width, {}, {}, num_classes);
+  if (features.size() != labels.size() * set.sample_bytes_)
+    throw DataError(fmt::format("dataset: {} features for {} labels of {} features each",
+                                features.size(), labels.size(), width));
+  const std::int64_t bad = first_bad_label(labels, num_classes);
+  if (bad >= 0)
+    throw DataError(fmt::format("dataset: label {} at index {} is outside [0, {})", labels[bad],
+                                bad, num_classes));
+  set.numeric_ = true;
+  set.features_ = std::move(features);
+  set.labels_ = std::move(labels);
+  return set;
+}
+
 std::string Dataset::shape_text() const {
+  if (numeric_) return fmt::format("{} features", cols_);
   return channels_ == 1 ? fmt::format("{}x{}", rows_, cols_)
                         : fmt::format("{}x{}x{}", channels_, rows_, cols_);
 }
@@ -117,7 +134,19 @@ Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
                 pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
     labels[i] = labels_[index];
   }
-  return Dataset(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
+  if (numeric_) {
+    std::vector<float> features(indices.size() * sample_bytes_);
+    for (std::size_t i = 0; i < indices.size(); ++i)
+      std::copy_n(features_.begin() + static_cast<std::ptrdiff_t>(
+                                          static_cast<std::size_t>(indices[i]) * sample_bytes_),
+                  sample_bytes_, features.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
+    Dataset part = from_features(cols_, std::move(features), std::move(labels), num_classes_);
+    part.set_origin(origin_);
+    return part;
+  }
+  Dataset part(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
+  part.set_origin(origin_);
+  return part;
 }
 
 void Dataset::gather(const std::int64_t* indices, std::size_t count, float* images,
@@ -134,7 +163,7 @@ void Dataset::gather_training(const std::int64_t* indices, std::size_t count, in
 // samples scattered over the whole data set, each a cache and TLB miss that would otherwise be
 // waited for one after the other.
 void Dataset::prefetch_sample(std::int64_t index) const {
-  if (index < 0 || index >= size()) return;
+  if (numeric_ || index < 0 || index >= size()) return;
   const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
   ops::prefetch_bytes(src, sample_bytes_);
 }
@@ -154,16 +183,30 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
                       "must be built for this data set's size",
                       index, size()));
     }
-    const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
     float* dst = images + i * sample_bytes_;
+    labels[i] = labels_[static_cast<std::size_t>(index)];
+    if (numeric_) {
+      gather_features(static_cast<std::size_t>(index), dst);
+      continue;
+    }
+    const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
     if (t.augment || t.normalize) {
       ops::transform_sample(src, t, ops::augment_draw(t, index), pipeline_.mean.data(),
                             pipeline_.std.data(), dst);
     } else {
       ops::pixels_to_unit(src, sample_bytes_, dst);
     }
-    labels[i] = labels_[static_cast<std::size_t>(index)];
   }
+}
+
+void Dataset::gather_features(std::size_t index, float* dst) const {
+  const float* src = features_.data() + index * sample_bytes_;
+  if (!pipeline_.normalizes()) {
+    std::copy_n(src, sample_bytes_, dst);
+    return;
+  }
+  const float mean = pipeline_.mean.front(), std = pipeline_.std.front();
+  for (std::size_t j = 0; j < sample_bytes_; ++j) dst[j] = (src[j] - mean) / std;
 }
 
 }  // namespace dl

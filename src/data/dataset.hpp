@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,14 @@
 #include "data/input_pipeline.hpp"
 
 namespace dl {
+
+// What reading a data set found besides its samples (image folders): the class names, the
+// files left out under data.onBadFile: skip, and the image sizes before they were fitted.
+struct DataOrigin {
+  std::vector<std::string> class_names;  // by label; empty: the classes are numbers
+  std::vector<std::string> skipped;      // "path: why", in listing order
+  std::map<std::string, std::int64_t> image_sizes;  // "640x480" -> images of that size
+};
 
 class Dataset {
  public:
@@ -28,6 +37,13 @@ class Dataset {
   // One channel.
   Dataset(int rows, int cols, std::vector<std::uint8_t> pixels, std::vector<std::int32_t> labels,
           int num_classes);
+  // Numeric features (CSV rows): labels.size() rows of `width` floats, gathered as they are
+  // (normalized when the pipeline normalizes: one mean and std, the input's one channel), never
+  // divided by 255. Such a set has no pixels; batches always come through gather().
+  static Dataset from_features(int width, std::vector<float> features,
+                               std::vector<std::int32_t> labels, int num_classes);
+  bool has_features() const { return numeric_; }
+  const std::vector<float>& features() const { return features_; }
 
   std::int64_t size() const { return static_cast<std::int64_t>(labels_.size()); }
   int channels() const { return channels_; }
@@ -53,7 +69,10 @@ class Dataset {
   void set_pipeline(InputPipeline pipeline) { pipeline_ = std::move(pipeline); }
   const InputPipeline& pipeline() const { return pipeline_; }
 
-  // The samples at `indices` (each within [0, size())), in that order.
+  void set_origin(DataOrigin origin) { origin_ = std::move(origin); }
+  const DataOrigin& origin() const { return origin_; }
+
+  // The samples at `indices` (each within [0, size())), in that order; the same origin.
   Dataset subset(const std::vector<std::int64_t>& indices) const;
 
   // The raw data, for copying a whole data set to a device once.
@@ -65,9 +84,13 @@ class Dataset {
   std::size_t sample_bytes_ = 0;
   std::vector<std::uint8_t> pixels_;
   std::vector<std::int32_t> labels_;
+  bool numeric_ = false;         // from_features: samples are features_, not pixels_
+  std::vector<float> features_;  // numeric_ only
   InputPipeline pipeline_;
+  DataOrigin origin_;
 
   void prefetch_sample(std::int64_t index) const;
+  void gather_features(std::size_t index, float* dst) const;
   void gather_with(const std::int64_t* indices, std::size_t count, const int* epoch, float* images,
                    std::int32_t* labels) const;
 };

@@ -277,7 +277,8 @@ bool onnx_export_available() {
 }
 
 std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters,
-                             const std::vector<float>& mean, const std::vector<float>& stddev) {
+                             const std::vector<float>& mean, const std::vector<float>& stddev,
+                             const std::vector<std::string>& class_names) {
   const std::vector<PlannedLayer> plan = plan_layers(config);
   const auto layers = build_layers(plan);
   onnx::ModelProto model;
@@ -292,6 +293,13 @@ std::string onnx_model_bytes(const Config& config, const std::vector<float>& par
   onnx::StringStringEntryProto& signature = *model.add_metadata_props();
   signature.set_key("dl-train.network_signature");
   signature.set_value(network_signature(layers));
+  if (!class_names.empty()) {
+    onnx::StringStringEntryProto& names = *model.add_metadata_props();
+    names.set_key("dl-train.class_names");
+    std::string lines;
+    for (const std::string& name : class_names) lines += (lines.empty() ? "" : "\n") + name;
+    names.set_value(lines);
+  }
 
   onnx::GraphProto& graph = *model.mutable_graph();
   graph.set_name("dl-train");

@@ -23,10 +23,12 @@ namespace dl {
 // express exactly (a softmax over an image-shaped layer, a max-pooling window that can lie wholly
 // in the padding), naming the layer and the fix. A non-empty `mean` (and `stddev`, one value per
 // channel) puts the input normalization the model was trained with in front: the graph then
-// takes pixels as byte / 255, as without.
+// takes pixels as byte / 255, as without. Non-empty `class_names` (a model trained on an image
+// folder) go into the metadata as "dl-train.class_names", one name per line in label order.
 std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters,
                              const std::vector<float>& mean = {},
-                             const std::vector<float>& stddev = {});
+                             const std::vector<float>& stddev = {},
+                             const std::vector<std::string>& class_names = {});
 
 // True when this binary was built with protobuf (the `onnx` build option); otherwise
 // onnx_model_bytes throws ConfigError saying how to build it in.

@@ -11,7 +11,8 @@ bool onnx_export_available() {
 
 std::string onnx_model_bytes(const Config& /*config*/, const std::vector<float>& /*parameters*/,
                              const std::vector<float>& /*mean*/,
-                             const std::vector<float>& /*stddev*/) {
+                             const std::vector<float>& /*stddev*/,
+                             const std::vector<std::string>& /*class_names*/) {
   throw ConfigError(
       "export --format onnx: this dl-train was built without protobuf; install libprotobuf-dev "
       "and protobuf-compiler (scripts/install_packages.sh) and rebuild (meson setup --reconfigure "

@@ -157,6 +157,8 @@ ResidentTrainingSet::ResidentTrainingSet(Backend& backend, const Dataset& data,
 }
 
 bool resolve_data_residency(const Config& config, const Dataset& data, BackendKind backend) {
+  // Numeric features (CSV) have no pixels to upload: the host loader converts their batches.
+  if (data.has_features()) return false;
   switch (config.data.deviceResident) {
     case DeviceResidency::kNever:
       return false;
@@ -196,6 +198,11 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
                     "memory.maximumDeviceCacheableLength ({} bytes)",
                     bytes, config.memory.maximumDeviceCacheableLength);
   }
+  if (data.has_features())
+    return fmt::format(
+        "data: host loader (data.deviceResident: {}; numeric features are never resident): each "
+        "batch gathered by the loader's thread and copied into the model's input every round",
+        setting);
   return fmt::format(
       "data: host loader (data.deviceResident: {}{}): each batch converted on the "
       "host {}",
@@ -213,7 +220,8 @@ std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
     return std::make_unique<ResidentBatches>(data, std::move(plan), global_worker, first_round,
                                              model, *resident);
   }
-  if (model.backend().kind() == BackendKind::kCpu && indices_fit_int32(data))
+  if (model.backend().kind() == BackendKind::kCpu && indices_fit_int32(data) &&
+      !data.has_features())
     return std::make_unique<HostDirectBatches>(data, std::move(plan), global_worker, model);
   return std::make_unique<HostBatches>(data, std::move(plan), global_worker, first_round,
                                        prefetch_depth, model);

@@ -126,6 +126,10 @@ void load_data(const Config& config, RunSetup& setup) {
   info.train_examples = static_cast<std::int64_t>(train.size());
   info.test_examples = static_cast<std::int64_t>(test.size());
   info.sample_shape = train.shape_text();
+  for (const std::string& line : origin_notes(train, training_source(d)))
+    info.data_notes.push_back(line);
+  for (const std::string& line : origin_notes(test, test_source(d)))
+    info.data_notes.push_back(line);
 }
 
 // Before the first collective: ranks with other data would run other numbers of rounds, and
@@ -191,11 +195,11 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
 RunData load_checked_data(const Config& config) {
   const DataConfig& d = config.data;
   RunData data;
-  TrainingData training = load_training_data(d, config.seed);
+  TrainingData training = load_training_data(config);
   data.train = std::make_unique<Dataset>(std::move(training.train));
   if (training.validation)
     data.validation = std::make_unique<Dataset>(std::move(*training.validation));
-  data.test = std::make_unique<Dataset>(load_test_set(d));
+  data.test = std::make_unique<Dataset>(load_test_set(config));
   const Dataset& train = *data.train;
   const Dataset& test = *data.test;
   const std::size_t expected = static_cast<std::size_t>(config.inputType.height) *

@@ -32,8 +32,9 @@ RunDirectory::Existing existing_run(const TrainOptions& options) {
 // The files --overwrite must never delete: the config and the data.
 RunDirectory::Protected run_inputs(const Config& config) {
   const DataConfig& d = config.data;
-  return RunDirectory::Protected{
-      {config.sourcePath, d.directory, d.trainImages, d.trainLabels, d.testImages, d.testLabels}};
+  // Each format names its training and test files or folders (training_source, test_source).
+  return RunDirectory::Protected{{config.sourcePath, d.directory, d.trainImages, d.trainLabels,
+                                  d.testImages, d.testLabels, training_source(d), test_source(d)}};
 }
 
 // Rank 0 claims the run directory (refusing, resuming or replacing a run, and locking it for
@@ -145,6 +146,9 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   const InputPipeline& pipeline = setup.train->pipeline();
   if (pipeline.normalizes())
     state.add_run_metadata(kInputNormalizationKey, format_normalization(pipeline));
+  const std::vector<std::string>& class_names = setup.train->origin().class_names;
+  if (!class_names.empty())
+    state.add_run_metadata(kClassNamesKey, fmt::format("{}", fmt::join(class_names, "\n")));
   if (processes.is_root()) {
     std::ostream& console = options.log != nullptr ? *options.log : std::cout;
     const bool terminal =

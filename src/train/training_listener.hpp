@@ -46,6 +46,9 @@ struct RunInfo {
   std::string validation_source;         // where the validation set comes from
   std::string input_pipeline;            // what the loader does to samples; empty: nothing
   std::string sample_shape;  // of one example, as the data set describes it (e.g. "28x28")
+  // What reading the data found besides samples (data_sources.hpp's origin_notes): image sizes,
+  // files skipped under data.onBadFile: skip.
+  std::vector<std::string> data_notes;
   std::int64_t rounds_per_epoch = 0;
   int max_epochs = 0;  // the epoch limit (earlyStopping.maxEpochs or epochs)
   std::size_t parameters = 0;

@@ -70,10 +70,11 @@ expect_failure 3 "no_such.bin: missing; data.validationFile names one CIFAR-10 b
 expect_failure 2 "data.validationSplit and data.validationFile both name a validation set" -- \
   "$DL_TRAIN" validate --config-only --config "$cfg" --set data.validationFile=test_batch.bin \
   --set data.validationSplit=0.1
-expect_failure 2 "data.validationFile names a CIFAR batch file, but data.format is idx" \
-  "data.validationImages and data.validationLabels" -- \
-  "$DL_TRAIN" validate --config-only --config "$cfg" --set data.validationFile=test_batch.bin \
-  --set data.format=idx --set "inputType.convolutionalFlat.channels=1"
+# A key of another format (the data format registry): named with the formats that have it.
+expect_failure 2 "data.validationFile is a key of data.format cifar10, cifar100, not of idx" \
+  "set data.format: cifar10, or remove validationFile" -- \
+  "$DL_TRAIN" validate --config-only --config "$DL_SOURCE_DIR/configs/mnist.yaml" \
+  --set data.validationFile=test_batch.bin
 
 # CIFAR-100 with its 20 coarse labels.
 hundred="$WORK/cifar-100-binary"

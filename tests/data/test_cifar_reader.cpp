@@ -177,10 +177,11 @@ TEST_CASE("data sources: CIFAR as a 3-channel Dataset; predict's single-file inp
           "[cifar][dataset]") {
   dl::test::TempDir dir;
   write_cifar10(dir, {2, 1, 1, 1, 1}, 2);
-  dl::DataConfig data;
+  dl::Config config;
+  dl::DataConfig& data = config.data;
   data.format = dl::DataFormat::kCifar10;
   data.directory = dir.file("");
-  const dl::Dataset train = dl::load_training_set(data);
+  const dl::Dataset train = dl::load_training_set(config);
   CHECK(train.size() == 6);
   CHECK(train.channels() == 3);
   CHECK(train.shape_text() == "3x32x32");
@@ -193,6 +194,6 @@ TEST_CASE("data sources: CIFAR as a 3-channel Dataset; predict's single-file inp
   CHECK(label == 1);
   CHECK(image[kPlane] == static_cast<float>(static_cast<std::uint8_t>(7 + kPlane)) / 255.0f);
   CHECK_THAT(dl::training_source(data), Contains("data_batch_*.bin"));
-  CHECK(dl::load_images_file(dir.file("test_batch.bin"), dl::DataFormat::kCifar10, data).size() ==
+  CHECK(dl::load_images_file(dir.file("test_batch.bin"), dl::DataFormat::kCifar10, config).size() ==
         2);
 }

@@ -56,6 +56,7 @@ void print_setup(std::ostream& out, const RunInfo& info, const Config& config) {
   out << fmt::format("data: {} training and {} test examples ({}), {} classes\n",
                      info.train_examples, info.test_examples, info.sample_shape,
                      config.data.numClasses);
+  for (const std::string& line : info.data_notes) out << "data: " << line << "\n";
   if (info.validation_examples > 0)
     out << fmt::format("validation: {} examples from {}; the test set is evaluated at the end\n",
                        info.validation_examples, info.validation_source);

@@ -1,0 +1,95 @@
+// data.format: csv, numeric features with a label column (csv_reader.hpp), for feedForward
+// networks: a training file and a test file; validation by validationSplit.
+#include <fmt/format.h>
+
+#include "data/csv_reader.hpp"
+#include "data/data_format.hpp"
+
+namespace dl {
+namespace {
+
+CsvRequest csv_request(const Config& config, const std::string& path, std::int64_t limit) {
+  const DataConfig& data = config.data;
+  CsvRequest request;
+  request.path = path;
+  request.skip_lines = data.skipLines;
+  request.delimiter = data.delimiter.front();
+  request.label_index = data.labelIndex;
+  request.features = config.inputType.size;
+  request.num_classes = data.numClasses;
+  request.on_bad_row = data.onBadFile;
+  request.limit = limit;
+  return request;
+}
+
+Dataset load_csv_split(const Config& config, DataSplit split) {
+  const DataConfig& data = config.data;
+  return split == DataSplit::kTrain ? read_csv(csv_request(config, data.trainFile, data.trainLimit))
+                                    : read_csv(csv_request(config, data.testFile, data.testLimit));
+}
+
+std::string csv_source(const DataConfig& data, DataSplit split) {
+  return split == DataSplit::kTrain ? data.trainFile : data.testFile;
+}
+
+std::optional<Dataset> no_validation_file(const Config&) {
+  return std::nullopt;
+}
+
+std::optional<std::string> no_validation_path(const DataConfig&) {
+  return std::nullopt;
+}
+
+// `predict --input`: a file laid out as the training file (its labels read too).
+Dataset load_csv_input(const std::string& path, const Config& config) {
+  return read_csv(csv_request(config, path, 0));
+}
+
+// Rows of numbers feed a feedForward input of as many features; one delimiter character; the
+// label's field within the row; no resident copy (the samples are floats, not pixels).
+void check_csv(const ReadContext& ctx, const Config& config) {
+  const DataConfig& data = config.data;
+  if (config.inputType.kind != InputTypeConfig::Kind::kFeedForward)
+    fail_at(ctx.remembered("inputType"),
+            "data.format csv gives rows of numbers, but inputType is convolutionalFlat",
+            "write inputType: {feedForward: {size: N}} with N the features per row (the fields "
+            "besides the label)");
+  if (data.delimiter.size() != 1)
+    fail_at(ctx.remembered("data.delimiter"),
+            fmt::format("data.delimiter is '{}', but it is one character", data.delimiter),
+            "write delimiter: \",\" (or \";\", \"\\t\", \" \")");
+  if (data.labelIndex >= config.inputType.size + 1)
+    fail_at(ctx.remembered("data.labelIndex"),
+            fmt::format("data.labelIndex {} is past the last field: a row holds inputType's {} "
+                        "features and the label, fields 0 to {}",
+                        data.labelIndex, config.inputType.size, config.inputType.size),
+            "count the label's field from 0, or write -1 for the last field");
+  if (data.deviceResident == DeviceResidency::kAlways)
+    fail_at(ctx.remembered("data.deviceResident"),
+            "data.deviceResident: always uploads pixels, but data.format csv holds numbers",
+            "set deviceResident: auto or never");
+}
+
+}  // namespace
+
+DataFormatKind csv_data_format() {
+  return {DataFormat::kCsv,
+          "csv",
+          {
+              text_field("trainFile", &DataConfig::trainFile),
+              text_field("testFile", &DataConfig::testFile),
+              integer_field("skipLines", &DataConfig::skipLines, 0),
+              text_field("delimiter", &DataConfig::delimiter),
+              integer_field("labelIndex", &DataConfig::labelIndex, -1),
+              enum_field("onBadFile", &DataConfig::onBadFile),
+          },
+          check_csv,
+          load_csv_split,
+          csv_source,
+          no_validation_file,
+          no_validation_path,
+          {"a CSV file laid out as the training file (its label column included)", load_csv_input,
+           true}};
+}
+
+}  // namespace dl

@@ -1,0 +1,33 @@
+// Reader for CSV files of numbers (data.format: csv), as DL4J's CSVRecordReader with
+// RecordReaderDataSetIterator reads them: `skip_lines` lines skipped (a header), then one sample
+// per line, its fields split at `delimiter` (no quoting), one of them the class label (an integer
+// below num_classes) and the others the features, in order. Blank lines are ignored; "\r\n" line
+// ends are accepted. Rows are parsed on the readers' thread pool, each into its own slot.
+//
+// Every defect is a DataError "path: line N: what is wrong; what to do": a row with another number
+// of fields than inputType's size plus the label, a field that is not a finite number, a label
+// that is not a class index; with on_bad_row skip such rows are left out, counted and named.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "config/config.hpp"
+#include "data/dataset.hpp"
+
+namespace dl {
+
+struct CsvRequest {
+  std::string path;
+  int skip_lines = 0;
+  char delimiter = ',';
+  int label_index = -1;  // -1: the last field
+  int features = 0;      // fields per row besides the label
+  int num_classes = 0;
+  BadFileAction on_bad_row = BadFileAction::kStop;
+  std::int64_t limit = 0;  // > 0: only the first `limit` rows
+};
+
+Dataset read_csv(const CsvRequest& request);
+
+}  // namespace dl

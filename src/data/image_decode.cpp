@@ -1,0 +1,164 @@
+#include "data/image_decode.hpp"
+
+#include <fmt/format.h>
+#include <spng.h>
+#include <turbojpeg.h>
+
+#include <array>
+#include <cstring>
+#include <memory>
+
+namespace dl {
+namespace {
+
+constexpr std::array<std::uint8_t, 8> kPngSignature{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+constexpr std::array<std::uint8_t, 3> kJpegSignature{0xff, 0xd8, 0xff};
+constexpr int kGray = 1;
+constexpr int kRgb = 3;
+// PNG chunks other than the image data (text, ICC profiles) are at most this big each and in
+// all: metadata, not pixels, so a file claiming more is refused rather than buffered.
+constexpr std::size_t kMaxPngChunkBytes = std::size_t{1} << 24;
+// ITU-R BT.601 luma in 16-bit fixed point (the weights 0.299, 0.587, 0.114).
+constexpr std::uint32_t kLumaRed = 19595, kLumaGreen = 38470, kLumaBlue = 7471;
+constexpr std::uint32_t kLumaShift = 16, kLumaRound = 1u << (kLumaShift - 1);
+
+void check_declared_size(std::uint64_t width, std::uint64_t height) {
+  if (width == 0 || height == 0)
+    throw ImageDecodeError(fmt::format("declares an empty image ({} x {})", width, height));
+  if (width > kMaxImageSide || height > kMaxImageSide || width * height > kMaxImagePixels)
+    throw ImageDecodeError(fmt::format(
+        "declares {} x {} pixels, more than the {} (8192 x 8192) an image may have; refused "
+        "before decoding (a damaged header or a decompression bomb)",
+        width, height, kMaxImagePixels));
+}
+
+std::vector<std::uint8_t> rgb_to_gray(const std::vector<std::uint8_t>& rgb) {
+  std::vector<std::uint8_t> gray(rgb.size() / kRgb);
+  for (std::size_t i = 0; i < gray.size(); ++i) {
+    const std::uint8_t* p = &rgb[i * kRgb];
+    gray[i] = static_cast<std::uint8_t>((kLumaRed * p[0] + kLumaGreen * p[1] + kLumaBlue * p[2] +
+                                         kLumaRound) >>
+                                        kLumaShift);
+  }
+  return gray;
+}
+
+std::vector<std::uint8_t> gray_to_rgb(const std::vector<std::uint8_t>& gray) {
+  std::vector<std::uint8_t> rgb(gray.size() * kRgb);
+  for (std::size_t i = 0; i < gray.size(); ++i)
+    std::memset(&rgb[i * kRgb], gray[i], kRgb);
+  return rgb;
+}
+
+struct SpngFree {
+  void operator()(spng_ctx* ctx) const { spng_ctx_free(ctx); }
+};
+
+void check_spng(int status, const char* what) {
+  if (status != 0)
+    throw ImageDecodeError(fmt::format("is not a valid PNG ({}: {})", what, spng_strerror(status)));
+}
+
+DecodedImage decode_png(const std::uint8_t* bytes, std::size_t size, int channels) {
+  std::unique_ptr<spng_ctx, SpngFree> ctx(spng_ctx_new(0));
+  if (!ctx) throw std::bad_alloc();
+  check_spng(spng_set_image_limits(ctx.get(), kMaxImageSide, kMaxImageSide), "limits");
+  check_spng(spng_set_chunk_limits(ctx.get(), kMaxPngChunkBytes, kMaxPngChunkBytes), "limits");
+  check_spng(spng_set_png_buffer(ctx.get(), bytes, size), "buffer");
+  spng_ihdr header{};
+  check_spng(spng_get_ihdr(ctx.get(), &header), "header");
+  check_declared_size(header.width, header.height);
+  const bool gray_source = header.color_type == SPNG_COLOR_TYPE_GRAYSCALE && header.bit_depth <= 8;
+  const int format = gray_source ? SPNG_FMT_G8 : SPNG_FMT_RGB8;
+  std::size_t decoded_bytes = 0;
+  check_spng(spng_decoded_image_size(ctx.get(), format, &decoded_bytes), "size");
+  DecodedImage image;
+  image.width = image.declared_width = static_cast<int>(header.width);
+  image.height = image.declared_height = static_cast<int>(header.height);
+  image.pixels.resize(decoded_bytes);
+  check_spng(spng_decode_image(ctx.get(), image.pixels.data(), decoded_bytes, format, 0),
+             "image data");
+  const int decoded_channels = gray_source ? kGray : kRgb;
+  if (decoded_channels != channels)
+    image.pixels = channels == kGray ? rgb_to_gray(image.pixels) : gray_to_rgb(image.pixels);
+  image.channels = channels;
+  return image;
+}
+
+struct TurboJpegFree {
+  void operator()(void* handle) const { tjDestroy(handle); }
+};
+
+// The smallest scale whose output covers min_width x min_height; full size when none is smaller.
+tjscalingfactor jpeg_scale(int width, int height, int min_width, int min_height) {
+  int count = 0;
+  const tjscalingfactor* factors = tjGetScalingFactors(&count);
+  tjscalingfactor best{1, 1};
+  if (min_width <= 0 && min_height <= 0) return best;
+  for (int i = 0; i < count; ++i) {
+    const tjscalingfactor f = factors[i];
+    if (f.num > f.denom) continue;  // enlarging: never wanted
+    const bool covers = TJSCALED(width, f) >= min_width && TJSCALED(height, f) >= min_height;
+    if (covers && TJSCALED(width, f) < TJSCALED(width, best)) best = f;
+  }
+  return best;
+}
+
+DecodedImage decode_jpeg(const std::uint8_t* bytes, std::size_t size, int channels, int min_width,
+                         int min_height) {
+  std::unique_ptr<void, TurboJpegFree> handle(tjInitDecompress());
+  if (!handle) throw std::bad_alloc();
+  // TurboJPEG's API takes a non-const buffer but does not write it.
+  auto* buffer = const_cast<unsigned char*>(bytes);
+  const auto length = static_cast<unsigned long>(size);
+  int width = 0, height = 0, subsampling = 0, colorspace = 0;
+  if (tjDecompressHeader3(handle.get(), buffer, length, &width, &height, &subsampling,
+                          &colorspace) != 0)
+    throw ImageDecodeError(
+        fmt::format("is not a valid JPEG (header: {})", tjGetErrorStr2(handle.get())));
+  check_declared_size(static_cast<std::uint64_t>(width), static_cast<std::uint64_t>(height));
+  const tjscalingfactor scale = jpeg_scale(width, height, min_width, min_height);
+  DecodedImage image;
+  image.declared_width = width;
+  image.declared_height = height;
+  image.width = TJSCALED(width, scale);
+  image.height = TJSCALED(height, scale);
+  image.channels = channels;
+  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height * channels);
+  // Stop at the first warning: a truncated file ends in one ("premature end of data"), and its
+  // missing rows would otherwise be filled with grey.
+  const int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
+  if (tjDecompress2(handle.get(), buffer, length, image.pixels.data(), image.width, 0,
+                    image.height, channels == kGray ? TJPF_GRAY : TJPF_RGB, flags) != 0)
+    throw ImageDecodeError(
+        fmt::format("is not a valid JPEG ({})", tjGetErrorStr2(handle.get())));
+  return image;
+}
+
+template <std::size_t N>
+bool starts_with(const std::uint8_t* bytes, std::size_t size, const std::array<std::uint8_t, N>& s) {
+  return size >= N && std::memcmp(bytes, s.data(), N) == 0;
+}
+
+}  // namespace
+
+ImageKind image_kind(const std::uint8_t* bytes, std::size_t size) {
+  if (starts_with(bytes, size, kPngSignature)) return ImageKind::kPng;
+  if (starts_with(bytes, size, kJpegSignature)) return ImageKind::kJpeg;
+  return ImageKind::kUnknown;
+}
+
+DecodedImage decode_image(const std::uint8_t* bytes, std::size_t size, int channels, int min_width,
+                          int min_height) {
+  switch (image_kind(bytes, size)) {
+    case ImageKind::kPng:
+      return decode_png(bytes, size, channels);
+    case ImageKind::kJpeg:
+      return decode_jpeg(bytes, size, channels, min_width, min_height);
+    case ImageKind::kUnknown:
+      break;
+  }
+  throw ImageDecodeError("is not an image: it starts with neither PNG's nor JPEG's signature");
+}
+
+}  // namespace dl

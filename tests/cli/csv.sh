@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# data.format: csv end to end, on CSV files generated from Fashion-MNIST (a header, the label
+# first): configs/fashion-mnist-csv.yaml trains to the accuracy of the same numbers read as IDX;
+# predict reads a CSV; every bad row is one line naming the file and line, exit 3, nothing
+# written; data.onBadFile: skip names the rows it left out.
+source "$(dirname "$0")/lib.sh"
+: "${PYTHON3:?PYTHON3 must name python3}"
+fashion=/usr/share/datasets/fashion-mnist
+[ -e "$fashion/train-images-idx3-ubyte.gz" ] || { echo "SKIP: no $fashion"; exit 77; }
+make_csv="$DL_SOURCE_DIR/tests/tools/make_csv.py"
+train_count=3000
+test_count=1000
+"$PYTHON3" "$make_csv" "$fashion/train-images-idx3-ubyte.gz" "$fashion/train-labels-idx1-ubyte.gz" \
+  "$WORK/train.csv" "$train_count"
+"$PYTHON3" "$make_csv" "$fashion/t10k-images-idx3-ubyte.gz" "$fashion/t10k-labels-idx1-ubyte.gz" \
+  "$WORK/test.csv" "$test_count"
+cfg="$DL_SOURCE_DIR/configs/fashion-mnist-csv.yaml"
+epochs=3
+csv_run() {
+  local train=$1
+  shift
+  "$DL_TRAIN" --config "$cfg" --set backend=cpu --set "data.trainFile=$train" \
+    --set "data.testFile=$WORK/test.csv" --set epochs=$epochs "$@"
+}
+
+"$DL_TRAIN" validate --config "$cfg" --set "data.trainFile=$WORK/train.csv" \
+  --set "data.testFile=$WORK/test.csv" | grep -q "data OK: $train_count training examples (784 features)" ||
+  fail "validate does not read the CSV files"
+csv_run "$WORK/train.csv" --set "output.directory=$WORK/run-csv" --set output.console=epochs \
+  >"$WORK/csv.txt"
+# The same network on the same images as IDX (the CSV holds them as byte/255 to 3 decimals).
+sed -e '/^data:/,/^$/d' "$cfg" >"$WORK/idx.yaml"
+cat >>"$WORK/idx.yaml" <<YAML
+data:
+  trainImages: $fashion/train-images-idx3-ubyte.gz
+  trainLabels: $fashion/train-labels-idx1-ubyte.gz
+  testImages: $fashion/t10k-images-idx3-ubyte.gz
+  testLabels: $fashion/t10k-labels-idx1-ubyte.gz
+  trainLimit: $train_count
+  testLimit: $test_count
+YAML
+"$DL_TRAIN" --config "$WORK/idx.yaml" --set backend=cpu --set epochs=$epochs \
+  --set "output.directory=$WORK/run-idx" --set output.console=epochs >"$WORK/idx.txt"
+accuracy() { sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$1/summary.json"; }
+csv_accuracy=$(accuracy "$WORK/run-csv")
+idx_accuracy=$(accuracy "$WORK/run-idx")
+echo "ok: $epochs epochs on $train_count rows: test accuracy $csv_accuracy from CSV, $idx_accuracy from IDX"
+awk -v a="$csv_accuracy" -v b="$idx_accuracy" \
+  'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0.6 && d <= 0.02) }' ||
+  fail "CSV accuracy $csv_accuracy is not close to IDX's $idx_accuracy"
+
+"$DL_TRAIN" predict -m "$WORK/run-csv/model.dlm" -i "$WORK/test.csv" -o "$WORK/predict.csv" \
+  2>"$WORK/predict.err"
+[ "$(wc -l <"$WORK/predict.csv")" -eq $((test_count + 1)) ] || fail "predict wrote $(wc -l <"$WORK/predict.csv") lines"
+grep -q "accuracy $csv_accuracy" "$WORK/predict.err" || fail "predict: $(cat "$WORK/predict.err")"
+echo "ok: predict on the test CSV: $(cat "$WORK/predict.err")"
+
+# Bad rows: exit 3, one line naming the file and line, nothing written.
+bad() {  # bad NAME LINE_NUMBER REPLACEMENT: train.csv with that line replaced
+  awk -v n="$2" -v r="$3" 'NR == n { print r; next } { print }' "$WORK/train.csv" >"$WORK/$1.csv"
+}
+nothing_written() { [ ! -e "$WORK/bad-run" ] || fail "a failed run wrote $WORK/bad-run"; }
+bad short 5 "3,0.5,0.25"
+expect_failure 3 "short.csv: line 5: 3 fields, but inputType's feedForward size 784 and the label make 785" \
+  "onBadFile: skip" -- csv_run "$WORK/short.csv" --set "output.directory=$WORK/bad-run"
+row=$(sed -n 7p "$WORK/train.csv")
+bad word 7 "${row/,0.000,/,abc,}"
+expect_failure 3 "word.csv: line 7: field [0-9]+ \('abc'\) is not a finite number" -- \
+  csv_run "$WORK/word.csv" --set "output.directory=$WORK/bad-run"
+bad label 9 "12${row#[0-9]}"
+expect_failure 3 "label.csv: line 9: the label \(field 1\) is 12, not a class index from 0 to 9" -- \
+  csv_run "$WORK/label.csv" --set "output.directory=$WORK/bad-run"
+expect_failure 3 "no_such.csv: cannot open" -- csv_run "$WORK/no_such.csv" --set "output.directory=$WORK/bad-run"
+nothing_written
+expect_failure 2 "data.format csv gives rows of numbers, but inputType is convolutionalFlat" -- \
+  "$DL_TRAIN" validate --config-only --config "$cfg" \
+  --set "inputType={convolutionalFlat: {height: 28, width: 28, channels: 1}}"
+expect_failure 2 "data.delimiter is ';;', but it is one character" -- \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set "data.delimiter=;;"
+
+# onBadFile: skip leaves the rows out, counts and names them.
+csv_run "$WORK/short.csv" --set data.onBadFile=skip --set "output.directory=$WORK/skip" \
+  --set output.console=epochs >"$WORK/skip.txt"
+grep -q "data: skipped 1 in $WORK/short.csv (data.onBadFile: skip)" "$WORK/skip.txt" || fail "skip: $(head -4 "$WORK/skip.txt")"
+grep -q "data:   skipped $WORK/short.csv: line 5: 3 fields" "$WORK/skip.txt" || fail "skip: $(head -4 "$WORK/skip.txt")"
+grep -q "data: $((train_count - 1)) training" "$WORK/skip.txt" || fail "skip: $(head -2 "$WORK/skip.txt")"
+echo "ok: onBadFile: skip left out line 5"

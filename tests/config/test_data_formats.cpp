@@ -1,0 +1,90 @@
+// The data format registry as the config sees it: data.format decides which keys the data
+// section has (a key of another format is refused, naming the formats that have it), each
+// format's keys round-trip through the dump, and each format's checks run at load.
+#include "config_test_support.hpp"
+#include "data/data_format.hpp"
+
+using Catch::Matchers::Contains;
+using dl::testing::check_same_config;
+using dl::testing::kNetwork;
+using dl::testing::load;
+using dl::testing::load_error;
+
+namespace {
+
+const std::string kRgbNetwork =
+    "inputType:\n"
+    "  convolutionalFlat: {height: 32, width: 32, channels: 3}\n"
+    "layers:\n"
+    "  - convolution: {nOut: 4, kernelSize: 3}\n"
+    "  - output: {nOut: 10}\n";
+
+const std::string kDenseNetwork =
+    "inputType: {feedForward: {size: 4}}\n"
+    "layers:\n"
+    "  - dense: {nOut: 8}\n"
+    "  - output: {nOut: 3}\n";
+
+}  // namespace
+
+TEST_CASE("data formats: every format is registered under its name", "[config][data]") {
+  CHECK(dl::data_format_names() ==
+        std::vector<std::string>{"idx", "cifar10", "cifar100", "imagefolder", "csv"});
+  for (const dl::DataFormatKind& kind : dl::data_formats()) {
+    CHECK(dl::find_data_format(kind.name) == &dl::data_format(kind.format));
+    CHECK(kind.check != nullptr);
+    CHECK(kind.load != nullptr);
+    CHECK(kind.predict.load != nullptr);
+  }
+  CHECK(dl::find_data_format("ImageFolder") != nullptr);  // any letter case
+  CHECK(dl::formats_with_key("onBadFile") == std::vector<std::string>{"imagefolder", "csv"});
+}
+
+TEST_CASE("data formats: a key of another format is refused, naming its formats",
+          "[config][data]") {
+  CHECK_THAT(load_error("data: {directory: /d}\n" + kNetwork),
+             Contains("data.directory is a key of data.format cifar10, cifar100, not of idx") &&
+                 Contains("set data.format: cifar10, or remove directory"));
+  CHECK_THAT(load_error("data: {format: imagefolder, trainImages: x.gz}\n" + kRgbNetwork),
+             Contains("data.trainImages is a key of data.format idx, not of imagefolder"));
+  CHECK_THAT(load_error("data: {format: jpeg}\n" + kNetwork),
+             Contains("unknown data format 'jpeg'") && Contains("imagefolder, csv"));
+}
+
+TEST_CASE("data formats: imagefolder and csv keys round-trip and are checked", "[config][data]") {
+  const dl::Config folder = load(
+      "data: {format: imagefolder, trainDirectory: /p/train, testDirectory: /p/test,\n"
+      "       validationDirectory: /p/val, resize: stretch, onBadFile: skip}\n" +
+      kRgbNetwork);
+  CHECK(folder.data.format == dl::DataFormat::kImageFolder);
+  CHECK(folder.data.resize == dl::ImageResize::kStretch);
+  CHECK(folder.data.onBadFile == dl::BadFileAction::kSkip);
+  const std::string dump = dl::dump_config_yaml(folder);
+  CHECK_THAT(dump, Contains("trainDirectory: \"/p/train\"") && Contains("resize: stretch"));
+  CHECK_THAT(dump, !Contains("trainImages") && !Contains("cifar100Labels"));
+  check_same_config(folder, dl::load_config_string(dump, "dump.yaml"));
+  CHECK(dl::load_config_string(dump, "dump.yaml").data.validationDirectory == "/p/val");
+  CHECK_THAT(load_error("data: {format: imagefolder, validationDirectory: /v, validationSplit: "
+                        "0.1}\n" +
+                        kRgbNetwork),
+             Contains("data.validationSplit and data.validationDirectory both name"));
+  CHECK_THAT(load_error("data: {format: imagefolder}\n" +
+                        std::string("inputType: {feedForward: {size: 4}}\n"
+                                    "layers: [{output: {nOut: 10}}]\n")),
+             Contains("data.format imagefolder gives images of 1 (grayscale) or 3 (RGB)"));
+
+  const dl::Config csv = load(
+      "data: {format: csv, trainFile: t.csv, testFile: s.csv, skipLines: 1, delimiter: ';',\n"
+      "       labelIndex: 0, numClasses: 3}\n" +
+      kDenseNetwork);
+  CHECK(csv.data.delimiter == ";");
+  CHECK(csv.data.labelIndex == 0);
+  check_same_config(csv, dl::load_config_string(dl::dump_config_yaml(csv), "dump.yaml"));
+  CHECK_THAT(load_error("data: {format: csv, labelIndex: 5, numClasses: 3}\n" + kDenseNetwork),
+             Contains("data.labelIndex 5 is past the last field"));
+  CHECK_THAT(load_error("data: {format: csv, labelIndex: -2, numClasses: 3}\n" + kDenseNetwork),
+             Contains("data.labelIndex"));
+  CHECK_THAT(load_error("data: {format: csv, numClasses: 3, deviceResident: always}\n" +
+                        kDenseNetwork),
+             Contains("data.deviceResident: always uploads pixels"));
+}

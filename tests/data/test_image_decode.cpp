@@ -1,0 +1,155 @@
+// PNG and JPEG decoding (image_decode.hpp), fitting to the input (image_resize.hpp) and file
+// names (utf8_names.hpp), on images encoded here with the same libraries.
+#include <catch2/catch.hpp>
+#include <spng.h>
+#include <turbojpeg.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "data/image_decode.hpp"
+#include "data/image_resize.hpp"
+#include "data/utf8_names.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::vector<std::uint8_t> encode_png(int width, int height, int channels,
+                                     const std::vector<std::uint8_t>& pixels) {
+  spng_ctx* ctx = spng_ctx_new(SPNG_CTX_ENCODER);
+  spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1);
+  spng_ihdr header{};
+  header.width = static_cast<std::uint32_t>(width);
+  header.height = static_cast<std::uint32_t>(height);
+  header.bit_depth = 8;
+  header.color_type = channels == 1 ? SPNG_COLOR_TYPE_GRAYSCALE : SPNG_COLOR_TYPE_TRUECOLOR;
+  spng_set_ihdr(ctx, &header);
+  REQUIRE(spng_encode_image(ctx, pixels.data(), pixels.size(), SPNG_FMT_PNG,
+                            SPNG_ENCODE_FINALIZE) == 0);
+  std::size_t size = 0;
+  int error = 0;
+  auto* bytes = static_cast<std::uint8_t*>(spng_get_png_buffer(ctx, &size, &error));
+  REQUIRE(bytes != nullptr);
+  std::vector<std::uint8_t> png(bytes, bytes + size);
+  free(bytes);  // NOLINT: spng hands out malloc'd memory
+  spng_ctx_free(ctx);
+  return png;
+}
+
+std::vector<std::uint8_t> encode_gray_jpeg(int width, int height) {
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * height);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 7);
+  tjhandle handle = tjInitCompress();
+  unsigned char* jpeg = nullptr;
+  unsigned long size = 0;
+  REQUIRE(tjCompress2(handle, pixels.data(), width, 0, height, TJPF_GRAY, &jpeg, &size, TJSAMP_GRAY,
+                      90, 0) == 0);
+  std::vector<std::uint8_t> bytes(jpeg, jpeg + size);
+  tjFree(jpeg);
+  tjDestroy(handle);
+  return bytes;
+}
+
+std::string decode_error(const std::vector<std::uint8_t>& bytes) {
+  try {
+    dl::decode_image(bytes.data(), bytes.size(), 1);
+  } catch (const dl::ImageDecodeError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("PNG: gray and RGB decoded exactly, converted between them", "[image]") {
+  const std::vector<std::uint8_t> gray{0, 10, 20, 30, 40, 50};  // 3 x 2
+  const std::vector<std::uint8_t> png = encode_png(3, 2, 1, gray);
+  CHECK(dl::image_kind(png.data(), png.size()) == dl::ImageKind::kPng);
+  const dl::DecodedImage one = dl::decode_image(png.data(), png.size(), 1);
+  CHECK(one.width == 3);
+  CHECK(one.height == 2);
+  CHECK(one.pixels == gray);
+  const dl::DecodedImage three = dl::decode_image(png.data(), png.size(), 3);
+  CHECK(three.pixels.size() == 18);
+  CHECK(three.pixels[3 * 4 + 0] == 40);
+  CHECK(three.pixels[3 * 4 + 2] == 40);
+  // Pure red, green and blue: BT.601 luma 76, 150, 29.
+  const std::vector<std::uint8_t> rgb{255, 0, 0, 0, 255, 0, 0, 0, 255};
+  const std::vector<std::uint8_t> colour = encode_png(3, 1, 3, rgb);
+  CHECK(dl::decode_image(colour.data(), colour.size(), 1).pixels ==
+        std::vector<std::uint8_t>{76, 150, 29});
+}
+
+TEST_CASE("JPEG: scaled decoding to the smallest scale that covers the input", "[image]") {
+  const std::vector<std::uint8_t> jpeg = encode_gray_jpeg(64, 64);
+  CHECK(dl::image_kind(jpeg.data(), jpeg.size()) == dl::ImageKind::kJpeg);
+  const dl::DecodedImage full = dl::decode_image(jpeg.data(), jpeg.size(), 1);
+  CHECK(full.width == 64);
+  const dl::DecodedImage quarter = dl::decode_image(jpeg.data(), jpeg.size(), 3, 16, 16);
+  CHECK(quarter.width == 16);
+  CHECK(quarter.height == 16);
+  CHECK(quarter.declared_width == 64);
+  CHECK(quarter.channels == 3);
+  CHECK(quarter.pixels.size() == 16u * 16u * 3u);
+  // Never below the input: 17 wide needs 3/8 (24), not 1/4.
+  CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 17, 8).width == 24);
+}
+
+TEST_CASE("bad images: refused with what is wrong", "[image]") {
+  const std::vector<std::uint8_t> text{'h', 'e', 'l', 'l', 'o'};
+  CHECK_THAT(decode_error(text), Contains("is not an image"));
+  std::vector<std::uint8_t> png = encode_png(3, 2, 1, {1, 2, 3, 4, 5, 6});
+  png.resize(png.size() - 20);
+  CHECK_THAT(decode_error(png), Contains("is not a valid PNG"));
+  std::vector<std::uint8_t> jpeg = encode_gray_jpeg(64, 64);
+  jpeg.resize(jpeg.size() / 2);
+  CHECK_THAT(decode_error(jpeg), Contains("is not a valid JPEG"));
+  // A header declaring 60000 x 60000: refused before any pixel is allocated.
+  std::vector<std::uint8_t> bomb = encode_gray_jpeg(8, 8);
+  for (std::size_t i = 0; i + 1 < bomb.size(); ++i) {
+    if (bomb[i] != 0xff || bomb[i + 1] != 0xc0) continue;
+    for (std::size_t k : {i + 5, i + 7}) {
+      bomb[k] = 60000 >> 8;
+      bomb[k + 1] = 60000 & 0xff;
+    }
+    break;
+  }
+  CHECK_THAT(decode_error(bomb), Contains("declares 60000 x 60000 pixels"));
+}
+
+TEST_CASE("fitting: same size copied, centre crop keeps the middle, stretch keeps all",
+          "[image]") {
+  dl::DecodedImage image;
+  image.width = 4;
+  image.height = 2;
+  image.channels = 1;
+  image.pixels = {0, 100, 200, 250, 0, 100, 200, 250};
+  std::vector<std::uint8_t> out(4);
+  dl::fit_image(image, 2, 2, dl::ImageResize::kCenterCrop, out.data());
+  CHECK(out == std::vector<std::uint8_t>{100, 200, 100, 200});
+  dl::fit_image(image, 2, 2, dl::ImageResize::kStretch, out.data());
+  // A triangle filter two source pixels wide: (0*3 + 100*3 + 200*1) / 7 and (100*1 + 200*3 + 250*3) / 7.
+  CHECK(out == std::vector<std::uint8_t>{71, 207, 71, 207});
+  // HWC in, CHW out.
+  dl::DecodedImage rgb;
+  rgb.width = 2;
+  rgb.height = 1;
+  rgb.channels = 3;
+  rgb.pixels = {1, 2, 3, 4, 5, 6};
+  std::vector<std::uint8_t> planes(6);
+  dl::fit_image(rgb, 1, 2, dl::ImageResize::kStretch, planes.data());
+  CHECK(planes == std::vector<std::uint8_t>{1, 4, 2, 5, 3, 6});
+}
+
+TEST_CASE("file names: UTF-8 checked, bad bytes shown as \\xNN", "[image]") {
+  CHECK(dl::is_valid_utf8("caf\xc3\xa9/\xe2\x82\xac.png"));
+  CHECK_FALSE(dl::is_valid_utf8("a\xff.png"));
+  CHECK_FALSE(dl::is_valid_utf8("\xc0\xaf"));      // overlong '/'
+  CHECK_FALSE(dl::is_valid_utf8("\xed\xa0\x80"));  // a surrogate
+  CHECK_FALSE(dl::is_valid_utf8("\xc3"));          // cut short
+  CHECK(dl::printable_path("dir/a\xff.png") == "dir/a\\xff.png");
+  CHECK(dl::has_control_character("a\nb"));
+  CHECK_FALSE(dl::has_control_character("T-shirt top"));
+}
