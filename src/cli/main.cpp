@@ -25,6 +25,7 @@
 #include "cli/signals.hpp"
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
+#include "core/thread_start.hpp"
 #include "parallel/process_group.hpp"
 #include "report/build_info.hpp"
 
@@ -98,7 +99,13 @@ std::string existing_run_directory(std::string& path) {
 
 int main(int argc, char** argv) {
   dl::prepare_standard_streams();
-  route_standard_error();
+  try {
+    route_standard_error();
+  } catch (const dl::ThreadStartError& e) {
+    // std::cerr still writes straight to the descriptor here: the writer never started.
+    std::cerr << "dl-train: error: " << e.what() << std::endl;
+    return static_cast<int>(e.code());
+  }
   dl::set_command_line(argc, argv);
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());

@@ -14,6 +14,31 @@ namespace dl {
 
 namespace {
 
+// Where a YAML comment starts in a --set value ('#' first or after a blank, outside quotes), or
+// npos. In a file a comment is meant; on a command line `--set data.trainImages=/a #1/x` reaches
+// dl-train whole, and YAML would silently drop everything from the '#'.
+std::size_t comment_start(const std::string& text) {
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const char before = i == 0 ? ' ' : text[i - 1];
+    if (quote != 0) {
+      const bool doubled = quote == '\'' && c == '\'' && i + 1 < text.size() && text[i + 1] == '\'';
+      if ((quote == '"' && c == '\\') || doubled)
+        ++i;  // an escape inside the quotes
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    const bool opens_scalar = std::string(" \t[{,:").find(before) != std::string::npos;
+    if ((c == '\'' || c == '"') && opens_scalar)
+      quote = c;
+    else if (c == '#' && (before == ' ' || before == '\t'))
+      return i;
+  }
+  return std::string::npos;
+}
+
 // Longer indices cannot address a list of a config (and would overflow the conversion).
 constexpr std::size_t kMaxIndexDigits = 9;
 constexpr std::string_view kOverrideExample = "write --set key.path=value, e.g. --set epochs=3";
@@ -61,6 +86,9 @@ class OverrideWriter {
     if (const auto control = find_control_character(value_text))
       fail(fmt::format("the value holds the control character {}", control->text),
            "remove it; a value may not hold control characters");
+    if (comment_start(value_text) != std::string::npos)
+      fail("the value holds ' #', where YAML starts a comment that would drop the rest",
+           "quote the value, e.g. --set 'data.trainImages=\"a #1/b\"'");
     YAML::Node value;
     DocumentCount count;
     try {

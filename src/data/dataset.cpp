@@ -108,10 +108,12 @@ Dataset Dataset::from_features(int width, std::vector<float> features,
   if (features.size() != labels.size() * set.sample_bytes_)
     throw DataError(fmt::format("dataset: {} features for {} labels of {} features each",
                                 features.size(), labels.size(), width));
-  const std::int64_t bad = first_bad_label(labels, num_classes);
-  if (bad >= 0)
-    throw DataError(fmt::format("dataset: label {} at index {} is outside [0, {})", labels[bad],
-                                bad, num_classes));
+  const BadLabels bad = find_bad_labels(labels, num_classes);
+  if (bad.first >= 0)
+    throw DataError(fmt::format("dataset: label {} at index {} is outside [0, {}), and the "
+                                "largest label is {}; set data.numClasses to at least {}",
+                                labels[bad.first], bad.first, num_classes, bad.largest,
+                                bad.largest + 1));
   set.numeric_ = true;
   set.features_ = std::move(features);
   set.labels_ = std::move(labels);

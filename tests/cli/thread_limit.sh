@@ -32,6 +32,10 @@ expect_failure 7 "^dl-train: error: could not start worker 1's thread: Resource 
   limited 4 parallel.workers=4
 expect_failure 7 "could not start compute thread 2 of [0-9]+ \(parallel.blasThreads\)" \
   "raise ulimit -u" -- limited 4 parallel.blasThreads=4
+# No thread at all beyond main: the first one dl-train starts, standard error's writer, is named
+# too (it was std::terminate, exit 134).
+expect_failure 7 "^dl-train: error: could not start the thread that writes standard error" -- \
+  limited 1
 # With enough threads allowed, the same run trains.
 limited 8 parallel.workers=4 output.console=quiet >/dev/null ||
   fail "the run failed with 8 threads allowed"

@@ -57,6 +57,14 @@ TEST_CASE("a --set value is held to the same rules as the file", "[config][error
   CHECK(one_line(two));
   CHECK_THAT(load_error(kNetwork, {"output.directory=a\x01z"}),
              Contains("the value holds the control character \\x01"));
+  // A comment would drop the rest of the value; quoted, '#' is the value's own.
+  CHECK_THAT(load_error(kNetwork, {"data.trainImages=/a #1/x"}),
+             Contains("the value holds ' #', where YAML starts a comment") &&
+                 Contains("quote the value"));
+  CHECK_THAT(load_error(kNetwork, {"epochs=3 # three"}), Contains("starts a comment"));
+  CHECK(load(kNetwork, {"data.trainImages=\"/a #1/x\""}).data.trainImages == "/a #1/x");
+  CHECK(load(kNetwork, {"data.trainImages=/a#1/x"}).data.trainImages == "/a#1/x");
+  CHECK(load(kNetwork, {"data.trainImages='it''s #1'"}).data.trainImages == "it's #1");
   // One document closed by '---' or '...' is one value.
   CHECK(load(kNetwork, {"epochs=4\n..."}).epochs == 4);
 }
@@ -125,7 +133,6 @@ TEST_CASE("every string the config holds reads back from the resolved dump as it
     dl::Config c = load(kNetwork);
     c.output.directory = text;
     c.data.trainImages = text;
-    c.data.directory = text;
     c.layers[0].name = text;
     const dl::Config again = dl::load_config_string(dl::dump_config_yaml(c), "dump.yaml");
     check_same_config(c, again);
