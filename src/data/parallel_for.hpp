@@ -1,4 +1,6 @@
-// The data readers' thread pool: decoding images and parsing CSV rows, one thread per core.
+// The data readers' thread pool: decoding images and parsing CSV rows, one thread per CPU this
+// process may use (its affinity mask and cgroup quota: core/cpu_limits.hpp), not per CPU of the
+// machine, so a Slurm cpuset or a Kubernetes CPU limit bounds it too.
 // Each index is handed out once and its result goes to its own slot, so what is read does not
 // depend on the thread count.
 #pragma once
@@ -6,8 +8,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "core/cpu_limits.hpp"
+#include "core/thread_start.hpp"
 
 namespace dl {
 
@@ -21,10 +27,17 @@ void parallel_for_each_index(std::size_t count, Work work) {
     for (std::size_t i = next++; i < count && !stop; i = next++)
       if (!work(i)) stop = true;
   };
-  const std::size_t threads = std::max<std::size_t>(
-      1, std::min<std::size_t>(std::thread::hardware_concurrency(), count));
+  static const std::size_t cpus = static_cast<std::size_t>(usable_cpus(read_cpu_limits()));
+  const std::size_t threads = std::max<std::size_t>(1, std::min(cpus, count));
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+  try {
+    for (std::size_t t = 1; t < threads; ++t)
+      pool.push_back(start_thread("data reader thread " + std::to_string(t), run));
+  } catch (const ThreadStartError&) {
+    stop = true;  // the started threads end after their current index; none may stay joinable
+    for (std::thread& t : pool) t.join();
+    throw;
+  }
   run();
   for (std::thread& t : pool) t.join();
 }

@@ -7,7 +7,7 @@
 
 #include "config/config.hpp"
 #include "parallel/process_group.hpp"
-#include "parallel/thread_budget_cpu_limits.hpp"
+#include "core/cpu_limits.hpp"
 
 namespace dl {
 

@@ -20,4 +20,9 @@ struct CpuLimits {
 // can read a fake tree (as hwloc's HWLOC_FSROOT does); "" for the real machine.
 CpuLimits read_cpu_limits(const std::string& fs_root = "");
 
+// The CPUs these limits leave this process: its affinity mask's (else the online CPUs), capped
+// by the cgroup quota rounded up. Not shared out among the processes that hold the same limits:
+// that is the training threads' budget (parallel/thread_budget.hpp).
+int usable_cpus(const CpuLimits& limits);
+
 }  // namespace dl

@@ -1,8 +1,10 @@
-#include "parallel/thread_budget_cpu_limits.hpp"
+#include "core/cpu_limits.hpp"
 
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -137,6 +139,12 @@ void read_hierarchy(const std::string& fs_root, bool v2, CpuLimits& limits) {
 }
 
 }  // namespace
+
+int usable_cpus(const CpuLimits& limits) {
+  const int mask_cpus = std::max(1, limits.affinity > 0 ? limits.affinity : limits.online);
+  if (limits.quota <= 0.0) return mask_cpus;
+  return std::min(mask_cpus, std::max(1, static_cast<int>(std::ceil(limits.quota))));
+}
 
 CpuLimits read_cpu_limits(const std::string& fs_root) {
   CpuLimits limits;
