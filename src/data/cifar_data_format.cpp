@@ -115,15 +115,11 @@ void check_cifar(const ReadContext& ctx, const Config& config) {
 
 constexpr std::string_view kPredictHelp = "one CIFAR batch file (with its labels)";
 
-}  // namespace
-
-DataFormatKind cifar10_data_format() {
-  return {DataFormat::kCifar10,
-          "cifar10",
-          {
-              text_field("directory", &DataConfig::directory),
-              optional_text_field("validationFile", &DataConfig::validationFile),
-          },
+// The two CIFAR sets differ only in their name and cifar100's choice of label set.
+DataFormatKind cifar_data_format(DataFormat format, const char* name, FieldTable<DataConfig> keys) {
+  return {format,
+          name,
+          std::move(keys),
           check_cifar,
           load_cifar_split,
           cifar_split_source,
@@ -132,20 +128,19 @@ DataFormatKind cifar10_data_format() {
           {kPredictHelp, load_cifar_file, true}};
 }
 
+}  // namespace
+
+DataFormatKind cifar10_data_format() {
+  return cifar_data_format(DataFormat::kCifar10, "cifar10",
+                           {text_field("directory", &DataConfig::directory),
+                            optional_text_field("validationFile", &DataConfig::validationFile)});
+}
+
 DataFormatKind cifar100_data_format() {
-  return {DataFormat::kCifar100,
-          "cifar100",
-          {
-              text_field("directory", &DataConfig::directory),
-              enum_field("cifar100Labels", &DataConfig::cifar100Labels),
-              optional_text_field("validationFile", &DataConfig::validationFile),
-          },
-          check_cifar,
-          load_cifar_split,
-          cifar_split_source,
-          load_cifar_validation,
-          cifar_validation_path,
-          {kPredictHelp, load_cifar_file, true}};
+  return cifar_data_format(DataFormat::kCifar100, "cifar100",
+                           {text_field("directory", &DataConfig::directory),
+                            enum_field("cifar100Labels", &DataConfig::cifar100Labels),
+                            optional_text_field("validationFile", &DataConfig::validationFile)});
 }
 
 }  // namespace dl
