@@ -45,6 +45,17 @@ check lenet "$DL_SOURCE_DIR/configs/mnist.yaml" "$WORK/digits/t10k-images-idx3-u
   "data.testImages=$WORK/digits/t10k-images-idx3-ubyte.gz" \
   "data.testLabels=$WORK/digits/t10k-labels-idx1-ubyte.gz" batchSize=32
 
+# The data section of the generated networks below: the generated digits.
+digits_data() {
+  cat <<YAML
+data:
+  trainImages: $WORK/digits/train-images-idx3-ubyte.gz
+  trainLabels: $WORK/digits/train-labels-idx1-ubyte.gz
+  testImages: $WORK/digits/t10k-images-idx3-ubyte.gz
+  testLabels: $WORK/digits/t10k-labels-idx1-ubyte.gz
+YAML
+}
+
 # Every op type and layout the exporter writes (global pooling: below): a strided Same convolution (asymmetric padding),
 # leaky ReLU, batch normalization over channels and over features, average pooling over zero
 # padding, dropout (no node), tanh, sigmoid.
@@ -63,11 +74,7 @@ layers:
   - batchNormalization: {}
   - dense: {nOut: 8, activation: sigmoid}
   - output: {nOut: 10, activation: softmax}
-data:
-  trainImages: $WORK/digits/train-images-idx3-ubyte.gz
-  trainLabels: $WORK/digits/train-labels-idx1-ubyte.gz
-  testImages: $WORK/digits/t10k-images-idx3-ubyte.gz
-  testLabels: $WORK/digits/t10k-labels-idx1-ubyte.gz
+$(digits_data)
 YAML
 check zoo "$WORK/zoo.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
 # Global pooling, average then (the same network) max, straight into the classifier.
@@ -94,11 +101,7 @@ layers:
   - dense: {nOut: 16, activation: hardswish}
   - activation: {}
   - output: {nOut: 10, activation: softmax}
-data:
-  trainImages: $WORK/digits/train-images-idx3-ubyte.gz
-  trainLabels: $WORK/digits/train-labels-idx1-ubyte.gz
-  testImages: $WORK/digits/t10k-images-idx3-ubyte.gz
-  testLabels: $WORK/digits/t10k-labels-idx1-ubyte.gz
+$(digits_data)
 YAML
 check modern "$WORK/modern.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
 for node in Erf HardSigmoid Elu Relu; do
