@@ -248,6 +248,16 @@ void CudaBackend::copy(void* dst, const void* src, std::size_t bytes) {
   DL_CUDA_CALL(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_.get()));
 }
 
+// One strided copy on the stream rather than one per row (a batch of 128 would be 128 launches).
+void CudaBackend::copy_rows(std::size_t rows, std::size_t row_floats, const float* src,
+                            std::size_t src_stride, float* dst, std::size_t dst_stride) {
+  if (rows == 0 || row_floats == 0) return;
+  activate();
+  DL_CUDA_CALL(cudaMemcpy2DAsync(dst, dst_stride * sizeof(float), src, src_stride * sizeof(float),
+                                 row_floats * sizeof(float), rows, cudaMemcpyDeviceToDevice,
+                                 stream_.get()));
+}
+
 void CudaBackend::fill(float* x, std::size_t n, float value) {
   activate();
   launch_fill(x, n, value, limits_, stream_.get());

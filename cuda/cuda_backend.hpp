@@ -69,6 +69,8 @@ class CudaBackend final : public Backend {
   void download(void* host_dst, const void* src, std::size_t bytes) override;
   // Device-to-device; the two ranges must not overlap (checked).
   void copy(void* dst, const void* src, std::size_t bytes) override;
+  void copy_rows(std::size_t rows, std::size_t row_floats, const float* src,
+                 std::size_t src_stride, float* dst, std::size_t dst_stride) override;
   void fill(float* x, std::size_t n, float value) override;
   void synchronize() override;
   void gather_samples(const std::uint8_t* pixels, const std::int32_t* labels,

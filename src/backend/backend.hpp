@@ -49,6 +49,14 @@ class Backend {
   virtual void upload(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void download(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // `rows` runs of `row_floats` floats, from src every `src_stride` floats to dst every
+  // `dst_stride` (a channel concatenation and its gradient). One copy per row, unless a backend
+  // has a strided copy of its own.
+  virtual void copy_rows(std::size_t rows, std::size_t row_floats, const float* src,
+                         std::size_t src_stride, float* dst, std::size_t dst_stride) {
+    for (std::size_t r = 0; r < rows; ++r)
+      copy(dst + r * dst_stride, src + r * src_stride, row_floats * sizeof(float));
+  }
   virtual void fill(float* x, std::size_t n, float value) = 0;
   // Waits until every op issued so far has finished (a no-op on the CPU).
   virtual void synchronize() = 0;

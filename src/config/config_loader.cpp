@@ -1,7 +1,6 @@
 #include "config/config_loader.hpp"
 
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -93,10 +92,10 @@ void check_combinations(const ReadContext& ctx, const Config& config) {
   check_schedule(ctx, config);
 }
 
-// Writes the plan's inferred values into the config's layers; checks that names are unique.
+// Writes the plan's inferred values into the config's layers (the plan has checked the graph:
+// names unique, inputs known and above their reader).
 void resolve_layers(Config& config) {
   const std::vector<PlannedLayer> plan = plan_layers(config);
-  std::set<std::string> names;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     LayerConfig& layer = config.layers[i];
     layer = plan[i].config;
@@ -104,11 +103,6 @@ void resolve_layers(Config& config) {
       layer.activation = plan[i].activation;
       layer.weightInit = plan[i].weightInit;
     }
-    if (!names.insert(layer.name).second)
-      fail_at(
-          layer.where,
-          fmt::format("layer {} is named '{}' like an earlier layer", i, quoted_value(layer.name)),
-          "give each layer a different name");
   }
 }
 

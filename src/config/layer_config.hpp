@@ -5,16 +5,26 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/source_location.hpp"
 #include "core/kinds.hpp"
 
 namespace dl {
 
+// One name in a layer's `inputs`, with where it was written (for errors about it).
+struct LayerInput {
+  std::string name;
+  SourceLocation where;
+};
+
 struct LayerConfig {
   LayerType type = LayerType::kDense;
   std::string name;  // defaults to "<type><index>", e.g. "convolution0"
   SourceLocation where;
+  // The layers this one reads, by name ("input": the network's input); empty: the layer before
+  // (the network's input for the first), so a list of layers is a chain.
+  std::vector<LayerInput> inputs;
 
   int nIn = 0;   // inferred from the previous layer / inputType when 0
   int nOut = 0;  // convolution, dense, output: required

@@ -37,6 +37,9 @@ struct Field {
   Reader read;
   Writer write;              // the value only
   std::string required_fix;  // non-empty for a required key: what to add when it is missing
+  // Set for a key the dump leaves out while it holds its default (a key most configs never
+  // write, whose absence already says what the default does).
+  std::function<bool(const T&)> omitted_when;
 
   bool required() const { return !required_fix.empty(); }
 };
@@ -249,6 +252,7 @@ template <class T>
 void write_fields(YAML::Emitter& out, const FieldTable<T>& table, const T& target) {
   out << YAML::BeginMap;
   for (const auto& f : table) {
+    if (f.omitted_when && f.omitted_when(target)) continue;
     out << YAML::Key << f.key << YAML::Value;
     f.write(out, target);
   }

@@ -34,7 +34,9 @@ enum class LayerType {
   kDropout,
   kBatchNormalization,
   kGlobalPooling,
-  kActivation
+  kActivation,
+  kAdd,
+  kConcat
 };
 enum class ParallelMode { kAveraging, kSynchronous };
 // The library behind the CPU backend's matrix products (config key cpu.kernels).

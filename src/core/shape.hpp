@@ -19,6 +19,11 @@ struct SampleShape {
   }
   static SampleShape flat(int n) { return SampleShape{n, 1, 1, false}; }
   static SampleShape image(int c, int h, int w) { return SampleShape{c, h, w, true}; }
+  bool operator==(const SampleShape& o) const {
+    return channels == o.channels && height == o.height && width == o.width &&
+           spatial == o.spatial;
+  }
+  bool operator!=(const SampleShape& o) const { return !(*this == o); }
   std::string str() const {
     return spatial ? std::to_string(channels) + "x" + std::to_string(height) + "x" +
                          std::to_string(width)

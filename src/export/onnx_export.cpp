@@ -9,6 +9,7 @@
 #include "backend/ops/activation.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
+#include "nn/layer_graph.hpp"
 #include "nn/layer_plan.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/model.hpp"
@@ -187,11 +188,13 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
   return x;
 }
 
-// Adds the nodes of one layer reading `x`, with its parameters at `params`; returns its output.
+// Adds the nodes of one layer reading `xs` (one name per input), with its parameters at
+// `params`; returns its output.
 std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* params,
-                      const std::string& x) {
+                      const std::vector<std::string>& xs) {
   const std::string& name = p.config.name;
   const LayerConfig& c = p.config;
+  const std::string& x = xs.front();
   switch (c.type) {
     case LayerType::kConvolution: {
       const std::size_t weights =
@@ -240,6 +243,12 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       return x;  // inverted dropout: the identity at inference
     case LayerType::kActivation:
       return add_activation(g, p, x);
+    case LayerType::kAdd:
+      g.node("Sum", xs, name);  // Sum: any number of inputs; Add: two
+      return add_activation(g, p, name);
+    case LayerType::kConcat:
+      GraphBuilder::integer(g.node("Concat", xs, name), "axis", 1);  // channels, or flat features
+      return name;
     case LayerType::kBatchNormalization: {
       const auto ch = static_cast<std::size_t>(p.input.channels);
       std::vector<std::string> inputs{x};
@@ -307,11 +316,15 @@ std::string onnx_model_bytes(const Config& config, const std::vector<float>& par
   g.input(kInputName, shape_dims(plan.front().input));
   std::string x = kInputName;
   if (!mean.empty()) x = add_normalization(g, plan.front().input, mean, stddev, x);
+  std::vector<std::string> outputs;  // per layer: the name of its output value
   std::size_t offset = 0;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const std::size_t count = layers[i]->parameter_count();
     DL_CHECK(offset + count <= parameters.size(), "the parameters fit the network");
-    x = add_layer(g, plan[i], parameters.data() + offset, x);
+    std::vector<std::string> xs;
+    for (int s : plan[i].sources)
+      xs.push_back(s == kNetworkInput ? x : outputs[static_cast<std::size_t>(s)]);
+    outputs.push_back(add_layer(g, plan[i], parameters.data() + offset, xs));
     offset += count;
   }
   DL_CHECK(offset == parameters.size(), "the parameters fit the network");

@@ -14,6 +14,8 @@ using config_limits::kMaxLayerWidth;
 using config_limits::kMaxSpatialExtent;
 
 constexpr int kPairSize = 2;
+// The key every kind accepts: any layer may read other layers than the one before it.
+constexpr std::string_view kEveryKindKey = "inputs";
 
 // kernelSize, stride, padding: one integer for both dimensions, or [height, width].
 Field<LayerConfig> pair_field(const char* key, int (LayerConfig::*member)[kPairSize], int min,
@@ -59,9 +61,38 @@ Field<LayerConfig> layer_name_field() {
       }};
 }
 
+// inputs: one layer name or a list of them; unset (the layer before) is left out of the dump.
+Field<LayerConfig> layer_inputs_field() {
+  Field<LayerConfig> field{
+      std::string(kEveryKindKey),
+      [](ReadContext& ctx, const std::string& path, const YAML::Node& node, LayerConfig& layer) {
+        layer.inputs.clear();
+        if (!node.IsSequence()) {
+          layer.inputs.push_back({read_text(ctx, path, node), ctx.location(path, node)});
+          return;
+        }
+        if (node.size() == 0)
+          ctx.fail(path, node, fmt::format("{} is an empty list", path),
+                   "name the layers this one reads, e.g. inputs: [conv1, shortcut], or remove "
+                   "the key to read the layer before");
+        for (std::size_t i = 0; i < node.size(); ++i) {
+          const std::string item = join_path(path, std::to_string(i));
+          layer.inputs.push_back({read_text(ctx, item, node[i]), ctx.location(item, node[i])});
+        }
+      },
+      [](YAML::Emitter& out, const LayerConfig& layer) {
+        out << YAML::Flow << YAML::BeginSeq;
+        for (const LayerInput& in : layer.inputs) out << YAML::DoubleQuoted << in.name;
+        out << YAML::EndSeq;
+      }};
+  field.omitted_when = [](const LayerConfig& layer) { return layer.inputs.empty(); };
+  return field;
+}
+
 const FieldTable<LayerConfig>& all_layer_keys() {
   static const FieldTable<LayerConfig> table{
       layer_name_field(),
+      layer_inputs_field(),
       // 0: inferred from the layer before (the dump writes the inferred value).
       integer_field("nIn", &LayerConfig::nIn, 0, kMaxFeatureSize),
       integer_field("nOut", &LayerConfig::nOut, 1, kMaxLayerWidth),
@@ -87,13 +118,14 @@ FieldTable<LayerConfig> layer_keys(std::initializer_list<std::string_view> keys,
                                    std::initializer_list<RequiredKey> required) {
   FieldTable<LayerConfig> selected;
   for (const Field<LayerConfig>& f : all_layer_keys()) {
-    if (std::find(keys.begin(), keys.end(), f.key) == keys.end()) continue;
+    const bool every_kind = f.key == kEveryKindKey;
+    if (!every_kind && std::find(keys.begin(), keys.end(), f.key) == keys.end()) continue;
     selected.push_back(f);
     const auto fix = std::find_if(required.begin(), required.end(),
                                   [&f](const RequiredKey& r) { return r.key == f.key; });
     if (fix != required.end()) selected.back().required_fix = std::string(fix->fix);
   }
-  DL_CHECK(selected.size() == keys.size(), "every layer key named is in all_layer_keys");
+  DL_CHECK(selected.size() == keys.size() + 1, "every layer key named is in all_layer_keys");
   return selected;
 }
 

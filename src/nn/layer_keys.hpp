@@ -16,8 +16,8 @@ struct RequiredKey {
   std::string_view fix;
 };
 
-// The keys named, in the catalogue's order (the dump's order); `required` names those of them
-// without a default.
+// The keys named and `inputs` (every kind's), in the catalogue's order (the dump's order);
+// `required` names those of them without a default.
 FieldTable<LayerConfig> layer_keys(std::initializer_list<std::string_view> keys,
                                    std::initializer_list<RequiredKey> required = {});
 

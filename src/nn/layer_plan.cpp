@@ -6,6 +6,7 @@
 #include "config/read_context.hpp"
 #include "core/error.hpp"
 #include "core/message_text.hpp"
+#include "nn/layer_graph.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
@@ -21,14 +22,26 @@ constexpr int kWidth = 1;
 Activation effective_activation(const Config& config, const LayerConfig& layer,
                                 const LayerKind& kind) {
   if (!kind.default_activation) return Activation::kIdentity;
+  // The global `activation` is meant for the layers that compute (convolution, dense); a merge
+  // applies one only where it names it.
+  if (kind.merges_inputs) return layer.activation.value_or(*kind.default_activation);
   return layer.activation.value_or(config.activation.value_or(*kind.default_activation));
 }
 
-PlannedLayer plan_layer(const Config& config, std::size_t index, const SampleShape& input) {
+PlannedLayer plan_layer(const Config& config, std::size_t index,
+                        const std::vector<PlannedLayer>& above, const LayerSources& graph,
+                        const SampleShape& network_input) {
   const LayerConfig& layer = config.layers[index];
   const LayerKind& kind = layer_kind(layer.type);
-  const LayerShaping shaping(layer, index, input);
   PlannedLayer planned;
+  planned.sources = graph.sources[index];
+  for (int s : planned.sources) {
+    planned.source_names.push_back(source_name(graph, s));
+    planned.inputs.push_back(s == kNetworkInput ? network_input
+                                                : above[static_cast<std::size_t>(s)].output);
+  }
+  const SampleShape& input = planned.inputs.front();
+  const LayerShaping shaping(layer, index, planned.inputs, planned.source_names);
   planned.config = layer;
   planned.config.name = shaping.name();
   planned.input = input;
@@ -71,21 +84,21 @@ int LayerShaping::checked_nout() const {
 }
 
 int LayerShaping::flattened_size() const {
-  if (input_.size() > static_cast<std::size_t>(kMaxFeatureSize))
-    fail(fmt::format("its input {} flattens to {} values, more than {}", input_.str(),
-                     input_.size(), kMaxFeatureSize),
+  if (input().size() > static_cast<std::size_t>(kMaxFeatureSize))
+    fail(fmt::format("its input {} flattens to {} values, more than {}", input().str(),
+                     input().size(), kMaxFeatureSize),
          "shrink the layers before it (more pooling, fewer channels)");
-  return static_cast<int>(input_.size());
+  return static_cast<int>(input().size());
 }
 
 LayerShaping::Window LayerShaping::window() const {
-  if (!input_.spatial)
+  if (!input().spatial)
     fail(fmt::format("it needs an image input (channels x height x width) but gets a flat "
                      "vector of {}",
-                     input_.size()),
+                     input().size()),
          "use inputType convolutionalFlat and put convolution and subsampling layers before "
          "dense ones");
-  const int in[2] = {input_.height, input_.width};
+  const int in[2] = {input().height, input().width};
   const int* k = layer_.kernelSize;
   const int* s = layer_.stride;
   const int* p = layer_.padding;
@@ -117,22 +130,25 @@ std::vector<PlannedLayer> plan_layers(const Config& config) {
   if (config.layers.empty())
     fail_at(file, "the network has no layers", "add a 'layers:' list ending with an output layer");
   std::vector<PlannedLayer> planned;
-  SampleShape shape = input_shape(config);
+  const SampleShape shape = input_shape(config);
   if (shape.size() == 0 || shape.channels < 1 || shape.height < 1 || shape.width < 1)
     fail_at(file, fmt::format("inputType gives an empty sample shape {}", shape.str()),
             "set inputType's height, width and channels (or size) to at least 1");
-  for (std::size_t i = 0; i < config.layers.size(); ++i) {
-    if (i > 0 && config.layers[i - 1].type == LayerType::kOutput)
-      LayerShaping(config.layers[i], i, shape)
+  for (std::size_t i = 0; i + 1 < config.layers.size(); ++i) {
+    if (config.layers[i].type == LayerType::kOutput)
+      LayerShaping(config.layers[i + 1], i + 1, {shape})
           .fail(fmt::format("it follows the output layer '{}'",
-                            quoted_value(planned.back().config.name)),
+                            quoted_value(config.layers[i].name.empty()
+                                             ? default_layer_name(LayerType::kOutput, i)
+                                             : config.layers[i].name)),
                 "make the output layer the last one");
-    planned.push_back(plan_layer(config, i, shape));
-    shape = planned.back().output;
   }
   const std::size_t last = config.layers.size() - 1;
+  const LayerSources graph = resolve_layer_sources(config);
+  for (std::size_t i = 0; i < config.layers.size(); ++i)
+    planned.push_back(plan_layer(config, i, planned, graph, shape));
   if (config.layers[last].type != LayerType::kOutput)
-    LayerShaping(config.layers[last], last, planned.back().input)
+    LayerShaping(config.layers[last], last, {planned.back().input})
         .fail("the last layer is not an output layer",
               "end the layers with an output layer, e.g. '- output: {nOut: 10, lossFunction: "
               "negativeloglikelihood}'");

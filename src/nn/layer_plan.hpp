@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/config.hpp"
@@ -16,7 +17,12 @@ namespace dl {
 
 struct PlannedLayer {
   LayerConfig config;         // nIn filled in, name defaulted ("convolution0", "subsampling1", ...)
-  SampleShape input, output;  // per-sample shapes
+  SampleShape input, output;  // per-sample shapes; `input`: the first input's
+  // The layers it reads (kNetworkInput, -1: the network's input; nn/layer_graph.hpp), with their
+  // names and output shapes: one for every kind but the merges (add, concat).
+  std::vector<int> sources;
+  std::vector<std::string> source_names;
+  std::vector<SampleShape> inputs;
   // Effective: the layer's, else the global `activation`, else its kind's default (identity for
   // kinds without an activation key: subsampling, dropout, batchNormalization).
   Activation activation = Activation::kIdentity;
@@ -30,11 +36,18 @@ struct PlannedLayer {
 // ConfigError at the layer's location naming the layer.
 class LayerShaping {
  public:
-  LayerShaping(const LayerConfig& layer, std::size_t index, const SampleShape& input)
-      : layer_(layer), index_(index), input_(input) {}
+  LayerShaping(const LayerConfig& layer, std::size_t index, std::vector<SampleShape> inputs,
+               std::vector<std::string> input_names = {})
+      : layer_(layer),
+        index_(index),
+        inputs_(std::move(inputs)),
+        input_names_(std::move(input_names)) {}
 
   const LayerConfig& layer() const { return layer_; }
-  const SampleShape& input() const { return input_; }
+  // The first input; a merge's rule reads them all (inputs(), input_names()).
+  const SampleShape& input() const { return inputs_.front(); }
+  const std::vector<SampleShape>& inputs() const { return inputs_; }
+  const std::vector<std::string>& input_names() const { return input_names_; }
   std::string name() const;
 
   [[noreturn]] void fail(const std::string& what, const std::string& fix) const;
@@ -52,10 +65,12 @@ class LayerShaping {
  private:
   const LayerConfig& layer_;
   std::size_t index_;
-  SampleShape input_;
+  std::vector<SampleShape> inputs_;
+  std::vector<std::string> input_names_;
 };
 
-// Throws ConfigError at the layer's location when the shapes do not fit: a kernel larger than its
+// Resolves the graph (nn/layer_graph.hpp), then, in the listed order, each layer's shapes from its
+// inputs' outputs. Throws ConfigError at the layer's location when the shapes do not fit: a kernel larger than its
 // padded input, an output size below 1, nOut < 1, a convolution or subsampling after the input was
 // flattened, an nIn that differs from the inferred one, no output layer, or a layer after it.
 // A dense or output layer after spatial layers flattens c*h*w, as DL4J does.

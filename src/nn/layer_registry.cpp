@@ -21,6 +21,7 @@ const std::vector<LayerKind>& layer_kinds() {
       registered(dense_layer_kind()),          registered(output_layer_kind()),
       registered(dropout_layer_kind()),        registered(batch_normalization_layer_kind()),
       registered(global_pooling_layer_kind()), registered(activation_layer_kind()),
+      registered(add_layer_kind()),            registered(concat_layer_kind()),
   };
   return kinds;
 }

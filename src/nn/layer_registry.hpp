@@ -41,6 +41,8 @@ struct LayerKind {
   std::optional<Activation> default_activation;
   ShapeRule shape;
   LayerFactory make;
+  // add, concat: the kind merges two or more inputs; every other kind reads one.
+  bool merges_inputs = false;
 };
 
 // Every kind, in the order the documentation lists them.
@@ -68,5 +70,7 @@ LayerKind dropout_layer_kind();
 LayerKind batch_normalization_layer_kind();
 LayerKind global_pooling_layer_kind();
 LayerKind activation_layer_kind();
+LayerKind add_layer_kind();
+LayerKind concat_layer_kind();
 
 }  // namespace dl

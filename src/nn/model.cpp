@@ -8,46 +8,12 @@
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
 #include "nn/convolution_layer.hpp"
+#include "nn/layer_graph.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/output_layer.hpp"
 #include "nn/subsampling_layer.hpp"
 
 namespace dl {
-
-std::vector<std::unique_ptr<Layer>> build_layers(const std::vector<PlannedLayer>& plan) {
-  std::vector<std::unique_ptr<Layer>> layers;
-  for (std::size_t i = 0; i < plan.size(); ++i)
-    layers.push_back(layer_kind(plan[i].config.type).make(plan[i], i));
-  DL_CHECK(!layers.empty() && layers.back()->plan().config.type == LayerType::kOutput,
-           "the layer plan must end with an output layer");
-  return layers;
-}
-
-std::string network_signature(const std::vector<std::unique_ptr<Layer>>& layers) {
-  std::string s;
-  for (const auto& l : layers) {
-    if (!s.empty()) s += ',';
-    s += fmt::format("{}:{}", layer_kind(l->plan().config.type).name, l->parameter_count());
-  }
-  return s;
-}
-
-std::string layer_table(const Config& config) {
-  const std::vector<PlannedLayer> plan = plan_layers(config);
-  const auto layers = build_layers(plan);
-  std::string out = fmt::format("{:<4}{:<22}{:<20}{:<12}{:<12}{:>12}\n", "#", "name", "type",
-                                "input", "output", "parameters");
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < layers.size(); ++i) {
-    const PlannedLayer& p = layers[i]->plan();
-    total += layers[i]->parameter_count();
-    out += fmt::format("{:<4}{:<22}{:<20}{:<12}{:<12}{:>12}\n", i, p.config.name,
-                       layer_kind(p.config.type).name, p.input.str(), p.output.str(),
-                       layers[i]->parameter_count());
-  }
-  out += fmt::format("total parameters: {}\n", total);
-  return out;
-}
 
 Model::Model(const Config& config, Backend& backend, int max_batch)
     : backend_(&backend), max_batch_(max_batch), layers_(build_layers(plan_layers(config))) {
@@ -93,18 +59,72 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     workspace_ = FloatBuffer(backend, workspace_floats);
   }
   for (auto& layer : layers_) layer->use_workspace(workspace_.data());
+  for (auto& layer : layers_) {
+    const bool merges = layer_kind(layer->plan().config.type).merges_inputs;
+    merges_.push_back(merges ? static_cast<MergeLayer*>(layer.get()) : nullptr);
+  }
+  route_gradients();
   fuse_pooling_into_convolutions();
+}
+
+// Where each layer's input gradients go. A layer read once gets its reader's gradient written
+// straight into its output-gradient buffer. A layer read more than once (a residual block's input
+// feeds the block and the shortcut) gets the sum: the backward pass runs bottom to top, so its
+// last reader writes first, and each earlier reader writes into a scratch buffer that is then
+// added (Caffe's split layer, without its copies).
+void Model::route_gradients() {
+  std::vector<bool> written(layers_.size(), false);
+  std::size_t slots_needed = 0;
+  std::size_t scratch_floats = 0;
+  routes_.resize(layers_.size());
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    int slots = 0;
+    for (int s : layers_[i]->plan().sources) {
+      GradientRoute route;
+      if (s != kNetworkInput) {
+        const auto j = static_cast<std::size_t>(s);
+        route.target = output_grads_[j].data();
+        route.floats = layers_[j]->output_size();
+        if (written[j]) {
+          route.scratch_slot = slots++;
+          scratch_floats = std::max(scratch_floats, route.floats);
+        }
+        written[j] = true;
+      }
+      routes_[i].push_back(route);
+    }
+    slots_needed = std::max(slots_needed, static_cast<std::size_t>(slots));
+  }
+  const AllocationPurpose purpose(
+      fmt::format("the gradient sums of layers read more than once ({} x {} values) for batch {}",
+                  slots_needed, scratch_floats, max_batch_));
+  for (std::size_t k = 0; k < slots_needed; ++k)
+    fan_out_scratch_.emplace_back(*backend_,
+                                  static_cast<std::size_t>(max_batch_) * scratch_floats);
+}
+
+const float* Model::source_output(int source) const {
+  return source == kNetworkInput ? input_.data()
+                                 : layers_[static_cast<std::size_t>(source)]->output();
 }
 
 // A convolution followed by a pooling layer runs both (ConvolutionLayer::pool_with): on the CPU,
 // each convolution task pools its own samples while they are in its cache.
+// Both must be next to each other, and the pooling the convolution's only reader (the fused op
+// does not keep the convolution's output for anyone else).
 void Model::fuse_pooling_into_convolutions() {
+  std::vector<int> readers(layers_.size(), 0);
+  for (const auto& layer : layers_)
+    for (int s : layer->plan().sources)
+      if (s != kNetworkInput) ++readers[static_cast<std::size_t>(s)];
   for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
     auto* convolution = dynamic_cast<ConvolutionLayer*>(layers_[i].get());
     auto* pooling = dynamic_cast<SubsamplingLayer*>(layers_[i + 1].get());
+    const bool only_reader = readers[i] == 1 && layers_[i + 1]->plan().sources.front() ==
+                                                    static_cast<int>(i);
     // The fused op keeps the activation's output alone, so activations that read their input
     // run unfused.
-    if (convolution != nullptr && pooling != nullptr &&
+    if (convolution != nullptr && pooling != nullptr && only_reader &&
         !ops::activation_reads_input(convolution->plan().activation)) {
       convolution->pool_with(*pooling, output_grads_[i + 1].data());
     }
@@ -138,10 +158,15 @@ bool Model::steps_replayable() const {
 
 void Model::forward(int batch, const StepContext& ctx) {
   DL_CHECK(batch > 0 && batch <= max_batch_, "batch size out of the bound range");
-  const float* x = input_.data();
-  for (auto& layer : layers_) {
-    layer->forward(x, batch, ctx);
-    x = layer->output();
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const std::vector<int>& sources = layers_[i]->plan().sources;
+    if (merges_[i] == nullptr) {
+      layers_[i]->forward(source_output(sources.front()), batch, ctx);
+      continue;
+    }
+    merge_inputs_.clear();
+    for (int s : sources) merge_inputs_.push_back(source_output(s));
+    merges_[i]->forward_inputs(merge_inputs_, batch);
   }
 }
 
@@ -156,9 +181,20 @@ void Model::backward(int batch, float grad_scale) {
   static_cast<OutputLayer&>(*layers_[last])
       .loss(labels_.data(), batch, grad_scale, output_grads_[last].data(), loss_sum_.data());
   for (std::size_t i = last + 1; i-- > 0;) {
-    const float* x = i == 0 ? input_.data() : layers_[i - 1]->output();
-    float* dx = i == 0 ? nullptr : output_grads_[i - 1].data();
-    layers_[i]->backward(x, output_grads_[i].data(), dx, batch);
+    input_gradients_.clear();
+    for (const GradientRoute& r : routes_[i])
+      input_gradients_.push_back(r.scratch_slot < 0 ? r.target
+                                                    : fan_out_scratch_[r.scratch_slot].data());
+    float* dy = output_grads_[i].data();
+    if (merges_[i] != nullptr)
+      merges_[i]->backward_inputs(dy, input_gradients_, batch);
+    else
+      layers_[i]->backward(source_output(layers_[i]->plan().sources.front()), dy,
+                           input_gradients_.front(), batch);
+    for (const GradientRoute& r : routes_[i])
+      if (r.scratch_slot >= 0)
+        backend_->axpy(static_cast<std::size_t>(batch) * r.floats, 1.0f,
+                       fan_out_scratch_[r.scratch_slot].data(), r.target);
   }
 }
 

@@ -1,6 +1,7 @@
-// A feed-forward network built from the config: its layers, one flat parameter buffer and one flat
-// gradient buffer in backend memory (views handed to the layers), and the activation, gradient and
-// batch buffers for up to `max_batch` samples, all allocated here so a step allocates nothing.
+// A network built from the config, a graph of layers computed in the listed order
+// (nn/layer_graph.hpp): its layers, one flat parameter buffer and one flat gradient buffer in
+// backend memory (views handed to the layers), and the activation, gradient and batch buffers for
+// up to `max_batch` samples, all allocated here so a step allocates nothing.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "backend/device_buffer.hpp"
 #include "config/config.hpp"
 #include "nn/layer.hpp"
+#include "nn/merge_layer.hpp"
 
 namespace dl {
 
@@ -62,7 +64,18 @@ class Model {
   float* loss_sum() { return loss_sum_.data(); }
 
  private:
+  // Where the backward pass writes the gradient w.r.t. one input of a layer: the input layer's
+  // output-gradient buffer (null for the network's input), straight or, where that layer is read
+  // more than once and another reader wrote it already, through a scratch slot and a sum.
+  struct GradientRoute {
+    float* target = nullptr;
+    std::size_t floats = 0;  // per sample
+    int scratch_slot = -1;   // -1: written straight
+  };
+
+  void route_gradients();
   void fuse_pooling_into_convolutions();
+  const float* source_output(int source) const;
 
   Backend* backend_;
   int max_batch_;
@@ -76,6 +89,11 @@ class Model {
   FloatBuffer loss_sum_;
   std::vector<FloatBuffer> output_grads_;  // per layer: gradient w.r.t. its output
   FloatBuffer workspace_;  // every layer's scratch: the largest Layer::workspace_floats()
+  std::vector<MergeLayer*> merges_;                  // per layer: itself if it merges, else null
+  std::vector<std::vector<GradientRoute>> routes_;   // per layer, per input
+  std::vector<FloatBuffer> fan_out_scratch_;         // the scratch slots of the gradient sums
+  std::vector<const float*> merge_inputs_;           // reused each step: no allocation in a step
+  std::vector<float*> input_gradients_;
 };
 
 }  // namespace dl

@@ -280,5 +280,22 @@ TEST_CASE("op flat-buffer arithmetic and updaters: reference, parity") {
   }
 }
 
+// A channel concatenation's copy: `rows` strided runs land in a strided destination, and the
+// floats between the runs are left as they were.
+TEST_CASE("op copy_rows: strided runs, bits equal, gaps untouched") {
+  const std::size_t rows = 5, row_floats = 7, src_stride = 9, dst_stride = 12;
+  const auto src = uniform(rows * src_stride, 31);
+  const auto dst0 = uniform(rows * dst_stride, 32);
+  std::vector<float> want = dst0;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < row_floats; ++c) want[r * dst_stride + 2 + c] = src[r * src_stride + c];
+  for_each_backend([&](Backend& b) {
+    Io io(b);
+    float* dst = io.put(dst0);
+    b.copy_rows(rows, row_floats, io.put(src), src_stride, dst + 2, dst_stride);
+    CHECK(io.get(dst, want.size()) == want);
+  });
+}
+
 }  // namespace
 }  // namespace dl::testing

@@ -93,6 +93,8 @@ inline void check_same_config(const Config& a, const Config& b) {
     const LayerConfig& y = b.layers[i];
     CHECK(x.type == y.type);
     CHECK(x.name == y.name);
+    REQUIRE(x.inputs.size() == y.inputs.size());
+    for (std::size_t k = 0; k < x.inputs.size(); ++k) CHECK(x.inputs[k].name == y.inputs[k].name);
     CHECK(x.nIn == y.nIn);
     CHECK(x.nOut == y.nOut);
     for (int d = 0; d < 2; ++d) {

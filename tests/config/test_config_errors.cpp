@@ -413,7 +413,7 @@ TEST_CASE("structural mistakes", "[config][errors]") {
     const std::string msg = load_error(
         "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4, name: a}\n"
         "  - output: {nOut: 10, name: a}\n");
-    CHECK_THAT(msg, StartsWith("t.yaml:4:5: layer 1 is named 'a'"));
+    CHECK_THAT(msg, StartsWith("t.yaml:4:5: layer 1 'a' (output) has the name of layer 0"));
   }
   SECTION("a cache entry larger than the cache") {
     const std::string msg = load_error(

@@ -44,6 +44,8 @@ const std::map<std::string, ShapeCase>& expected_shapes() {
       {"batchNormalization", {"{}", "2x6x6", 2}},
       {"globalPooling", {"{poolingType: avg}", "2x1x1", 2}},
       {"activation", {"{}", "2x6x6", 2}},
+      {"add", {"{inputs: [input, input]}", "2x6x6", 2}},
+      {"concat", {"{inputs: [input, input]}", "4x6x6", 2}},
   };
   return cases;
 }
@@ -79,7 +81,7 @@ TEST_CASE("Layer registry: an unknown layer kind names the closest one or lists 
   CHECK_THROWS_WITH(network_with("lstm", "{nOut: 4}"),
                     Contains("unknown layer type 'lstm'") &&
                         Contains("use one of: convolution, subsampling, dense, output, dropout, "
-                                 "batchNormalization, globalPooling, activation"));
+                                 "batchNormalization, globalPooling, activation, add, concat"));
 }
 
 TEST_CASE("Layer registry: a key another kind takes is refused with the kind's own keys",

@@ -1,0 +1,50 @@
+#include "nn/add_layer.hpp"
+
+#include <fmt/format.h>
+
+#include "nn/layer_keys.hpp"
+#include "nn/layer_registry.hpp"
+
+namespace dl {
+
+namespace {
+
+void add_shape(const LayerShaping& shaping, PlannedLayer& planned) {
+  const auto& inputs = shaping.inputs();
+  for (std::size_t k = 1; k < inputs.size(); ++k) {
+    if (inputs[k] == inputs.front()) continue;
+    shaping.fail(fmt::format("it sums inputs of different shapes: '{}' gives {}, '{}' gives {}",
+                             shaping.input_names().front(), inputs.front().str(),
+                             shaping.input_names()[k], inputs[k].str()),
+                 "make the shapes equal (on a residual shortcut, a 1x1 convolution with the "
+                 "block's stride and channels), or join them with concat");
+  }
+  keep_shape(shaping, planned);
+}
+
+}  // namespace
+
+// `activation` unset: identity (the sum alone), whatever the config's global activation says.
+LayerKind add_layer_kind() {
+  LayerKind kind{LayerType::kAdd, "add",    layer_keys({"name", "activation"}), {},
+                 Activation::kIdentity, add_shape, make_layer<AddLayer>};
+  kind.merges_inputs = true;
+  return kind;
+}
+
+void AddLayer::forward_inputs(const std::vector<const float*>& xs, int batch) {
+  const std::size_t n = static_cast<std::size_t>(batch) * output_size();
+  float* sum = activation_input();
+  backend().copy(sum, xs.front(), n * sizeof(float));
+  for (std::size_t k = 1; k < xs.size(); ++k) backend().axpy(n, 1.0f, xs[k], sum);
+  activate_output(batch);
+}
+
+void AddLayer::backward_inputs(float* dy, const std::vector<float*>& dxs, int batch) {
+  activation_gradient_in_place(dy, batch);
+  const std::size_t bytes = static_cast<std::size_t>(batch) * output_size() * sizeof(float);
+  for (float* dx : dxs)
+    if (dx != nullptr) backend().copy(dx, dy, bytes);
+}
+
+}  // namespace dl

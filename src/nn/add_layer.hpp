@@ -1,0 +1,17 @@
+// The residual sum (DL4J's ElementWiseVertex with Op.Add, Keras's Add): output = act(x0 + x1 +
+// ...), inputs of one shape. Its gradient goes to every input unchanged. The activation (default
+// identity) spares a ResNet block a separate ReLU layer after the sum.
+#pragma once
+
+#include "nn/merge_layer.hpp"
+
+namespace dl {
+
+class AddLayer final : public MergeLayer {
+ public:
+  explicit AddLayer(PlannedLayer plan) : MergeLayer(std::move(plan)) {}
+  void forward_inputs(const std::vector<const float*>& xs, int batch) override;
+  void backward_inputs(float* dy, const std::vector<float*>& dxs, int batch) override;
+};
+
+}  // namespace dl

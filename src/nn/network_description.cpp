@@ -1,0 +1,60 @@
+// The network without a backend: its layers unbound, the signature a checkpoint records, and the
+// table `validate`, the console and the report show.
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "nn/layer_graph.hpp"
+#include "nn/layer_registry.hpp"
+#include "nn/model.hpp"
+
+namespace dl {
+
+namespace {
+
+constexpr const char* kRowFormat = "{:<4}{:<22}{:<20}{:<24}{:<12}{:>12}\n";
+
+// "conv1" for the layer before (a chain reads that way); "conv1, shortcut" for a merge.
+std::string inputs_text(const PlannedLayer& p) {
+  std::string text;
+  for (const std::string& name : p.source_names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Layer>> build_layers(const std::vector<PlannedLayer>& plan) {
+  std::vector<std::unique_ptr<Layer>> layers;
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    layers.push_back(layer_kind(plan[i].config.type).make(plan[i], i));
+  DL_CHECK(!layers.empty() && layers.back()->plan().config.type == LayerType::kOutput,
+           "the layer plan must end with an output layer");
+  return layers;
+}
+
+std::string network_signature(const std::vector<std::unique_ptr<Layer>>& layers) {
+  std::string s;
+  for (const auto& l : layers) {
+    if (!s.empty()) s += ',';
+    s += fmt::format("{}:{}", layer_kind(l->plan().config.type).name, l->parameter_count());
+  }
+  return s;
+}
+
+std::string layer_table(const Config& config) {
+  const std::vector<PlannedLayer> plan = plan_layers(config);
+  const auto layers = build_layers(plan);
+  std::string out = fmt::format(kRowFormat, "#", "name", "type", "inputs", "output", "parameters");
+  out += fmt::format(kRowFormat, "", kNetworkInputName, "", "", plan.front().inputs.front().str(),
+                     "");
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const PlannedLayer& p = layers[i]->plan();
+    total += layers[i]->parameter_count();
+    out += fmt::format(kRowFormat, i, p.config.name, layer_kind(p.config.type).name,
+                       inputs_text(p), p.output.str(), layers[i]->parameter_count());
+  }
+  out += fmt::format("total parameters: {}\n", total);
+  return out;
+}
+
+}  // namespace dl
