@@ -26,6 +26,9 @@ struct UpdaterConfig {
   // AdamW: decoupled weight decay, each step multiplies every trainable parameter by
   // 1 - learningRate * weightDecay before the Adam update (PyTorch's default coefficient).
   double weightDecay = 0.01;
+  // AdamW: false leaves biases and batch normalization's scale and shift undecayed (the usual
+  // recipe for ResNets); true decays them too, as PyTorch's AdamW does for every parameter.
+  bool weightDecayBias = true;
 };
 
 enum class LearningRateSchedule { kNone, kStep, kExponential, kInverse, kCosine, kOneCycle };

@@ -18,6 +18,13 @@ constexpr std::string_view kAllDevices = "all";
 
 // ---- updater, schedule -------------------------------------------------------------------
 
+// weightDecayBias: dumped only where it is false, so that configs without it keep their dump.
+Field<UpdaterConfig> weight_decay_bias_field() {
+  Field<UpdaterConfig> field = bool_field("weightDecayBias", &UpdaterConfig::weightDecayBias);
+  field.omitted_when = [](const UpdaterConfig& u) { return u.weightDecayBias; };
+  return field;
+}
+
 const FieldTable<UpdaterConfig>& updater_fields() {
   static const FieldTable<UpdaterConfig> table{
       enum_field("type", &UpdaterConfig::type),
@@ -35,6 +42,7 @@ const FieldTable<UpdaterConfig>& updater_fields() {
       real_field("epsilon", &UpdaterConfig::epsilon, RealRange::above(0.0)),
       real_field("rmsDecay", &UpdaterConfig::rmsDecay, RealRange::from_below(0.0, 1.0)),
       real_field("weightDecay", &UpdaterConfig::weightDecay, RealRange::at_least(0.0)),
+      weight_decay_bias_field(),
   };
   return table;
 }

@@ -40,6 +40,9 @@ struct LayerConfig {
   // (convolution), relu (dense), softmax (output).
   std::optional<Activation> activation;
   std::optional<WeightInit> weightInit;  // unset: the global weightInit
+  // convolution, dense: false drops the bias (a layer followed by batch normalization, whose
+  // beta does the bias's work)
+  bool hasBias = true;
 
   LossFunction lossFunction = LossFunction::kNegativeLogLikelihood;  // output
   // output, softmax with cross-entropy: the targets (1 - e) one-hot + e / classes

@@ -202,9 +202,11 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       const std::string w = g.tensor(
           name + ".W", {p.output.channels, p.input.channels, c.kernelSize[0], c.kernelSize[1]},
           params, weights);
-      const std::string b = g.tensor(name + ".b", {p.output.channels}, params + weights,
-                                     static_cast<std::size_t>(p.output.channels));
-      add_window(g.node("Conv", {x, w, b}, name), p);
+      std::vector<std::string> inputs{x, w};  // Conv's bias input is optional
+      if (c.hasBias)
+        inputs.push_back(g.tensor(name + ".b", {p.output.channels}, params + weights,
+                                  static_cast<std::size_t>(p.output.channels)));
+      add_window(g.node("Conv", inputs, name), p);
       return add_activation(g, p, name);
     }
     case LayerType::kSubsampling: {
@@ -235,8 +237,9 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       const auto out = static_cast<std::size_t>(c.nOut);
       const std::string w =
           g.tensor(name + ".W", {static_cast<std::int64_t>(in), c.nOut}, params, in * out);
-      const std::string b = g.tensor(name + ".b", {c.nOut}, params + in * out, out);
-      g.node("Gemm", {flat, w, b}, name);
+      std::vector<std::string> inputs{flat, w};  // Gemm's C is optional from opset 11
+      if (c.hasBias) inputs.push_back(g.tensor(name + ".b", {c.nOut}, params + in * out, out));
+      g.node("Gemm", inputs, name);
       return add_activation(g, p, name);
     }
     case LayerType::kDropout:

@@ -25,7 +25,7 @@ BatchNormShape BatchNormalizationLayer::shape(int batch) const {
 
 std::vector<ParameterSegment> BatchNormalizationLayer::parameter_segments() const {
   const std::size_t c = channels();
-  return {ParameterSegment{0, c, false, true}, ParameterSegment{c, c, true, true},
+  return {ParameterSegment{0, c, true, true}, ParameterSegment{c, c, true, true},
           ParameterSegment{2 * c, 2 * c, false, false}};
 }
 

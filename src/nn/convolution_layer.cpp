@@ -24,7 +24,7 @@ LayerKind convolution_layer_kind() {
   return {LayerType::kConvolution,
           "convolution",
           layer_keys({"name", "nIn", "nOut", "kernelSize", "stride", "padding", "convolutionMode",
-                      "activation", "weightInit"},
+                      "activation", "weightInit", "hasBias"},
                      {{"nOut", "add nOut: <number of output channels>"}}),
           {},
           Activation::kIdentity,
@@ -45,9 +45,7 @@ std::size_t ConvolutionLayer::weight_count() const {
 }
 
 std::vector<ParameterSegment> ConvolutionLayer::parameter_segments() const {
-  const std::size_t w = weight_count();
-  return {ParameterSegment{0, w, false, true},
-          ParameterSegment{w, static_cast<std::size_t>(plan_.output.channels), true, true}};
+  return weight_and_bias_segments(weight_count());
 }
 
 void ConvolutionLayer::initialize(float* host_params, RandomStream& rng) const {
@@ -55,7 +53,8 @@ void ConvolutionLayer::initialize(float* host_params, RandomStream& rng) const {
   const double kernel = static_cast<double>(c.kernelSize[0]) * c.kernelSize[1];
   initialize_weights(plan_.weightInit, plan_.input.channels * kernel,
                      plan_.output.channels * kernel, host_params, weight_count(), rng);
-  for (int i = 0; i < plan_.output.channels; ++i) host_params[weight_count() + i] = 0.0f;
+  if (plan_.config.hasBias)
+    for (int i = 0; i < plan_.output.channels; ++i) host_params[weight_count() + i] = 0.0f;
 }
 
 void ConvolutionLayer::bind(Backend& backend, float* params, float* grads, int max_batch) {
@@ -75,14 +74,13 @@ ConvPool ConvolutionLayer::conv_pool(int batch) const {
 
 void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   if (pool_ != nullptr) {
-    backend().conv2d_pool_forward(conv_pool(batch), x, params_, params_ + weight_count(),
+    backend().conv2d_pool_forward(conv_pool(batch), x, params_, bias(weight_count()),
                                   output_.data(), pool_->mutable_output(), pool_->argmax(),
                                   workspace_);
     return;
   }
   const Conv2dGeometry g = geometry(batch);
-  backend().conv2d_forward(g, x, params_, params_ + weight_count(), activation_input(),
-                           workspace_);
+  backend().conv2d_forward(g, x, params_, bias(weight_count()), activation_input(), workspace_);
   activate_output(batch);
 }
 
@@ -91,13 +89,13 @@ void ConvolutionLayer::backward(const float* x, const float* dy, float* dx, int 
     // dy, the model's gradient buffer for this layer's output, is made here from the pooling's.
     backend().conv2d_pool_backward(conv_pool(batch), x, params_, output_.data(), pool_->output(),
                                    pooled_gradient_, pool_->argmax(), const_cast<float*>(dy), dx,
-                                   grads_, grads_ + weight_count(), workspace_);
+                                   grads_, bias_gradient(weight_count()), workspace_);
     return;
   }
   // dy lives in the model's gradient buffer for this layer's output and is not read again.
   activation_gradient_in_place(dy, batch);
-  backend().conv2d_backward(geometry(batch), x, params_, dy, dx, grads_, grads_ + weight_count(),
-                            workspace_);
+  backend().conv2d_backward(geometry(batch), x, params_, dy, dx, grads_,
+                            bias_gradient(weight_count()), workspace_);
 }
 
 }  // namespace dl

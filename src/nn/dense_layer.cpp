@@ -15,7 +15,7 @@ void dense_shape(const LayerShaping& shaping, PlannedLayer& planned) {
 LayerKind dense_layer_kind() {
   return {LayerType::kDense,
           "dense",
-          layer_keys({"name", "nIn", "nOut", "activation", "weightInit"},
+          layer_keys({"name", "nIn", "nOut", "activation", "weightInit", "hasBias"},
                      {{"nOut", "add nOut: <number of units>"}}),
           {},
           Activation::kRelu,
@@ -24,17 +24,17 @@ LayerKind dense_layer_kind() {
 }
 
 std::vector<ParameterSegment> DenseLayer::parameter_segments() const {
-  return {ParameterSegment{0, weight_count(), false, true},
-          ParameterSegment{weight_count(), static_cast<std::size_t>(n_out()), true, true}};
+  return weight_and_bias_segments(weight_count());
 }
 
 void DenseLayer::initialize(float* host_params, RandomStream& rng) const {
   initialize_weights(plan_.weightInit, n_in(), n_out(), host_params, weight_count(), rng);
-  for (int i = 0; i < n_out(); ++i) host_params[weight_count() + i] = 0.0f;
+  if (plan_.config.hasBias)
+    for (int i = 0; i < n_out(); ++i) host_params[weight_count() + i] = 0.0f;
 }
 
 void DenseLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
-  backend().dense_forward(batch, n_in(), n_out(), x, params_, params_ + weight_count(),
+  backend().dense_forward(batch, n_in(), n_out(), x, params_, bias(weight_count()),
                           activation_input());
   activate_output(batch);
 }
@@ -42,7 +42,7 @@ void DenseLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) 
 void DenseLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   activation_gradient_in_place(dy, batch);
   backend().dense_backward(batch, n_in(), n_out(), x, params_, dy, dx, grads_,
-                           grads_ + weight_count());
+                           bias_gradient(weight_count()));
 }
 
 }  // namespace dl

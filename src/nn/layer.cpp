@@ -20,6 +20,28 @@ void Layer::bind(Backend& backend, float* params, float* grads, int max_batch) {
   output_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
   if (ops::activation_reads_input(plan_.activation))
     pre_activation_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
+  if (!plan_.config.hasBias) {
+    const auto channels = static_cast<std::size_t>(plan_.output.channels);
+    absent_bias_ = FloatBuffer(backend, channels);
+    absent_bias_gradient_ = FloatBuffer(backend, channels);
+    backend.fill(absent_bias_.data(), channels, 0.0f);
+  }
+}
+
+const float* Layer::bias(std::size_t weight_count) const {
+  return plan_.config.hasBias ? params_ + weight_count : absent_bias_.data();
+}
+
+float* Layer::bias_gradient(std::size_t weight_count) {
+  return plan_.config.hasBias ? grads_ + weight_count : absent_bias_gradient_.data();
+}
+
+std::vector<ParameterSegment> Layer::weight_and_bias_segments(std::size_t weight_count) const {
+  std::vector<ParameterSegment> segments{ParameterSegment{0, weight_count, false, true}};
+  if (plan_.config.hasBias)
+    segments.push_back(ParameterSegment{
+        weight_count, static_cast<std::size_t>(plan_.output.channels), true, true});
+  return segments;
 }
 
 float* Layer::activation_input() {

@@ -77,6 +77,15 @@ class Layer {
   // dy (this layer's output gradient, not read again) becomes the product's gradient, in place.
   void activation_gradient_in_place(const float* dy, int batch);
 
+  // The bias the kernels read and the gradient they write, which follow the weights (the first
+  // `weight_count` floats of the layer's slices). A layer with hasBias: false has no bias
+  // parameters: the kernels, one signature on every backend, read zeros and write a gradient
+  // nobody reads (one add per output, far below the product's cost).
+  const float* bias(std::size_t weight_count) const;
+  float* bias_gradient(std::size_t weight_count);
+  // The bias segment after `weight_count` weights, or none without a bias.
+  std::vector<ParameterSegment> weight_and_bias_segments(std::size_t weight_count) const;
+
   PlannedLayer plan_;
   Backend* backend_ = nullptr;
   float* params_ = nullptr;
@@ -84,7 +93,8 @@ class Layer {
   int max_batch_ = 0;
   FloatBuffer output_;
   FloatBuffer pre_activation_;  // allocated only where the activation's gradient reads it
-  float* workspace_ = nullptr;  // the model's shared workspace
+  FloatBuffer absent_bias_, absent_bias_gradient_;  // hasBias: false (see bias())
+  float* workspace_ = nullptr;                      // the model's shared workspace
 };
 
 }  // namespace dl

@@ -89,6 +89,14 @@ Field<LayerConfig> layer_inputs_field() {
   return field;
 }
 
+// hasBias: written to the dump only where it is false, so that configs without the key keep
+// their dump (and the run identity hashed from it).
+Field<LayerConfig> has_bias_field() {
+  Field<LayerConfig> field = bool_field("hasBias", &LayerConfig::hasBias);
+  field.omitted_when = [](const LayerConfig& layer) { return layer.hasBias; };
+  return field;
+}
+
 const FieldTable<LayerConfig>& all_layer_keys() {
   static const FieldTable<LayerConfig> table{
       layer_name_field(),
@@ -103,6 +111,7 @@ const FieldTable<LayerConfig>& all_layer_keys() {
       enum_field("convolutionMode", &LayerConfig::convolutionMode),
       optional_enum_field("activation", &LayerConfig::activation),
       optional_enum_field("weightInit", &LayerConfig::weightInit),
+      has_bias_field(),
       enum_field("lossFunction", &LayerConfig::lossFunction),
       real_field("labelSmoothing", &LayerConfig::labelSmoothing, RealRange::from_below(0.0, 1.0)),
       real_field("dropOut", &LayerConfig::dropOut, RealRange::above_up_to(0.0, 1.0)),

@@ -46,14 +46,22 @@ std::string layer_table(const Config& config) {
   std::string out = fmt::format(kRowFormat, "#", "name", "type", "inputs", "output", "parameters");
   out += fmt::format(kRowFormat, "", kNetworkInputName, "", "", plan.front().inputs.front().str(),
                      "");
-  std::size_t total = 0;
+  std::size_t total = 0, trainable = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const PlannedLayer& p = layers[i]->plan();
     total += layers[i]->parameter_count();
+    for (const ParameterSegment& s : layers[i]->parameter_segments())
+      if (s.trainable) trainable += s.count;
     out += fmt::format(kRowFormat, i, p.config.name, layer_kind(p.config.type).name,
                        inputs_text(p), p.output.str(), layers[i]->parameter_count());
   }
   out += fmt::format("total parameters: {}\n", total);
+  // What PyTorch's sum(p.numel() for p in model.parameters()) counts: batch normalization's
+  // running statistics are buffers there (Keras's summary counts them, as the total does).
+  if (trainable != total)
+    out += fmt::format("trainable parameters: {} (the rest: batch normalization's running mean "
+                       "and variance)\n",
+                       trainable);
   return out;
 }
 

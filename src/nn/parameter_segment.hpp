@@ -11,7 +11,9 @@ namespace dl {
 // A run of the flat buffer that belongs to one parameter tensor.
 struct ParameterSegment {
   std::size_t offset = 0, count = 0;
-  bool is_bias = false;   // regularized with l2Bias instead of l2
+  // A bias, or batch normalization's scale or shift: regularized with l2Bias instead of l2, and
+  // decayed by AdamW only with updater.weightDecayBias
+  bool bias_like = false;
   bool trainable = true;  // false: batch-norm running statistics (never updated, never regularized)
   int layer = 0;          // the layer it belongs to (per-layer gradient normalization)
 };

@@ -40,6 +40,7 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
       l2_(l2),
       l2_bias_(l2_bias),
       weight_decay_(updater.type == UpdaterType::kAdamW ? updater.weightDecay : 0.0),
+      weight_decay_bias_(updater.weightDecayBias),
       segments_(std::move(segments)),
       n_(n),
       state_floats_(updater_state_per_parameter(updater.type) * n) {
@@ -49,6 +50,7 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
                  ") lies outside the buffer of " + std::to_string(n_) + " floats");
   }
   terms_ = update_term_ranges();
+  for (const UpdateTerms& t : terms_) term_decays_.push_back(decays(t.begin));
   DL_CHECK(schedule_.type != LearningRateSchedule::kStep || schedule_.step > 0,
            "the step schedule needs a positive step");
   if (state_floats_ > 0) {
@@ -84,10 +86,12 @@ Optimizer::Optimizer(Optimizer&& other) noexcept
       l2_(other.l2_),
       l2_bias_(other.l2_bias_),
       weight_decay_(other.weight_decay_),
+      weight_decay_bias_(other.weight_decay_bias_),
       normalization_(other.normalization_),
       normalization_threshold_(other.normalization_threshold_),
       segments_(std::move(other.segments_)),
       terms_(std::move(other.terms_)),
+      term_decays_(std::move(other.term_decays_)),
       n_(other.n_),
       state_floats_(std::exchange(other.state_floats_, 0)),
       state_(std::exchange(other.state_, nullptr)),
@@ -103,10 +107,12 @@ Optimizer& Optimizer::operator=(Optimizer&& other) noexcept {
     l2_ = other.l2_;
     l2_bias_ = other.l2_bias_;
     weight_decay_ = other.weight_decay_;
+    weight_decay_bias_ = other.weight_decay_bias_;
     normalization_ = other.normalization_;
     normalization_threshold_ = other.normalization_threshold_;
     segments_ = std::move(other.segments_);
     terms_ = std::move(other.terms_);
+    term_decays_ = std::move(other.term_decays_);
     n_ = other.n_;
     state_floats_ = std::exchange(other.state_floats_, 0);
     state_ = std::exchange(other.state_, nullptr);
@@ -136,7 +142,8 @@ void Optimizer::step(float* params, float* grads, std::int64_t iteration, double
   h.step = iteration + 1;
   if (weight_decay_ != 0.0) {
     const auto keep = static_cast<float>(1.0 - rate * weight_decay_);
-    for (UpdateTerms& t : terms_) t.decay_keep = keep;
+    for (std::size_t k = 0; k < terms_.size(); ++k)
+      if (term_decays_[k]) terms_[k].decay_keep = keep;
   }
   backend_->updater_step(h, n_, params, grads, state_, terms_);
 }
@@ -198,10 +205,10 @@ std::vector<std::pair<std::size_t, std::size_t>> Optimizer::layer_ranges() const
 }
 
 // L2 on the trainable segments (l2Bias on biases), from each parameter's value before any decay;
-// PyTorch's and Keras's AdamW decay: every trainable parameter, biases included, by
-// lr * weightDecay, before the Adam update. Both inside the updater's pass (UpdateTerms). The
-// ranges are fixed for the run, made once so that a step allocates nothing; step() sets the
-// decay, whose rate follows the learning rate.
+// PyTorch's and Keras's AdamW decay: every trainable parameter (biases and batch normalization's
+// parameters unless weightDecayBias is false) by lr * weightDecay, before the Adam update. Both
+// inside the updater's pass (UpdateTerms). The ranges are fixed for the run, made once so that a
+// step allocates nothing; step() sets the decay, whose rate follows the learning rate.
 UpdateTermRanges Optimizer::update_term_ranges() const {
   UpdateTermRanges terms;
   for (const ParameterSegment& s : segments_) {
@@ -209,18 +216,29 @@ UpdateTermRanges Optimizer::update_term_ranges() const {
     UpdateTerms t;
     t.begin = s.offset;
     t.end = s.offset + s.count;
-    t.l2 = static_cast<float>(s.is_bias ? l2_bias_ : l2_);
-    if (t.adds_l2() || weight_decay_ != 0.0) terms.push_back(t);
+    t.l2 = static_cast<float>(s.bias_like ? l2_bias_ : l2_);
+    if (t.adds_l2() || (weight_decay_ != 0.0 && (weight_decay_bias_ || !s.bias_like)))
+      terms.push_back(t);
   }
   std::sort(terms.begin(), terms.end(),
             [](const UpdateTerms& a, const UpdateTerms& b) { return a.begin < b.begin; });
   return terms;
 }
 
+// Whether AdamW decays the segment starting at `offset` (update_term_ranges keeps one term per
+// segment).
+bool Optimizer::decays(std::size_t offset) const {
+  for (const ParameterSegment& s : segments_)
+    if (s.offset == offset) return weight_decay_ != 0.0 && (weight_decay_bias_ || !s.bias_like);
+  return false;
+}
+
 std::string Optimizer::describe() const {
   std::string text =
       fmt::format("updater: {}, learning rate {}", enum_name(hyper_.type), base_learning_rate_);
-  if (weight_decay_ != 0.0) text += fmt::format(", weight decay {}", weight_decay_);
+  if (weight_decay_ != 0.0)
+    text += fmt::format(", weight decay {}{}", weight_decay_,
+                        weight_decay_bias_ ? "" : " (not on biases and batch normalization)");
   if (schedule_.type != LearningRateSchedule::kNone)
     text += fmt::format("; schedule {}", enum_name(schedule_.type));
   if (schedule_.type == LearningRateSchedule::kCosine ||
@@ -238,7 +256,7 @@ double Optimizer::regularization_score(const float* params) {
   double score = 0.0;
   for (const ParameterSegment& s : segments_) {
     if (!s.trainable || s.count == 0) continue;
-    const double coefficient = s.is_bias ? l2_bias_ : l2_;
+    const double coefficient = s.bias_like ? l2_bias_ : l2_;
     if (coefficient == 0.0) continue;
     backend_->sum_of_squares(s.count, params + s.offset, scalar_);
     float sum = 0.0f;

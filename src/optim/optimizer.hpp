@@ -65,6 +65,7 @@ class Optimizer {
   void zero_frozen_gradients(float* grads);
   void normalize_gradients(float* grads);
   UpdateTermRanges update_term_ranges() const;
+  bool decays(std::size_t offset) const;
   // [begin, end) of the flat buffer per layer with trainable parameters, in order.
   std::vector<std::pair<std::size_t, std::size_t>> layer_ranges() const;
 
@@ -74,10 +75,12 @@ class Optimizer {
   ScheduleConfig schedule_;
   double l2_, l2_bias_;
   double weight_decay_ = 0.0;  // AdamW only
+  bool weight_decay_bias_ = true;
   GradientNormalization normalization_ = GradientNormalization::kNone;
   float normalization_threshold_ = 1.0f;
   std::vector<ParameterSegment> segments_;
   UpdateTermRanges terms_;  // L2 and decay per range (update_term_ranges); decay set per step
+  std::vector<bool> term_decays_;  // per term: whether AdamW decays it
   std::size_t n_;
   std::size_t state_floats_;
   float* state_ = nullptr;

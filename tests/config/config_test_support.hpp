@@ -63,6 +63,7 @@ inline void check_same_config(const Config& a, const Config& b) {
   CHECK(a.updater.epsilon == b.updater.epsilon);
   CHECK(a.updater.rmsDecay == b.updater.rmsDecay);
   CHECK(a.updater.weightDecay == b.updater.weightDecay);
+  CHECK(a.updater.weightDecayBias == b.updater.weightDecayBias);
   CHECK(a.schedule.type == b.schedule.type);
   CHECK(a.schedule.gamma == b.schedule.gamma);
   CHECK(a.schedule.power == b.schedule.power);
@@ -110,6 +111,7 @@ inline void check_same_config(const Config& a, const Config& b) {
     CHECK(x.dropOut == y.dropOut);
     CHECK(x.decay == y.decay);
     CHECK(x.eps == y.eps);
+    CHECK(x.hasBias == y.hasBias);
   }
 
   CHECK(a.data.format == b.data.format);

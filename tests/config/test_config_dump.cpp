@@ -24,13 +24,13 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
       "seed: 18446744073709551615\nbackend: cuda\ndtype: bfloat16\nweightInit: UNIFORM\n"
       "activation: leakyrelu\n"
       "updater: {type: rmsprop, learningRate: 0.003, momentum: 0.5, beta1: 0.7, beta2: 0.95,\n"
-      "          epsilon: 1e-6, rmsDecay: 0.9}\n"
+      "          epsilon: 1e-6, rmsDecay: 0.9, weightDecayBias: false}\n"
       "learningRateSchedule: {type: step, gamma: 0.5, power: 2, step: 300}\n"
       "l2: 1e-4\nl2Bias: 0.25\nbatchSize: 7\nepochs: 9\nonNonFiniteLoss: skip\n"
       "inputType: {feedForward: {size: 20}}\n"
       "layers:\n"
       "  - batchNormalization: {decay: 0.8, eps: 0.001, name: bn}\n"
-      "  - dense: {nOut: 30, weightInit: NORMAL}\n"
+      "  - dense: {nOut: 30, weightInit: NORMAL, hasBias: false}\n"
       "  - dropout: {dropOut: 0.7}\n"
       "  - output: {nOut: 5, activation: sigmoid, lossFunction: mse}\n"
       "data: {trainImages: a/b.gz, trainLabels: 'null', testImages: '123', testLabels: x,\n"
@@ -62,7 +62,12 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
   CHECK(original.cpu.kernels == dl::CpuKernels::kCblas);
   CHECK(original.earlyStopping.bestScoreTarget == 0.98);
   CHECK(original.schedule.type == dl::LearningRateSchedule::kStep);
-  const dl::Config again = dl::load_config_string(dl::dump_config_yaml(original), "dump.yaml");
+  CHECK_FALSE(original.layers[1].hasBias);
+  CHECK_FALSE(original.updater.weightDecayBias);
+  const std::string dumped = dl::dump_config_yaml(original);
+  CHECK_THAT(dumped, Contains("hasBias: false"));
+  CHECK_THAT(dumped, Contains("weightDecayBias: false"));
+  const dl::Config again = dl::load_config_string(dumped, "dump.yaml");
   check_same_config(original, again);
 }
 
@@ -93,6 +98,9 @@ TEST_CASE("the dump spells enums as in YAML and states the effective learning ra
   CHECK_THAT(dumped, Contains("convolutionalFlat:"));
   CHECK_THAT(dumped, Contains("lossFunction: negativeloglikelihood"));
   CHECK_THAT(dumped, Contains("devices: all"));
+  // Keys at their default that most configs never write stay out of the dump (and its hash).
+  CHECK_THAT(dumped, !Contains("hasBias"));
+  CHECK_THAT(dumped, !Contains("weightDecayBias"));
 }
 
 TEST_CASE("config_hash: equal configs hash equal, a changed value changes it", "[config][dump]") {

@@ -42,7 +42,7 @@ TEST_CASE("configs/cifar10.yaml: glorot_uniform weights, zero biases", "[nn][ker
   std::size_t weight = 0;
   for (const dl::ParameterSegment& s : model.segments()) {
     const float* v = params.data() + s.offset;
-    if (s.is_bias) {
+    if (s.bias_like) {
       for (std::size_t i = 0; i < s.count; ++i) REQUIRE(v[i] == 0.0f);
       continue;
     }

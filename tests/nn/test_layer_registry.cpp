@@ -90,6 +90,8 @@ TEST_CASE("Layer registry: a key another kind takes is refused with the kind's o
                     Contains("unknown key 'nOut' in layers.0 (dropout)"));
   CHECK_THROWS_WITH(network_with("dense", "{kernelSize: 2}"),
                     Contains("unknown key 'kernelSize' in layers.0 (dense)"));
+  CHECK_THROWS_WITH(network_with("batchNormalization", "{hasBias: false}"),
+                    Contains("unknown key 'hasBias' in layers.0 (batchNormalization)"));
 }
 
 TEST_CASE("Layer registry: each kind's shape rule", "[nn][registry]") {

@@ -157,9 +157,9 @@ layers:
   REQUIRE(segments.size() == 8);
   CHECK(segments[0].offset == 0);
   CHECK(segments[0].count == 500);
-  CHECK_FALSE(segments[0].is_bias);
+  CHECK_FALSE(segments[0].bias_like);
   CHECK(segments[1].offset == 500);
-  CHECK(segments[1].is_bias);
+  CHECK(segments[1].bias_like);
   CHECK(segments[7].offset + segments[7].count == model.parameter_count());
 }
 

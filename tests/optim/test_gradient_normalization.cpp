@@ -207,6 +207,35 @@ TEST_CASE("AdamW: decoupled weight decay against the naive reference", "[optim][
   CHECK(with_decay[3] == without[3]);
 }
 
+TEST_CASE("AdamW: weightDecayBias false decays the weights only", "[optim][adamw]") {
+  constexpr double kLr = 0.01, kDecay = 0.1;
+  CpuBackend backend;
+  Config config;
+  config.updater.type = UpdaterType::kAdamW;
+  config.updater.learningRate = kLr;
+  config.updater.weightDecay = kDecay;
+  const std::vector<ParameterSegment> segs = {
+      {0, 2, false, true}, {2, 1, true, true}, {3, 1, false, false}};
+  const std::vector<float> start = {1.0f, -2.0f, 0.5f, 7.0f};
+  // Zero gradients: Adam moves nothing, so what changes is the decay alone.
+  auto step = [&](bool decay_bias) {
+    config.updater.weightDecayBias = decay_bias;
+    Optimizer optimizer(backend, config, segs, 4, 100);
+    std::vector<float> params = start, g(4, 0.0f);
+    optimizer.step(params.data(), g.data(), 0);
+    return params;
+  };
+  const std::vector<float> all = step(true), weights_only = step(false);
+  for (std::size_t i = 0; i < 2; ++i) {
+    CHECK(all[i] == Approx(start[i] * (1 - kLr * kDecay)).epsilon(kTolerance));
+    CHECK(weights_only[i] == all[i]);
+  }
+  CHECK(all[2] == Approx(start[2] * (1 - kLr * kDecay)).epsilon(kTolerance));
+  CHECK(weights_only[2] == start[2]);
+  CHECK(all[3] == start[3]);
+  CHECK(weights_only[3] == start[3]);
+}
+
 TEST_CASE("Optimizer from a Config: the schedule's length is the run's", "[optim][schedule]") {
   CpuBackend backend;
   Config config;
