@@ -108,6 +108,32 @@ for node in Erf HardSigmoid Elu Relu; do
   grep -q "$node" "$WORK/modern.onnx" || fail "no $node node in the exported modern network"
 done
 
+# A graph: a residual block with a projection shortcut, bias-free convolutions, a branch from
+# the network's input and a concatenation (ONNX Sum, Concat; Conv and Gemm without bias input).
+cat >"$WORK/graph.yaml" <<YAML
+seed: 7
+updater: {type: nesterovs, learningRate: 0.05, momentum: 0.9}
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {name: stem, nOut: 4, kernelSize: 3, stride: 2, padding: 1, hasBias: false}
+  - batchNormalization: {name: stem_bn}
+  - activation: {name: stem_relu, activation: relu}
+  - convolution: {name: c1, nOut: 6, kernelSize: 3, stride: 2, padding: 1, hasBias: false}
+  - batchNormalization: {name: c1_bn}
+  - convolution: {name: proj, inputs: stem_relu, nOut: 6, kernelSize: 1, stride: 2, hasBias: false}
+  - add: {name: block, inputs: [c1_bn, proj], activation: relu}
+  - subsampling: {name: side, inputs: input, poolingType: avg, kernelSize: 4, stride: 4}
+  - concat: {name: both, inputs: [block, side]}
+  - dense: {nOut: 12, activation: tanh, hasBias: false}
+  - output: {nOut: 10, activation: softmax}
+$(digits_data)
+YAML
+check graph "$WORK/graph.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
+for node in Sum Concat; do
+  grep -q "$node" "$WORK/graph.onnx" || fail "no $node node in the exported graph"
+done
+
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24
 check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \

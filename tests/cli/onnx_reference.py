@@ -66,7 +66,7 @@ def run_node(op, attrs, ins):
     x = ins[0]
     if op == "Conv":
         out = np.einsum("nchwij,ocij->nohw", windows(x, attrs, 0.0), ins[1])
-        return out + ins[2].reshape(1, -1, 1, 1)
+        return out + ins[2].reshape(1, -1, 1, 1) if len(ins) > 2 else out
     if op == "MaxPool":
         return windows(x, attrs, -np.inf).max(axis=(-2, -1))
     if op == "AveragePool":
@@ -80,6 +80,10 @@ def run_node(op, attrs, ins):
         return x * ins[1]
     if op == "Add":
         return x + ins[1]
+    if op == "Sum":
+        return sum(ins)
+    if op == "Concat":
+        return np.concatenate(ins, axis=attrs["axis"])
     if op == "Erf":
         return np.vectorize(math.erf)(x).astype(x.dtype)
     if op == "Elu":
@@ -94,7 +98,8 @@ def run_node(op, attrs, ins):
         return x.reshape(x.shape[0], -1)
     if op == "Gemm":
         assert not attrs.get("transA", 0) and not attrs.get("transB", 0)
-        return attrs.get("alpha", 1.0) * (x @ ins[1]) + attrs.get("beta", 1.0) * ins[2]
+        product = attrs.get("alpha", 1.0) * (x @ ins[1])
+        return product + attrs.get("beta", 1.0) * ins[2] if len(ins) > 2 else product
     if op == "Relu":
         return np.maximum(x, 0.0)
     if op == "LeakyRelu":
