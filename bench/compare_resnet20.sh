@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ResNet-20 (configs/resnet20-cifar10.yaml) on the CPU against its PyTorch peer
-# (bench/pytorch_resnet20.py): the same network, recipe, batch 128 and CIFAR-format data, one
+# (bench/pytorch_resnet.py): the same network, recipe, batch 128 and CIFAR-format data, one
 # epoch per run, runs alternating (dl-train, PyTorch NCHW, PyTorch channels-last, dl-train, ...)
 # so that a change in the machine's load hits all alike. Per side: training images/s (median of
 # the runs), peak RSS (median, from /usr/bin/time), test accuracy after the epoch; the ratios are
@@ -78,7 +78,7 @@ pytorch_run() {
   local name=$1
   shift
   echo "==> $name" >&2
-  measure "$name" "$python" bench/pytorch_resnet20.py --data-dir "$data" --epochs 1 \
+  measure "$name" "$python" bench/pytorch_resnet.py --data-dir "$data" --epochs 1 \
     --threads "$threads" --train-limit "$train" "$@"
   "$python" - "$work/$name.log" "$work/$name.rss" >"$work/$name.row" <<'PY'
 import json, sys

@@ -25,9 +25,9 @@ void output_shape(const LayerShaping& shaping, PlannedLayer& planned) {
 LayerKind output_layer_kind() {
   return {LayerType::kOutput,
           "output",
-          layer_keys(
-              {"name", "nIn", "nOut", "activation", "weightInit", "lossFunction", "labelSmoothing"},
-              {{"nOut", "add nOut: <number of classes>"}}),
+          layer_keys({"name", "nIn", "nOut", "activation", "weightInit", "hasBias", "lossFunction",
+                      "labelSmoothing"},
+                     {{"nOut", "add nOut: <number of classes>"}}),
           {},
           Activation::kSoftmax,
           output_shape,
@@ -40,7 +40,7 @@ void OutputLayer::bind(Backend& backend, float* params, float* grads, int max_ba
 }
 
 void OutputLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
-  backend().dense_forward(batch, n_in(), n_out(), x, params_, params_ + weight_count(), z_.data());
+  backend().dense_forward(batch, n_in(), n_out(), x, params_, bias(weight_count()), z_.data());
   backend().activation_forward(plan_.activation, batch, n_out(), z_.data(), output_.data());
 }
 
@@ -54,7 +54,7 @@ void OutputLayer::loss(const std::int32_t* labels, int batch, float grad_scale, 
 
 void OutputLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   backend().dense_backward(batch, n_in(), n_out(), x, params_, dy, dx, grads_,
-                           grads_ + weight_count());
+                           bias_gradient(weight_count()));
 }
 
 }  // namespace dl

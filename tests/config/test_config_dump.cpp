@@ -8,8 +8,10 @@ using dl::testing::load;
 using dl::testing::source_path;
 
 TEST_CASE("load(dump(c)) == c for the shipped configs", "[config][dump]") {
-  for (const char* file : {"configs/mnist.yaml", "configs/fashion-mnist.yaml",
-                           "configs/lenet-small-test.yaml", "configs/cifar10.yaml"}) {
+  for (const char* file :
+       {"configs/mnist.yaml", "configs/fashion-mnist.yaml", "configs/lenet-small-test.yaml",
+        "configs/cifar10.yaml", "configs/resnet20-cifar10.yaml", "configs/resnet18-cifar10.yaml",
+        "configs/cifar10-fast.yaml"}) {
     INFO(file);
     const dl::Config original = dl::load_config_file(source_path(file));
     const std::string dumped = dl::dump_config_yaml(original);

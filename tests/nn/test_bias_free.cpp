@@ -1,4 +1,4 @@
-// Layers without bias (hasBias: false on convolution and dense): no bias parameters, the
+// Layers without bias (hasBias: false on convolution, dense and output): no bias parameters, the
 // products of a layer whose bias is zero, a whole-model gradient check with batch normalization
 // after a bias-free convolution, and batch normalization's parameters regularized as biases.
 #include <catch2/catch.hpp>
@@ -68,7 +68,7 @@ layers:
   - batchNormalization: {}
   - activation: {activation: tanh}
   - dense: {nOut: 4, activation: tanh, hasBias: false}
-  - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
+  - output: {nOut: 3, activation: softmax, lossFunction: mcxent, hasBias: false}
 )");
 }
 

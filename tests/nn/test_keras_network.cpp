@@ -78,3 +78,29 @@ TEST_CASE("3-channel forward: each channel plane reaches its own filter weights"
   // Output unit 0 reads the convolution's first pixel: 1*1 + 10*5 + 100*9.
   CHECK(out[0] == 951.0f);
 }
+
+// The shipped graph networks: the trainable count equals what PyTorch prints for the same network
+// (bench/pytorch_resnet.py --count), and each block's add reads its two branches.
+TEST_CASE("configs/resnet20 and resnet18: PyTorch's trainable counts", "[nn][graph]") {
+  const std::pair<const char*, const char*> cases[] = {
+      {"/configs/resnet20-cifar10.yaml", "trainable parameters: 272474 "},
+      {"/configs/resnet18-cifar10.yaml", "trainable parameters: 11173962 "},
+      {"/configs/cifar10-fast.yaml", "trainable parameters: 1972792 "}};
+  for (const auto& [file, count] : cases) {
+    INFO(file);
+    const dl::Config config = dl::load_config_file(std::string(DL_SOURCE_DIR) + file);
+    CHECK_THAT(dl::layer_table(config), Catch::Matchers::Contains(count));
+  }
+  const dl::Config resnet20 =
+      dl::load_config_file(std::string(DL_SOURCE_DIR) + "/configs/resnet20-cifar10.yaml");
+  const auto plan = dl::plan_layers(resnet20);
+  int adds = 0;
+  for (const dl::PlannedLayer& p : plan) {
+    if (p.config.type != dl::LayerType::kAdd) continue;
+    ++adds;
+    REQUIRE(p.inputs.size() == 2);
+    CHECK(p.inputs[0] == p.inputs[1]);
+  }
+  CHECK(adds == 9);  // 3 stages x 3 blocks
+  CHECK(plan.back().input.str() == "64x1x1");
+}

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""PyTorch peer of configs/resnet20-cifar10.yaml: He et al. 2016's ResNet-20 for CIFAR with its
-recipe, trained on the binary CIFAR-10 batches of a folder, with the test accuracy after every
-epoch.
+"""PyTorch peer of configs/resnet20-cifar10.yaml (and of configs/resnet18-cifar10.yaml's network):
+He et al. 2016's ResNet-20 for CIFAR with its recipe, trained on the binary CIFAR-10 batches of a
+folder, with the test accuracy after every epoch.
 
 Network (as the config): conv 3x3 16 (no bias) - BN - ReLU, three stages of three basic blocks
 (16, 32, 64 channels; conv 3x3 - BN - ReLU - conv 3x3 - BN plus the shortcut, then ReLU), the
 first block of stages 2 and 3 with stride 2 and a projection shortcut (1x1 conv stride 2 - BN),
-global average pooling, Linear 64 -> 10. He-normal weights (fan in, as dl-train's RELU init),
+global average pooling, Linear 64 -> 10. --network resnet18: the CIFAR ResNet-18 of the same
+blocks (conv 3x3 64 stem, four stages of two blocks, 64/128/256/512 channels). He-normal weights (fan in, as dl-train's RELU init),
 BN's scale 1 and shift 0, zero Linear bias.
 Recipe: SGD with Nesterov momentum 0.9, learning rate 0.1 on a cosine schedule over the run,
 weight decay 1e-4 on the weights only (dl-train's l2 with l2Bias 0), batch 128, per-channel
@@ -41,8 +42,8 @@ CHANNELS, SIDE = 3, 32
 IMAGE_BYTES = CHANNELS * SIDE * SIDE
 PIXEL_MAX = 255.0
 NUM_CLASSES = 10
-WIDTHS = (16, 32, 64)
-BLOCKS_PER_STAGE = 3
+# Per network: stage widths and basic blocks per stage.
+NETWORKS = {"resnet20": ((16, 32, 64), 3), "resnet18": ((64, 128, 256, 512), 2)}
 
 SEED = 123
 BATCH_SIZE = 128
@@ -99,19 +100,19 @@ class BasicBlock(torch.nn.Module):
         return F.relu(self.bn2(self.conv2(y)) + self.shortcut(x))
 
 
-class ResNet20(torch.nn.Module):
-    def __init__(self):
+class ResNet(torch.nn.Module):
+    def __init__(self, widths, blocks_per_stage):
         super().__init__()
-        self.stem = torch.nn.Sequential(conv3x3(CHANNELS, WIDTHS[0], 1), batch_norm(WIDTHS[0]),
+        self.stem = torch.nn.Sequential(conv3x3(CHANNELS, widths[0], 1), batch_norm(widths[0]),
                                         torch.nn.ReLU())
-        blocks, cin = [], WIDTHS[0]
-        for stage, width in enumerate(WIDTHS):
-            for block in range(BLOCKS_PER_STAGE):
+        blocks, cin = [], widths[0]
+        for stage, width in enumerate(widths):
+            for block in range(blocks_per_stage):
                 stride = 2 if stage > 0 and block == 0 else 1
                 blocks.append(BasicBlock(cin, width, stride))
                 cin = width
         self.blocks = torch.nn.Sequential(*blocks)
-        self.fc = torch.nn.Linear(WIDTHS[-1], NUM_CLASSES)
+        self.fc = torch.nn.Linear(widths[-1], NUM_CLASSES)
         with torch.no_grad():
             for m in self.modules():
                 if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)):
@@ -163,6 +164,7 @@ def parse_args():
     parser.add_argument("--train-limit", type=int, default=0, help="first N training images")
     parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
     parser.add_argument("--channels-last", action="store_true")
+    parser.add_argument("--network", choices=sorted(NETWORKS), default="resnet20")
     parser.add_argument("--count", action="store_true", help="print the parameter count, exit")
     args = parser.parse_args()
     if args.threads < 1 or args.epochs < 1 or args.train_limit < 0 or args.batch_size < 1:
@@ -182,10 +184,11 @@ def parameter_groups(model):
 def main():
     args = parse_args()
     torch.manual_seed(SEED)
-    model = ResNet20()
+    model = ResNet(*NETWORKS[args.network])
     parameters = sum(p.numel() for p in model.parameters())
     if args.count:
-        print(json.dumps({"framework": "pytorch", "network": "resnet20", "parameters": parameters}))
+        print(json.dumps({"framework": "pytorch", "network": args.network,
+                          "parameters": parameters}))
         return
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
