@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
 #include "nn/convolution_layer.hpp"
+#include "nn/gradient_slots.hpp"
 #include "nn/layer_graph.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/output_layer.hpp"
@@ -49,7 +50,6 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
                     layer_kind(layer.plan().config.type).name, layer.output_size(), max_batch));
     layer.bind(backend, params_.data() + offset, grads_.data() + offset, max_batch);
     offset += layer.parameter_count();
-    output_grads_.emplace_back(backend, static_cast<std::size_t>(max_batch) * layer.output_size());
     workspace_floats = std::max(workspace_floats, layer.workspace_floats());
   }
   {
@@ -63,8 +63,41 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     const bool merges = layer_kind(layer->plan().config.type).merges_inputs;
     merges_.push_back(merges ? static_cast<MergeLayer*>(layer.get()) : nullptr);
   }
+  const std::vector<std::size_t> fused = pooling_fusions();
+  assign_gradient_buffers(fused);
   route_gradients();
-  fuse_pooling_into_convolutions();
+  for (std::size_t i : fused)
+    static_cast<ConvolutionLayer&>(*layers_[i])
+        .pool_with(static_cast<SubsamplingLayer&>(*layers_[i + 1]), output_gradient_[i + 1]);
+}
+
+// Each layer's output gradient in a buffer shared with layers whose gradients are never live at
+// the same time (nn/gradient_slots.hpp).
+void Model::assign_gradient_buffers(const std::vector<std::size_t>& fused) {
+  const std::size_t n = layers_.size();
+  std::vector<std::size_t> floats(n);
+  std::vector<int> first_write(n), last_read(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    floats[i] = layers_[i]->output_size();
+    first_write[i] = static_cast<int>(i);  // the output layer's: the loss, before its step
+    last_read[i] = static_cast<int>(i);
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    for (int s : layers_[i]->plan().sources)
+      if (s != kNetworkInput)
+        first_write[static_cast<std::size_t>(s)] =
+            std::max(first_write[static_cast<std::size_t>(s)], static_cast<int>(i));
+  // A pooling fused into the convolution before it has its gradient read at that step.
+  for (std::size_t i : fused) last_read[i + 1] = static_cast<int>(i);
+  const GradientSlots slots = plan_gradient_slots(floats, first_write, last_read);
+  const AllocationPurpose purpose(
+      fmt::format("the layers' output gradients ({} buffers shared by {} layers) for batch {}",
+                  slots.capacity.size(), n, max_batch_));
+  for (std::size_t capacity : slots.capacity)
+    gradient_buffers_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * capacity);
+  for (std::size_t i = 0; i < n; ++i)
+    output_gradient_.push_back(
+        gradient_buffers_[static_cast<std::size_t>(slots.slot_of[i])].data());
 }
 
 // Where each layer's input gradients go. A layer read once gets its reader's gradient written
@@ -83,7 +116,7 @@ void Model::route_gradients() {
       GradientRoute route;
       if (s != kNetworkInput) {
         const auto j = static_cast<std::size_t>(s);
-        route.target = output_grads_[j].data();
+        route.target = output_gradient_[j];
         route.floats = layers_[j]->output_size();
         if (written[j]) {
           route.scratch_slot = slots++;
@@ -108,11 +141,12 @@ const float* Model::source_output(int source) const {
                                  : layers_[static_cast<std::size_t>(source)]->output();
 }
 
-// A convolution followed by a pooling layer runs both (ConvolutionLayer::pool_with): on the CPU,
-// each convolution task pools its own samples while they are in its cache.
+// The convolutions whose next layer, a pooling, runs inside them (ConvolutionLayer::pool_with):
+// on the CPU, each convolution task pools its own samples while they are in its cache.
 // Both must be next to each other, and the pooling the convolution's only reader (the fused op
 // does not keep the convolution's output for anyone else).
-void Model::fuse_pooling_into_convolutions() {
+std::vector<std::size_t> Model::pooling_fusions() const {
+  std::vector<std::size_t> fused;
   std::vector<int> readers(layers_.size(), 0);
   for (const auto& layer : layers_)
     for (int s : layer->plan().sources)
@@ -125,10 +159,10 @@ void Model::fuse_pooling_into_convolutions() {
     // The fused op keeps the activation's output alone, so activations that read their input
     // run unfused.
     if (convolution != nullptr && pooling != nullptr && only_reader &&
-        !ops::activation_reads_input(convolution->plan().activation)) {
-      convolution->pool_with(*pooling, output_grads_[i + 1].data());
-    }
+        !ops::activation_reads_input(convolution->plan().activation))
+      fused.push_back(i);
   }
+  return fused;
 }
 
 void Model::initialize(std::uint64_t seed) {
@@ -173,19 +207,19 @@ void Model::forward(int batch, const StepContext& ctx) {
 void Model::compute_loss(int batch) {
   const std::size_t last = layers_.size() - 1;
   static_cast<OutputLayer&>(*layers_[last])
-      .loss(labels_.data(), batch, 0.0f, output_grads_[last].data(), loss_sum_.data());
+      .loss(labels_.data(), batch, 0.0f, output_gradient_[last], loss_sum_.data());
 }
 
 void Model::backward(int batch, float grad_scale) {
   const std::size_t last = layers_.size() - 1;
   static_cast<OutputLayer&>(*layers_[last])
-      .loss(labels_.data(), batch, grad_scale, output_grads_[last].data(), loss_sum_.data());
+      .loss(labels_.data(), batch, grad_scale, output_gradient_[last], loss_sum_.data());
   for (std::size_t i = last + 1; i-- > 0;) {
     input_gradients_.clear();
     for (const GradientRoute& r : routes_[i])
       input_gradients_.push_back(r.scratch_slot < 0 ? r.target
                                                     : fan_out_scratch_[r.scratch_slot].data());
-    float* dy = output_grads_[i].data();
+    float* dy = output_gradient_[i];
     if (merges_[i] != nullptr)
       merges_[i]->backward_inputs(dy, input_gradients_, batch);
     else

@@ -38,6 +38,8 @@ class Model {
   std::size_t parameter_count() const { return parameter_count_; }
   const std::vector<ParameterSegment>& segments() const { return segments_; }
   const std::string& signature() const { return signature_; }
+  // The buffers the layers' output gradients share (assign_gradient_buffers).
+  std::size_t gradient_buffer_count() const { return gradient_buffers_.size(); }
 
   float* parameters() { return params_.data(); }
   float* gradients() { return grads_.data(); }
@@ -74,7 +76,8 @@ class Model {
   };
 
   void route_gradients();
-  void fuse_pooling_into_convolutions();
+  std::vector<std::size_t> pooling_fusions() const;
+  void assign_gradient_buffers(const std::vector<std::size_t>& fused);
   const float* source_output(int source) const;
 
   Backend* backend_;
@@ -87,7 +90,8 @@ class Model {
   FloatBuffer input_;
   IndexBuffer labels_;
   FloatBuffer loss_sum_;
-  std::vector<FloatBuffer> output_grads_;  // per layer: gradient w.r.t. its output
+  std::vector<FloatBuffer> gradient_buffers_;  // shared by layers (assign_gradient_buffers)
+  std::vector<float*> output_gradient_;         // per layer: gradient w.r.t. its output
   FloatBuffer workspace_;  // every layer's scratch: the largest Layer::workspace_floats()
   std::vector<MergeLayer*> merges_;                  // per layer: itself if it merges, else null
   std::vector<std::vector<GradientRoute>> routes_;   // per layer, per input

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nn/gradient_slots.hpp"
 #include "nn/layer_plan.hpp"
 #include "whole_model_gradient.hpp"
 
@@ -110,4 +111,37 @@ layers:
   const std::vector<float> a(implicit.model.gradients(), implicit.model.gradients() + n);
   const std::vector<float> b(written.model.gradients(), written.model.gradients() + n);
   CHECK(a == b);
+}
+
+TEST_CASE("gradient buffers: a chain shares two, a residual block three, never two live at once",
+          "[nn][graph]") {
+  // A chain of 6: layer i's gradient is written at step i + 1 (the last: by the loss, at its own
+  // step) and read at step i.
+  const std::vector<std::size_t> floats{8, 8, 4, 4, 2, 2};
+  const dl::GradientSlots chain =
+      dl::plan_gradient_slots(floats, {1, 2, 3, 4, 5, 5}, {0, 1, 2, 3, 4, 5});
+  CHECK(chain.capacity.size() == 2);
+  for (std::size_t i = 0; i + 1 < floats.size(); ++i)
+    CHECK(chain.slot_of[i] != chain.slot_of[i + 1]);
+  for (std::size_t i = 0; i < floats.size(); ++i)
+    CHECK(chain.capacity[static_cast<std::size_t>(chain.slot_of[i])] >= floats[i]);
+  // 0 -> 1 -> 2 -> add(2, 0) = 3 -> 4: layer 0's gradient is live from step 3 down to step 0.
+  const dl::GradientSlots block =
+      dl::plan_gradient_slots({4, 4, 4, 4, 2}, {3, 2, 3, 4, 4}, {0, 1, 2, 3, 4});
+  CHECK(block.capacity.size() == 3);
+  CHECK(block.slot_of[0] != block.slot_of[1]);
+  CHECK(block.slot_of[0] != block.slot_of[2]);
+  CHECK(block.slot_of[1] != block.slot_of[2]);
+  // A pooling (1) fused into its convolution (0): its gradient is read at step 0.
+  const dl::GradientSlots fused = dl::plan_gradient_slots({8, 4, 2}, {1, 2, 2}, {0, 0, 2});
+  CHECK(fused.slot_of[0] != fused.slot_of[1]);
+}
+
+TEST_CASE("gradient buffers: a deep residual network holds few of them", "[nn][graph]") {
+  const dl::Config config =
+      dl::load_config_file(std::string(DL_SOURCE_DIR) + "/configs/resnet20-cifar10.yaml");
+  dl::CpuBackend backend;
+  const dl::Model model(config, backend, 2);
+  // 63 layers; at most a block's input, its two branches' current gradients and the sum's.
+  CHECK(model.gradient_buffer_count() <= 4);
 }
