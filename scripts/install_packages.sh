@@ -15,10 +15,11 @@ set -euo pipefail
 # protobuf-compiler: `export --format onnx`; python3-onnx: its test (the ONNX checker and the
 # NumPy reference run of an exported model). qemu-user: the CPU kernels' run-time choice on
 # emulated processors without AVX-512 and without AVX2 (tests/backend/cpu_isa_qemu.sh).
+# python3-pil: the image-folder test writes its PNG and JPEG files with it (tests/cli/image_folder.sh).
 packages=(build-essential meson ninja-build pkg-config libyaml-cpp-dev libcli11-dev
   libfmt-dev nlohmann-json3-dev catch2 libopenblas-dev zlib1g-dev libspng-dev libturbojpeg0-dev dataset-fashion-mnist python3 time
   python3-yaml python3-jsonschema shellcheck libprotobuf-dev protobuf-compiler python3-onnx
-  libdnnl-dev help2man chromium qemu-user)
+  libdnnl-dev help2man chromium qemu-user python3-pil)
 bench_packages=(python3-torch python3-numpy)
 mpi_packages=(libopenmpi-dev openmpi-bin)
 
