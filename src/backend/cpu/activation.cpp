@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/cpu/thread_pool.hpp"
 #include "backend/ops/activation.hpp"
 
 namespace dl::cpu {
@@ -39,7 +40,10 @@ void activation_forward(Activation a, std::size_t rows, std::size_t cols, const 
   const std::size_t n = rows * cols;
   const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
-    for (std::size_t i = 0; i < n; ++i) y[i] = ops::activate<kA>(x[i]);
+    // Elementwise, so any split over threads gives the same bits.
+    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) y[i] = ops::activate<kA>(x[i]);
+    });
   });
   if (elementwise) return;
   if (a == Activation::kSoftmax) {
@@ -55,12 +59,16 @@ void activation_backward(Activation a, std::size_t rows, std::size_t cols, const
   const std::size_t n = rows * cols;
   const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
-    if constexpr (ops::activation_reads_input(kA)) {
-      for (std::size_t i = 0; i < n; ++i) dx[i] = ops::activation_gradient<kA>(x[i], y[i], dy[i]);
-    } else {
-      // x unread (it may be null): the gradient is a function of y.
-      for (std::size_t i = 0; i < n; ++i) dx[i] = ops::activation_gradient<kA>(0.0f, y[i], dy[i]);
-    }
+    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+      if constexpr (ops::activation_reads_input(kA)) {
+        for (std::size_t i = begin; i < end; ++i)
+          dx[i] = ops::activation_gradient<kA>(x[i], y[i], dy[i]);
+      } else {
+        // x unread (it may be null): the gradient is a function of y.
+        for (std::size_t i = begin; i < end; ++i)
+          dx[i] = ops::activation_gradient<kA>(0.0f, y[i], dy[i]);
+      }
+    });
   });
   if (elementwise) return;
   if (a == Activation::kSoftmax) {
