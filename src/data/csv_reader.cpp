@@ -22,6 +22,9 @@ namespace {
 // A CSV file larger than this is not read into memory whole (a wrong path, most likely).
 constexpr std::uint64_t kMaxCsvBytes = std::uint64_t{1} << 34;
 constexpr const char* kBadRowFix = "fix the row, or set data.onBadFile: skip to leave such rows out";
+// The UTF-8 byte order mark that spreadsheet programs write at the start of a CSV export.
+constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+constexpr char kQuote = '"';
 
 std::string read_text(const std::string& path) {
   InputFd input(path, InputRole::kData, kMaxCsvBytes);
@@ -71,6 +74,37 @@ std::string_view trimmed(std::string_view field) {
   return field.substr(first, field.find_last_not_of(" \t") - first + 1);
 }
 
+// One field of a row, from `start`: RFC 4180's quoting (a field in double quotes may hold the
+// delimiter, and "" stands for one quote) around the unquoted rule. `next` is where the next
+// field starts (row.size() + 1 after the last); `text` the field without its quotes or the
+// spaces around it. A quoted number keeps its quotes' "" pairs, which make it no number.
+struct Field {
+  std::string_view text;
+  std::size_t next = 0;
+  const char* error = nullptr;
+};
+
+Field next_field(std::string_view row, std::size_t start, char delimiter) {
+  std::size_t open = start;
+  while (open < row.size() && (row[open] == ' ' || row[open] == '\t')) ++open;
+  if (open == row.size() || row[open] != kQuote) {
+    std::size_t end = row.find(delimiter, start);
+    if (end == std::string_view::npos) end = row.size();
+    return {trimmed(row.substr(start, end - start)), end + 1, nullptr};
+  }
+  std::size_t close = open + 1;
+  for (;; close += 2) {
+    close = row.find(kQuote, close);
+    if (close == std::string_view::npos) return {{}, row.size() + 1, "an unterminated quote"};
+    if (close + 1 >= row.size() || row[close + 1] != kQuote) break;
+  }
+  std::size_t after = close + 1;
+  while (after < row.size() && (row[after] == ' ' || row[after] == '\t')) ++after;
+  if (after < row.size() && row[after] != delimiter)
+    return {{}, row.size() + 1, "text after a closing quote"};
+  return {row.substr(open + 1, close - open - 1), after + 1, nullptr};
+}
+
 // Parses `row` into features (`out`) and its label; the error says what is wrong with it.
 std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, float* out,
                                      std::int32_t& label) {
@@ -79,10 +113,12 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
   int field = 0;
   int feature = 0;
   for (std::size_t start = 0;; ++field) {
-    std::size_t end = row.find(r.delimiter, start);
-    if (end == std::string_view::npos) end = row.size();
+    const Field f = next_field(row, start, r.delimiter);
+    if (f.error != nullptr)
+      return fmt::format("field {} has {}; close the quote, or write the number unquoted",
+                         field + 1, f.error);
     if (field < fields) {
-      const std::string_view text = trimmed(row.substr(start, end - start));
+      const std::string_view text = f.text;
       float value = 0.0f;
       const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (text.empty() || error != std::errc() || rest != text.data() + text.size() ||
@@ -97,8 +133,8 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
         out[feature++] = value;
       }
     }
-    if (end == row.size()) break;
-    start = end + 1;
+    if (f.next > row.size()) break;
+    start = f.next;
   }
   if (field + 1 != fields)
     return fmt::format("{} fields, but inputType's feedForward size {} and the label make {}",
@@ -109,7 +145,10 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
 }  // namespace
 
 Dataset read_csv(const CsvRequest& request) {
-  const std::string text = read_text(request.path);
+  const std::string file = read_text(request.path);
+  std::string_view text = file;
+  if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
+    text.remove_prefix(kByteOrderMark.size());
   std::vector<Row> rows = data_rows(text, request.skip_lines);
   if (request.limit > 0 && static_cast<std::size_t>(request.limit) < rows.size())
     rows.resize(static_cast<std::size_t>(request.limit));
