@@ -9,6 +9,11 @@
 #             (the kit's make_cifar_dataset; no real CIFAR-10 here), 2 epochs: FLOAT with 1 worker,
 #             2 averaging and 2 synchronous, HALF with 1; and with crops, flips and normalization
 #             the training set on the GPU must give the host loader's scores.csv
+#   resnet    configs/resnet20-cifar10.yaml (a graph: residual blocks, projection shortcuts,
+#             batch normalization, bias-free convolutions) on the same generated batches, 1 epoch:
+#             FLOAT, HALF and BFLOAT16 with 1 worker, FLOAT with 2 synchronous workers, each with
+#             cuda.graphs false and true (scores.csv must be the same bytes); and a run killed
+#             mid-epoch and resumed must end with the uninterrupted run's scores.csv
 
 stage_graphs() {
   local setup dtype workers mode name
@@ -122,4 +127,48 @@ stage_bench() {
       "$(echo "$line" | sed -n 's/.*"train_seconds": \([0-9.]*\).*/\1/p')" \
       "$(echo "$line" | sed -n 's/.*"\(error\|skipped\)": "\([^"]*\)".*/\1: \2/p')" >>"$results_tsv"
   done < <(grep '^{"framework": "pytorch"' "$work/pytorch.out")
+}
+
+stage_resnet() {
+  local data="$work/cifar-data" maker="$KIT/bin/make_cifar_dataset"
+  if [[ ! -x "$maker" ]]; then
+    fail_check "resnet: $maker missing; rebuild the kit (scripts/device/build_kit.sh)"
+    return
+  fi
+  [[ -f "$data/test_batch.bin" ]] || { mkdir -p "$data" &&
+    step resnet-data 60 "$maker" "$data" "$kCifarTrainImages" "$kCifarTestImages"; } || return
+  local setup dtype workers graphs name
+  for setup in FLOAT:1 HALF:1 BFLOAT16:1 FLOAT:2; do
+    IFS=: read -r dtype workers <<<"$setup"
+    for graphs in false true; do
+      name="resnet-$dtype-${workers}w-graphs-$graphs"
+      config_run configs/resnet20-cifar10.yaml "$name" --set "data.directory=$data" \
+        --set "dtype=$dtype" --set "parallel.workers=$workers" --set "cuda.graphs=$graphs" \
+        --set output.scoreEveryIterations=1 --set output.checkpointEveryIterations=10
+    done
+    if cmp -s "$work/resnet-$dtype-${workers}w-graphs-false/scores.csv" \
+      "$work/resnet-$dtype-${workers}w-graphs-true/scores.csv"; then
+      say "      resnet: $dtype ${workers}w: scores.csv identical with and without CUDA graphs"
+    else
+      fail_check "resnet: $dtype ${workers}w: scores.csv differs with cuda.graphs true (or is missing)"
+    fi
+  done
+  # Resumed from its mid-epoch checkpoint, the FLOAT 1-worker run ends as the uninterrupted one.
+  local straight="$work/resnet-FLOAT-1w-graphs-true" resumed="$work/resnet-resumed"
+  local first
+  first="$(find "$straight/checkpoints" -name 'checkpoint-e0-i*.dlck' 2>/dev/null | sort -V | head -n 1)"
+  if [[ -z "$first" ]]; then
+    fail_check "resnet: no mid-epoch checkpoint in $straight"
+    return
+  fi
+  rm -rf "$resumed" && cp -r "$straight" "$resumed"
+  find "$resumed/checkpoints" -type f ! -name "$(basename "$first")" -delete
+  step resnet-resume "$kTrainLimitSeconds" "$KIT/bin/dl-train" --config configs/resnet20-cifar10.yaml \
+    --set backend=cuda --set epochs=1 --set "data.directory=$data" --set output.scoreEveryIterations=1 \
+    --set output.checkpointEveryIterations=10 --set "output.directory=$resumed" --resume || return
+  if cmp -s "$straight/scores.csv" "$resumed/scores.csv"; then
+    say "      resnet: resumed from $(basename "$first"): scores.csv identical"
+  else
+    fail_check "resnet: the resumed run's scores.csv differs from the uninterrupted one"
+  fi
 }
