@@ -63,6 +63,12 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     const bool merges = layer_kind(layer->plan().config.type).merges_inputs;
     merges_.push_back(merges ? static_cast<MergeLayer*>(layer.get()) : nullptr);
   }
+  // Sized once, so that a step allocates nothing (invariant 2).
+  std::size_t most_inputs = 1;
+  for (const auto& layer : layers_)
+    most_inputs = std::max(most_inputs, layer->plan().sources.size());
+  merge_inputs_.reserve(most_inputs);
+  input_gradients_.reserve(most_inputs);
   const std::vector<std::size_t> fused = pooling_fusions();
   assign_gradient_buffers(fused);
   route_gradients();
@@ -132,8 +138,7 @@ void Model::route_gradients() {
       fmt::format("the gradient sums of layers read more than once ({} x {} values) for batch {}",
                   slots_needed, scratch_floats, max_batch_));
   for (std::size_t k = 0; k < slots_needed; ++k)
-    fan_out_scratch_.emplace_back(*backend_,
-                                  static_cast<std::size_t>(max_batch_) * scratch_floats);
+    fan_out_scratch_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * scratch_floats);
 }
 
 const float* Model::source_output(int source) const {
@@ -154,8 +159,8 @@ std::vector<std::size_t> Model::pooling_fusions() const {
   for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
     auto* convolution = dynamic_cast<ConvolutionLayer*>(layers_[i].get());
     auto* pooling = dynamic_cast<SubsamplingLayer*>(layers_[i + 1].get());
-    const bool only_reader = readers[i] == 1 && layers_[i + 1]->plan().sources.front() ==
-                                                    static_cast<int>(i);
+    const bool only_reader =
+        readers[i] == 1 && layers_[i + 1]->plan().sources.front() == static_cast<int>(i);
     // The fused op keeps the activation's output alone, so activations that read their input
     // run unfused.
     if (convolution != nullptr && pooling != nullptr && only_reader &&
