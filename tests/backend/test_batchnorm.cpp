@@ -1,6 +1,6 @@
-// Batch normalization: training and inference forward against double-precision formulas, the
-// statistics of the normalized output, the running-statistics update, and finite-difference
-// checks of dx, dgamma and dbeta.
+// Batch normalization: training and inference forward and the backward pass against
+// double-precision formulas, the statistics of the normalized output, the running-statistics
+// update, finite-difference checks of dx, dgamma and dbeta, and the same bits on any thread count.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +12,7 @@
 #include "backend/cpu/batchnorm.hpp"
 #include "core/random.hpp"
 #include "gradient_check.hpp"
+#include "op_test_support.hpp"
 
 namespace {
 
@@ -22,6 +23,10 @@ constexpr double kTolerance = 1e-5;
 
 const dl::BatchNormShape kImageShape{4, 3, 5};  // n, channels, spatial
 const dl::BatchNormShape kFlatShape{6, 4, 1};
+// Rows long enough for the kernels' vector sums (batchnorm.cpp): runs of whole vectors, a shorter
+// run and a few scalars at each row's end, and more than 32 runs per channel, so the float lanes
+// are added into the double ones and restarted mid-channel.
+const dl::BatchNormShape kLaneShape{40, 3, 150};
 
 std::size_t total(const dl::BatchNormShape& s) {
   return static_cast<std::size_t>(s.n) * s.channels * s.spatial;
@@ -91,7 +96,7 @@ std::string name_of(const dl::BatchNormShape& s) {
 }  // namespace
 
 TEST_CASE("batchnorm training forward matches the formula", "[batchnorm]") {
-  for (const dl::BatchNormShape& s : {kImageShape, kFlatShape}) {
+  for (const dl::BatchNormShape& s : {kImageShape, kFlatShape, kLaneShape}) {
     INFO(name_of(s));
     const std::vector<float> x = random_values(total(s), 1, 3.0, 2.0);
     const Params p = random_params(s);
@@ -157,7 +162,7 @@ TEST_CASE("batchnorm running statistics converge to the data's statistics", "[ba
 }
 
 TEST_CASE("batchnorm inference uses the running statistics", "[batchnorm]") {
-  for (const dl::BatchNormShape& s : {kImageShape, kFlatShape}) {
+  for (const dl::BatchNormShape& s : {kImageShape, kFlatShape, kLaneShape}) {
     INFO(name_of(s));
     const std::vector<float> x = random_values(total(s), 4, 1.0, 2.0);
     const Params p = random_params(s);
@@ -207,5 +212,86 @@ TEST_CASE("batchnorm backward passes a finite-difference check", "[batchnorm][gr
                                   q.beta = beta;
                                   return weighted_output(x, q);
                                 });
+  }
+}
+
+TEST_CASE("batchnorm statistics stay exact far from zero", "[batchnorm]") {
+  // Mean 1000, std 0.5: a one-pass E[x^2] - E[x]^2 in float would lose the variance entirely.
+  const dl::BatchNormShape s = kLaneShape;
+  const std::vector<float> x = random_values(total(s), 7, 1000.0, 0.5);
+  const TrainingOutput o = train_forward(s, x, random_params(s));
+  const ChannelStats st = stats_of(s, x);
+  for (int c = 0; c < s.channels; ++c) {
+    CHECK(o.save_mean[c] == Approx(st.mean[c]).epsilon(kTolerance));
+    CHECK(o.save_inv_std[c] ==
+          Approx(1.0 / std::sqrt(st.biased_var[c] + kEps)).epsilon(kTolerance));
+  }
+}
+
+TEST_CASE("batchnorm backward matches the formula", "[batchnorm][gradient]") {
+  // The header's formulas in double, from the saved statistics; the finite-difference check above
+  // covers the small shapes, this one also the vector sums' rows.
+  for (const dl::BatchNormShape& s : {kImageShape, kFlatShape, kLaneShape}) {
+    INFO(name_of(s));
+    const std::vector<float> x = random_values(total(s), 8, -1.0, 2.0);
+    const std::vector<float> dy = random_values(total(s), 9, 0.2, 1.0);
+    const Params p = random_params(s);
+    const TrainingOutput o = train_forward(s, x, p);
+    std::vector<float> dx(x.size()), dgamma(s.channels), dbeta(s.channels);
+    dl::cpu::batchnorm_backward(s, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
+                                o.save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+    const double m = static_cast<double>(s.n) * s.spatial;
+    for (int c = 0; c < s.channels; ++c) {
+      const auto xhat = [&](std::size_t at) {
+        return (x[at] - static_cast<double>(o.save_mean[c])) * o.save_inv_std[c];
+      };
+      double sum_dy = 0.0, sum_dy_xhat = 0.0;
+      for (int i = 0; i < s.n; ++i)
+        for (int k = 0; k < s.spatial; ++k) {
+          const std::size_t at = index(s, i, c, k);
+          sum_dy += dy[at];
+          sum_dy_xhat += dy[at] * xhat(at);
+        }
+      CHECK(dbeta[c] == Approx(sum_dy).epsilon(kTolerance));
+      CHECK(dgamma[c] == Approx(sum_dy_xhat).margin(kTolerance).epsilon(kTolerance));
+      const double a = p.gamma[c] * static_cast<double>(o.save_inv_std[c]) / m;
+      for (int i = 0; i < s.n; ++i)
+        for (int k = 0; k < s.spatial; ++k) {
+          const std::size_t at = index(s, i, c, k);
+          const double expected = a * (m * dy[at] - sum_dy - xhat(at) * sum_dy_xhat);
+          CHECK(dx[at] == Approx(expected).margin(kTolerance).epsilon(kTolerance));
+        }
+    }
+  }
+}
+
+TEST_CASE("batchnorm gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[batchnorm]") {
+  // Channels of one task each (a CIFAR plane), several channels per task (a flat layer of many
+  // features), and rows with vector runs and scalar ends.
+  for (const dl::BatchNormShape& s :
+       {dl::BatchNormShape{16, 12, 32 * 32}, dl::BatchNormShape{64, 600, 1}, kLaneShape}) {
+    INFO(name_of(s));
+    const std::vector<float> x = random_values(total(s), 14, 0.5, 2.0);
+    const std::vector<float> dy = random_values(total(s), 15, 0.0, 1.0);
+    const Params p = random_params(s);
+    // y: every output of both forward ops, one after another; dw, db: dgamma, dbeta.
+    const auto run = [&](int threads) {
+      const dl::testing::BlasThreads pool(threads);
+      const TrainingOutput o = train_forward(s, x, p);
+      dl::testing::LayerPass r{o.y, std::vector<float>(x.size()), std::vector<float>(s.channels),
+                               std::vector<float>(s.channels)};
+      for (const std::vector<float>* v :
+           {&o.running_mean, &o.running_var, &o.save_mean, &o.save_inv_std})
+        r.y.insert(r.y.end(), v->begin(), v->end());
+      std::vector<float> inferred(x.size());
+      dl::cpu::batchnorm_forward_inference(s, kEps, x.data(), p.gamma.data(), p.beta.data(),
+                                           p.running_mean.data(), p.running_var.data(),
+                                           inferred.data());
+      r.y.insert(r.y.end(), inferred.begin(), inferred.end());
+      dl::cpu::batchnorm_backward(s, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
+                                  o.save_inv_std.data(), r.dx.data(), r.dw.data(), r.db.data());
+      return r;
+    };
+    dl::testing::check_same_bits_on_any_thread_count(run);
   }
 }

@@ -12,7 +12,9 @@
 // Backward:  with xhat = (x - mean) * inv_std,
 //            dbeta = sum dy, dgamma = sum dy * xhat,
 //            dx = gamma * inv_std / m * (m * dy - dbeta - xhat * dgamma).
-// Sums are accumulated in double.
+// Each channel's sums are made by one task of the thread pool, in an order fixed by the shape
+// (float partial sums of at most 32 values each, added in double: batchnorm.cpp), so the results
+// are the same bits on any thread count.
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,117 @@
+// Times the CPU backend's batch normalization kernels alone on ResNet-20's CIFAR shapes
+// (configs/resnet20-cifar10.yaml: batch 128, 16 channels on 32x32, 32 on 16x16, 64 on 8x8), on
+// each thread count given.
+//   batchnorm_bench [REPETITIONS=50] [THREADS=1,2]
+// Each kernel runs REPETITIONS times in a row after one warm-up call (hot caches, as far as a
+// layer's tensors fit); the table gives the minimum and the median in microseconds per call.
+// Inputs are random; the numbers say nothing about accuracy.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/cpu/cpu_backend.hpp"
+
+namespace {
+
+constexpr int kBatch = 128;
+constexpr int kDefaultRepetitions = 50;
+constexpr float kEps = 1e-5f;
+constexpr float kDecay = 0.9f;
+
+struct Timing {
+  double min = 0.0, median = 0.0;
+};
+
+Timing time_calls(int repetitions, const std::function<void()>& call) {
+  call();  // warm-up: first touch of the buffers, the pool's threads started
+  std::vector<double> samples;
+  for (int r = 0; r < repetitions; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    call();
+    const auto end = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
+  }
+  std::sort(samples.begin(), samples.end());
+  return {samples.front(), samples[samples.size() / 2]};
+}
+
+std::vector<float> random_values(std::size_t n, std::mt19937& rng, float low, float high) {
+  std::uniform_real_distribution<float> u(low, high);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+std::vector<int> parse_counts(const std::string& text) {
+  std::vector<int> counts;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    counts.push_back(std::max(1, std::atoi(text.substr(at, comma - at).c_str())));
+    at = comma + 1;
+  }
+  return counts;
+}
+
+void time_shape(dl::CpuBackend& be, const dl::BatchNormShape& s, int repetitions,
+                const std::vector<int>& thread_counts) {
+  std::mt19937 rng(7);
+  const std::size_t n = static_cast<std::size_t>(s.n) * s.channels * s.spatial;
+  const std::vector<float> x = random_values(n, rng, -2.0f, 3.0f);
+  const std::vector<float> dy = random_values(n, rng, -1.0f, 1.0f);
+  const std::vector<float> gamma = random_values(s.channels, rng, 0.5f, 1.5f);
+  const std::vector<float> beta = random_values(s.channels, rng, -0.5f, 0.5f);
+  std::vector<float> y(n), dx(n), running_mean(s.channels), running_var(s.channels, 1.0f);
+  std::vector<float> save_mean(s.channels), save_inv_std(s.channels), dgamma(s.channels),
+      dbeta(s.channels);
+  const auto training = [&] {
+    be.batchnorm_forward_training(s, kEps, kDecay, x.data(), gamma.data(), beta.data(), y.data(),
+                                  running_mean.data(), running_var.data(), save_mean.data(),
+                                  save_inv_std.data());
+  };
+  const auto inference = [&] {
+    be.batchnorm_forward_inference(s, kEps, x.data(), gamma.data(), beta.data(),
+                                   running_mean.data(), running_var.data(), y.data());
+  };
+  const auto backward = [&] {
+    be.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), save_mean.data(),
+                          save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+  };
+  const struct {
+    const char* name;
+    std::function<void()> call;
+  } kernels[] = {
+      {"forward training", training}, {"forward inference", inference}, {"backward", backward}};
+  for (const auto& k : kernels) {
+    std::printf("| %dx%dx%d | %s |", s.n, s.channels, s.spatial, k.name);
+    for (int threads : thread_counts) {
+      dl::set_cpu_threads(threads);
+      const Timing t = time_calls(repetitions, k.call);
+      std::printf(" %.0f | %.0f |", t.min, t.median);
+    }
+    std::printf("\n");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
+  const std::vector<int> thread_counts = parse_counts(argc > 2 ? argv[2] : "1,2");
+  std::printf("| shape (n x channels x spatial) | kernel |");
+  for (int threads : thread_counts) std::printf(" %d min us | %d median us |", threads, threads);
+  std::printf("\n|---|---|");
+  for (std::size_t i = 0; i < thread_counts.size(); ++i) std::printf("---|---|");
+  std::printf("\n");
+  dl::CpuBackend be;
+  for (const dl::BatchNormShape& s :
+       {dl::BatchNormShape{kBatch, 16, 32 * 32}, dl::BatchNormShape{kBatch, 32, 16 * 16},
+        dl::BatchNormShape{kBatch, 64, 8 * 8}})
+    time_shape(be, s, repetitions, thread_counts);
+  return 0;
+}
