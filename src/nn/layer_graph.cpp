@@ -74,11 +74,11 @@ void check_input_count(const Config& config, const LayerSources& g, std::size_t 
   const LayerKind& kind = layer_kind(config.layers[i].type);
   const std::size_t n = g.sources[i].size();
   if (kind.merges_inputs && n < 2)
-    fail_at(config.layers[i].where,
-            fmt::format("{} merges two or more inputs but reads {}", describe_layer(config, g, i),
-                        n),
-            fmt::format("name the layers it merges, e.g. inputs: [{}, shortcut]",
-                        i > 0 ? g.names[i - 1] : std::string(kNetworkInputName)));
+    fail_at(
+        config.layers[i].where,
+        fmt::format("{} merges two or more inputs but reads {}", describe_layer(config, g, i), n),
+        fmt::format("name the layers it merges, e.g. inputs: [{}, shortcut]",
+                    i > 0 ? g.names[i - 1] : std::string(kNetworkInputName)));
   if (!kind.merges_inputs && n != 1)
     fail_at(config.layers[i].inputs.front().where,
             fmt::format("{} reads one input but names {}", describe_layer(config, g, i), n),
@@ -88,12 +88,9 @@ void check_input_count(const Config& config, const LayerSources& g, std::size_t 
 // Every layer but the output layer must be read: a branch nobody reads would be computed and
 // trained for nothing, which is a mistake in the config rather than a wish.
 void check_every_output_read(const Config& config, const LayerSources& g) {
-  std::vector<bool> read(g.names.size(), false);
-  for (const auto& sources : g.sources)
-    for (int s : sources)
-      if (s != kNetworkInput) read[static_cast<std::size_t>(s)] = true;
+  const std::vector<std::vector<int>> readers = layer_readers(g.sources);
   for (std::size_t i = 0; i + 1 < g.names.size(); ++i) {
-    if (read[i] || config.layers[i].type == LayerType::kOutput) continue;
+    if (!readers[i].empty() || config.layers[i].type == LayerType::kOutput) continue;
     fail_at(config.layers[i].where,
             fmt::format("no layer reads the output of {}", describe_layer(config, g, i)),
             fmt::format("name '{}' in a later layer's inputs, or remove the layer",
@@ -107,7 +104,7 @@ LayerSources resolve_layer_sources(const Config& config) {
   LayerSources g;
   for (std::size_t i = 0; i < config.layers.size(); ++i) {
     const LayerConfig& layer = config.layers[i];
-    g.names.push_back(layer.name.empty() ? default_layer_name(layer.type, i) : layer.name);
+    g.names.push_back(layer_name(layer, i));
   }
   check_names(config, g);
   std::map<std::string, int> by_name;
@@ -123,6 +120,14 @@ LayerSources resolve_layer_sources(const Config& config) {
   }
   check_every_output_read(config, g);
   return g;
+}
+
+std::vector<std::vector<int>> layer_readers(const std::vector<std::vector<int>>& sources) {
+  std::vector<std::vector<int>> readers(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i)
+    for (int s : sources[i])
+      if (s != kNetworkInput) readers[static_cast<std::size_t>(s)].push_back(static_cast<int>(i));
+  return readers;
 }
 
 std::string source_name(const LayerSources& graph, int s) {

@@ -21,8 +21,9 @@ inline constexpr std::string_view kNetworkInputName = "input";
 inline constexpr int kNetworkInput = -1;
 
 struct LayerSources {
-  std::vector<std::string> names;         // each layer's name, defaulted ("convolution0")
-  std::vector<std::vector<int>> sources;  // per layer: the layers it reads, kNetworkInput for the input
+  std::vector<std::string> names;  // each layer's name, defaulted ("convolution0")
+  std::vector<std::vector<int>>
+      sources;  // per layer: the layers it reads, kNetworkInput for the input
 };
 
 // Resolves every layer's inputs. Throws ConfigError at the name or the layer for a name used
@@ -30,6 +31,10 @@ struct LayerSources {
 // after it (a cycle or an order that cannot be computed), a kind given the wrong number of inputs,
 // and a layer whose output no later layer reads (the output layer aside).
 LayerSources resolve_layer_sources(const Config& config);
+
+// Per layer, the layers that read its output, in ascending order (a layer reading it twice is
+// listed twice); the network's input is not a layer and has no entry.
+std::vector<std::vector<int>> layer_readers(const std::vector<std::vector<int>>& sources);
 
 // "input" or the layer's name: what an error or a table calls source `s`.
 std::string source_name(const LayerSources& graph, int s);

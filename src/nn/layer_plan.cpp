@@ -66,7 +66,7 @@ SampleShape input_shape(const Config& config) {
 }  // namespace
 
 std::string LayerShaping::name() const {
-  return layer_.name.empty() ? default_layer_name(layer_.type, index_) : layer_.name;
+  return layer_name(layer_, index_);
 }
 
 void LayerShaping::fail(const std::string& what, const std::string& fix) const {
@@ -125,6 +125,10 @@ std::string default_layer_name(LayerType type, std::size_t index) {
   return std::string(layer_kind(type).name) + std::to_string(index);
 }
 
+std::string layer_name(const LayerConfig& layer, std::size_t index) {
+  return layer.name.empty() ? default_layer_name(layer.type, index) : layer.name;
+}
+
 std::vector<PlannedLayer> plan_layers(const Config& config) {
   const SourceLocation file{config.sourcePath, 0, 0};
   if (config.layers.empty())
@@ -138,9 +142,7 @@ std::vector<PlannedLayer> plan_layers(const Config& config) {
     if (config.layers[i].type == LayerType::kOutput)
       LayerShaping(config.layers[i + 1], i + 1, {shape})
           .fail(fmt::format("it follows the output layer '{}'",
-                            quoted_value(config.layers[i].name.empty()
-                                             ? default_layer_name(LayerType::kOutput, i)
-                                             : config.layers[i].name)),
+                            quoted_value(layer_name(config.layers[i], i))),
                 "make the output layer the last one");
   }
   const std::size_t last = config.layers.size() - 1;

@@ -70,13 +70,15 @@ class LayerShaping {
 };
 
 // Resolves the graph (nn/layer_graph.hpp), then, in the listed order, each layer's shapes from its
-// inputs' outputs. Throws ConfigError at the layer's location when the shapes do not fit: a kernel larger than its
-// padded input, an output size below 1, nOut < 1, a convolution or subsampling after the input was
-// flattened, an nIn that differs from the inferred one, no output layer, or a layer after it.
-// A dense or output layer after spatial layers flattens c*h*w, as DL4J does.
+// inputs' outputs. Throws ConfigError at the layer's location when the shapes do not fit: a kernel
+// larger than its padded input, an output size below 1, nOut < 1, a convolution or subsampling
+// after the input was flattened, an nIn that differs from the inferred one, no output layer, or a
+// layer after it. A dense or output layer after spatial layers flattens c*h*w, as DL4J does.
 std::vector<PlannedLayer> plan_layers(const Config& config);
 
 // "convolution0": a layer's name when the config gives none.
 std::string default_layer_name(LayerType type, std::size_t index);
+// The layer's name, or default_layer_name when it has none.
+std::string layer_name(const LayerConfig& layer, std::size_t index);
 
 }  // namespace dl

@@ -69,8 +69,11 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     most_inputs = std::max(most_inputs, layer->plan().sources.size());
   merge_inputs_.reserve(most_inputs);
   input_gradients_.reserve(most_inputs);
-  const std::vector<std::size_t> fused = pooling_fusions();
-  assign_gradient_buffers(fused);
+  std::vector<std::vector<int>> sources;
+  for (const auto& layer : layers_) sources.push_back(layer->plan().sources);
+  const std::vector<std::vector<int>> readers = layer_readers(sources);
+  const std::vector<std::size_t> fused = pooling_fusions(readers);
+  assign_gradient_buffers(readers, fused);
   route_gradients();
   for (std::size_t i : fused)
     static_cast<ConvolutionLayer&>(*layers_[i])
@@ -79,20 +82,17 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
 
 // Each layer's output gradient in a buffer shared with layers whose gradients are never live at
 // the same time (nn/gradient_slots.hpp).
-void Model::assign_gradient_buffers(const std::vector<std::size_t>& fused) {
+void Model::assign_gradient_buffers(const std::vector<std::vector<int>>& readers,
+                                    const std::vector<std::size_t>& fused) {
   const std::size_t n = layers_.size();
   std::vector<std::size_t> floats(n);
   std::vector<int> first_write(n), last_read(n);
   for (std::size_t i = 0; i < n; ++i) {
     floats[i] = layers_[i]->output_size();
-    first_write[i] = static_cast<int>(i);  // the output layer's: the loss, before its step
+    // Written by its highest reader; the output layer's, by the loss before its own step.
+    first_write[i] = readers[i].empty() ? static_cast<int>(i) : readers[i].back();
     last_read[i] = static_cast<int>(i);
   }
-  for (std::size_t i = 0; i < n; ++i)
-    for (int s : layers_[i]->plan().sources)
-      if (s != kNetworkInput)
-        first_write[static_cast<std::size_t>(s)] =
-            std::max(first_write[static_cast<std::size_t>(s)], static_cast<int>(i));
   // A pooling fused into the convolution before it has its gradient read at that step.
   for (std::size_t i : fused) last_read[i + 1] = static_cast<int>(i);
   const GradientSlots slots = plan_gradient_slots(floats, first_write, last_read);
@@ -150,17 +150,13 @@ const float* Model::source_output(int source) const {
 // on the CPU, each convolution task pools its own samples while they are in its cache.
 // Both must be next to each other, and the pooling the convolution's only reader (the fused op
 // does not keep the convolution's output for anyone else).
-std::vector<std::size_t> Model::pooling_fusions() const {
+std::vector<std::size_t> Model::pooling_fusions(
+    const std::vector<std::vector<int>>& readers) const {
   std::vector<std::size_t> fused;
-  std::vector<int> readers(layers_.size(), 0);
-  for (const auto& layer : layers_)
-    for (int s : layer->plan().sources)
-      if (s != kNetworkInput) ++readers[static_cast<std::size_t>(s)];
   for (std::size_t i = 0; i + 1 < layers_.size(); ++i) {
     auto* convolution = dynamic_cast<ConvolutionLayer*>(layers_[i].get());
     auto* pooling = dynamic_cast<SubsamplingLayer*>(layers_[i + 1].get());
-    const bool only_reader =
-        readers[i] == 1 && layers_[i + 1]->plan().sources.front() == static_cast<int>(i);
+    const bool only_reader = readers[i] == std::vector<int>{static_cast<int>(i) + 1};
     // The fused op keeps the activation's output alone, so activations that read their input
     // run unfused.
     if (convolution != nullptr && pooling != nullptr && only_reader &&

@@ -76,8 +76,10 @@ class Model {
   };
 
   void route_gradients();
-  std::vector<std::size_t> pooling_fusions() const;
-  void assign_gradient_buffers(const std::vector<std::size_t>& fused);
+  // readers: layer_readers of the layers' sources (nn/layer_graph.hpp).
+  std::vector<std::size_t> pooling_fusions(const std::vector<std::vector<int>>& readers) const;
+  void assign_gradient_buffers(const std::vector<std::vector<int>>& readers,
+                               const std::vector<std::size_t>& fused);
   const float* source_output(int source) const;
 
   Backend* backend_;
@@ -91,12 +93,12 @@ class Model {
   IndexBuffer labels_;
   FloatBuffer loss_sum_;
   std::vector<FloatBuffer> gradient_buffers_;  // shared by layers (assign_gradient_buffers)
-  std::vector<float*> output_gradient_;         // per layer: gradient w.r.t. its output
-  FloatBuffer workspace_;  // every layer's scratch: the largest Layer::workspace_floats()
-  std::vector<MergeLayer*> merges_;                  // per layer: itself if it merges, else null
-  std::vector<std::vector<GradientRoute>> routes_;   // per layer, per input
-  std::vector<FloatBuffer> fan_out_scratch_;         // the scratch slots of the gradient sums
-  std::vector<const float*> merge_inputs_;           // reused each step: no allocation in a step
+  std::vector<float*> output_gradient_;        // per layer: gradient w.r.t. its output
+  FloatBuffer workspace_;            // every layer's scratch: the largest Layer::workspace_floats()
+  std::vector<MergeLayer*> merges_;  // per layer: itself if it merges, else null
+  std::vector<std::vector<GradientRoute>> routes_;  // per layer, per input
+  std::vector<FloatBuffer> fan_out_scratch_;        // the scratch slots of the gradient sums
+  std::vector<const float*> merge_inputs_;          // reused each step: no allocation in a step
   std::vector<float*> input_gradients_;
 };
 

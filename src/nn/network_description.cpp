@@ -2,6 +2,7 @@
 // table `validate`, the console and the report show.
 #include <fmt/format.h>
 
+#include "config/text_match.hpp"
 #include "core/error.hpp"
 #include "nn/layer_graph.hpp"
 #include "nn/layer_registry.hpp"
@@ -12,13 +13,6 @@ namespace dl {
 namespace {
 
 constexpr const char* kRowFormat = "{:<4}{:<22}{:<20}{:<24}{:<12}{:>12}\n";
-
-// "conv1" for the layer before (a chain reads that way); "conv1, shortcut" for a merge.
-std::string inputs_text(const PlannedLayer& p) {
-  std::string text;
-  for (const std::string& name : p.source_names) text += (text.empty() ? "" : ", ") + name;
-  return text;
-}
 
 }  // namespace
 
@@ -44,8 +38,8 @@ std::string layer_table(const Config& config) {
   const std::vector<PlannedLayer> plan = plan_layers(config);
   const auto layers = build_layers(plan);
   std::string out = fmt::format(kRowFormat, "#", "name", "type", "inputs", "output", "parameters");
-  out += fmt::format(kRowFormat, "", kNetworkInputName, "", "", plan.front().inputs.front().str(),
-                     "");
+  out +=
+      fmt::format(kRowFormat, "", kNetworkInputName, "", "", plan.front().inputs.front().str(), "");
   std::size_t total = 0, trainable = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const PlannedLayer& p = layers[i]->plan();
@@ -53,15 +47,16 @@ std::string layer_table(const Config& config) {
     for (const ParameterSegment& s : layers[i]->parameter_segments())
       if (s.trainable) trainable += s.count;
     out += fmt::format(kRowFormat, i, p.config.name, layer_kind(p.config.type).name,
-                       inputs_text(p), p.output.str(), layers[i]->parameter_count());
+                       join_words(p.source_names), p.output.str(), layers[i]->parameter_count());
   }
   out += fmt::format("total parameters: {}\n", total);
   // What PyTorch's sum(p.numel() for p in model.parameters()) counts: batch normalization's
   // running statistics are buffers there (Keras's summary counts them, as the total does).
   if (trainable != total)
-    out += fmt::format("trainable parameters: {} (the rest: batch normalization's running mean "
-                       "and variance)\n",
-                       trainable);
+    out += fmt::format(
+        "trainable parameters: {} (the rest: batch normalization's running mean "
+        "and variance)\n",
+        trainable);
   return out;
 }
 
