@@ -49,8 +49,7 @@ Optimizer::Optimizer(Backend& backend, const UpdaterConfig& updater, const Sched
              "parameter segment [" + std::to_string(s.offset) + ", +" + std::to_string(s.count) +
                  ") lies outside the buffer of " + std::to_string(n_) + " floats");
   }
-  terms_ = update_term_ranges();
-  for (const UpdateTerms& t : terms_) term_decays_.push_back(decays(t.begin));
+  make_update_terms();
   DL_CHECK(schedule_.type != LearningRateSchedule::kStep || schedule_.step > 0,
            "the step schedule needs a positive step");
   if (state_floats_ > 0) {
@@ -209,28 +208,23 @@ std::vector<std::pair<std::size_t, std::size_t>> Optimizer::layer_ranges() const
 // parameters unless weightDecayBias is false) by lr * weightDecay, before the Adam update. Both
 // inside the updater's pass (UpdateTerms). The ranges are fixed for the run, made once so that a
 // step allocates nothing; step() sets the decay, whose rate follows the learning rate.
-UpdateTermRanges Optimizer::update_term_ranges() const {
-  UpdateTermRanges terms;
-  for (const ParameterSegment& s : segments_) {
-    if (!s.trainable || s.count == 0) continue;
-    UpdateTerms t;
-    t.begin = s.offset;
-    t.end = s.offset + s.count;
-    t.l2 = static_cast<float>(s.bias_like ? l2_bias_ : l2_);
-    if (t.adds_l2() || (weight_decay_ != 0.0 && (weight_decay_bias_ || !s.bias_like)))
-      terms.push_back(t);
-  }
-  std::sort(terms.begin(), terms.end(),
-            [](const UpdateTerms& a, const UpdateTerms& b) { return a.begin < b.begin; });
-  return terms;
-}
-
-// Whether AdamW decays the segment starting at `offset` (update_term_ranges keeps one term per
-// segment).
-bool Optimizer::decays(std::size_t offset) const {
+void Optimizer::make_update_terms() {
+  std::vector<const ParameterSegment*> order;
   for (const ParameterSegment& s : segments_)
-    if (s.offset == offset) return weight_decay_ != 0.0 && (weight_decay_bias_ || !s.bias_like);
-  return false;
+    if (s.trainable && s.count > 0) order.push_back(&s);
+  std::sort(order.begin(), order.end(), [](const ParameterSegment* a, const ParameterSegment* b) {
+    return a->offset < b->offset;
+  });
+  for (const ParameterSegment* s : order) {
+    UpdateTerms t;
+    t.begin = s->offset;
+    t.end = s->offset + s->count;
+    t.l2 = static_cast<float>(s->bias_like ? l2_bias_ : l2_);
+    const bool decayed = weight_decay_ != 0.0 && (weight_decay_bias_ || !s->bias_like);
+    if (!t.adds_l2() && !decayed) continue;
+    terms_.push_back(t);
+    term_decays_.push_back(decayed);
+  }
 }
 
 std::string Optimizer::describe() const {

@@ -64,8 +64,8 @@ class Optimizer {
   void release() noexcept;
   void zero_frozen_gradients(float* grads);
   void normalize_gradients(float* grads);
-  UpdateTermRanges update_term_ranges() const;
-  bool decays(std::size_t offset) const;
+  // Fills terms_ and term_decays_, in ascending order of the flat buffer.
+  void make_update_terms();
   // [begin, end) of the flat buffer per layer with trainable parameters, in order.
   std::vector<std::pair<std::size_t, std::size_t>> layer_ranges() const;
 
@@ -79,7 +79,7 @@ class Optimizer {
   GradientNormalization normalization_ = GradientNormalization::kNone;
   float normalization_threshold_ = 1.0f;
   std::vector<ParameterSegment> segments_;
-  UpdateTermRanges terms_;  // L2 and decay per range (update_term_ranges); decay set per step
+  UpdateTermRanges terms_;         // L2 and decay per range (make_update_terms); decay set per step
   std::vector<bool> term_decays_;  // per term: whether AdamW decays it
   std::size_t n_;
   std::size_t state_floats_;
