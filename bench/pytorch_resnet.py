@@ -20,28 +20,18 @@ One process, --threads intra-op threads. Run with /usr/bin/python3 (Debian's pyt
 Prints one JSON line per epoch, then a summary line.
 """
 
-import os
-
-# Must be set before numpy loads OpenBLAS.
-os.environ["OPENBLAS_NUM_THREADS"] = "1"
+# First: the CIFAR-10 batches are read as the Keras seed's peer reads them, and importing it caps
+# OpenBLAS's threads before numpy (which torch imports) loads OpenBLAS.
+from pytorch_cifar import CHANNELS, NUM_CLASSES, SIDE, TEST_FILE, TRAIN_FILES, read_batches
 
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-TRAIN_FILES = [f"data_batch_{i}.bin" for i in range(1, 6)]
-TEST_FILE = "test_batch.bin"
-LABEL_BYTES = 1
-CHANNELS, SIDE = 3, 32
-IMAGE_BYTES = CHANNELS * SIDE * SIDE
-PIXEL_MAX = 255.0
-NUM_CLASSES = 10
 # Per network: stage widths and basic blocks per stage.
 NETWORKS = {"resnet20": ((16, 32, 64), 3), "resnet18": ((64, 128, 256, 512), 2)}
 
@@ -54,27 +44,6 @@ CROP_PADDING = 4
 BN_EPS = 1e-5
 BN_MOMENTUM = 0.1  # dl-train's decay 0.9
 EVAL_BATCH_SIZE = 500
-
-
-def read_batches(folder, names, limit):
-    """(images float32 [N,3,32,32] in [0,1], labels int64 [N]) of the files in order."""
-    records = []
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            raw = np.fromfile(path, dtype=np.uint8)
-        except FileNotFoundError:
-            sys.exit(f"{path}: not found; run scripts/fetch_cifar10.sh or pass --data-dir")
-        if raw.size % (LABEL_BYTES + IMAGE_BYTES) != 0:
-            sys.exit(f"{path}: {raw.size} bytes is not a whole number of CIFAR-10 records")
-        records.append(raw.reshape(-1, LABEL_BYTES + IMAGE_BYTES))
-    data = np.concatenate(records)
-    if limit > 0:
-        data = data[:limit]
-    images = data[:, LABEL_BYTES:].astype(np.float32) / PIXEL_MAX
-    labels = data[:, 0].astype(np.int64)
-    return (torch.from_numpy(images).reshape(-1, CHANNELS, SIDE, SIDE),
-            torch.from_numpy(labels))
 
 
 def conv3x3(cin, cout, stride):
