@@ -1,5 +1,7 @@
 #include "nn/activation_layer.hpp"
 
+#include "backend/ops/activation.hpp"
+
 #include "nn/layer_keys.hpp"
 #include "nn/layer_registry.hpp"
 
@@ -12,12 +14,16 @@ LayerKind activation_layer_kind() {
 }
 
 void ActivationLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
-  backend().activation_forward(plan_.activation, batch, output_size(), x, output_.data());
+  backend().activation_forward(plan_.activation, batch, output_size(), x, output_data_);
 }
 
 void ActivationLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   if (dx == nullptr) return;  // the first layer: no gradient to pass on
-  backend().activation_backward(plan_.activation, batch, output_size(), x, output_.data(), dy, dx);
+  backend().activation_backward(plan_.activation, batch, output_size(), x, output_data_, dy, dx);
+}
+
+bool ActivationLayer::may_overwrite_input() const {
+  return !ops::activation_reads_input(plan_.activation);
 }
 
 }  // namespace dl

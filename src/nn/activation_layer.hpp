@@ -1,8 +1,8 @@
 // An activation as a layer of its own (DL4J's ActivationLayer): output = act(input), shape kept,
 // no parameters. It is how convolution -> batch normalization -> ReLU, the order modern CNNs use,
-// is written. Its backward reads both its input (the layer before's output, which the model
-// keeps) and its output, so every activation of backend/ops/activation.hpp works here,
-// softmax per sample included.
+// is written. Its backward may read both its input (the layer before's output, which the model
+// keeps unless this layer overwrites it) and its output, so every activation of
+// backend/ops/activation.hpp works here, softmax per sample included.
 #pragma once
 
 #include "nn/layer.hpp"
@@ -14,6 +14,8 @@ class ActivationLayer final : public Layer {
   explicit ActivationLayer(PlannedLayer plan) : Layer(std::move(plan)) {}
   void forward(const float* x, int batch, const StepContext& ctx) override;
   void backward(const float* x, const float* dy, float* dx, int batch) override;
+  // ReLU, sigmoid, tanh... have their gradient from the output alone: they may overwrite the input.
+  bool may_overwrite_input() const override;
 };
 
 }  // namespace dl

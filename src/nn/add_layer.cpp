@@ -35,7 +35,7 @@ LayerKind add_layer_kind() {
 void AddLayer::forward_inputs(const std::vector<const float*>& xs, int batch) {
   const std::size_t n = static_cast<std::size_t>(batch) * output_size();
   float* sum = activation_input();
-  backend().copy(sum, xs.front(), n * sizeof(float));
+  if (sum != xs.front()) backend().copy(sum, xs.front(), n * sizeof(float));
   for (std::size_t k = 1; k < xs.size(); ++k) backend().axpy(n, 1.0f, xs[k], sum);
   activate_output(batch);
 }
@@ -46,5 +46,8 @@ void AddLayer::backward_inputs(float* dy, const std::vector<float*>& dxs, int ba
   for (float* dx : dxs)
     if (dx != nullptr) backend().copy(dx, dy, bytes);
 }
+
+// Only the activation's gradient reads the output; the sum's passes dy on unchanged.
+bool AddLayer::backward_reads_output() const { return plan_.activation != Activation::kIdentity; }
 
 }  // namespace dl

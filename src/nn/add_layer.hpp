@@ -12,6 +12,9 @@ class AddLayer final : public MergeLayer {
   explicit AddLayer(PlannedLayer plan) : MergeLayer(std::move(plan)) {}
   void forward_inputs(const std::vector<const float*>& xs, int batch) override;
   void backward_inputs(float* dy, const std::vector<float*>& dxs, int batch) override;
+  // The sum may accumulate into its first input's buffer: its gradient needs no input.
+  bool may_overwrite_input() const override { return true; }
+  bool backward_reads_output() const override;
 };
 
 }  // namespace dl

@@ -52,11 +52,11 @@ void BatchNormalizationLayer::forward(const float* x, int batch, const StepConte
   const float eps = static_cast<float>(plan_.config.eps);
   if (ctx.training) {
     backend().batchnorm_forward_training(shape(batch), eps, static_cast<float>(plan_.config.decay),
-                                         x, params_, params_ + c, output_.data(), params_ + 2 * c,
+                                         x, params_, params_ + c, output_data_, params_ + 2 * c,
                                          params_ + 3 * c, save_mean_.data(), save_inv_std_.data());
   } else {
     backend().batchnorm_forward_inference(shape(batch), eps, x, params_, params_ + c,
-                                          params_ + 2 * c, params_ + 3 * c, output_.data());
+                                          params_ + 2 * c, params_ + 3 * c, output_data_);
   }
 }
 

@@ -15,6 +15,9 @@ class BatchNormalizationLayer final : public Layer {
   void bind(Backend& backend, float* params, float* grads, int max_batch) override;
   void forward(const float* x, int batch, const StepContext& ctx) override;
   void backward(const float* x, const float* dy, float* dx, int batch) override;
+  // The gradient is made from the input and the saved statistics: a ReLU after this layer may
+  // run in place on its output.
+  bool backward_reads_output() const override { return false; }
 
  private:
   BatchNormShape shape(int batch) const;

@@ -53,7 +53,7 @@ void ConcatLayer::forward_inputs(const std::vector<const float*>& xs, int batch)
   for (std::size_t k = 0; k < xs.size(); ++k) {
     const std::size_t block = plan_.inputs[k].size();
     backend().copy_rows(static_cast<std::size_t>(batch), block, xs[k], block,
-                        output_.data() + offset, output_size());
+                        output_data_ + offset, output_size());
     offset += block;
   }
 }

@@ -14,6 +14,7 @@ class ConcatLayer final : public MergeLayer {
   explicit ConcatLayer(PlannedLayer plan) : MergeLayer(std::move(plan)) {}
   void forward_inputs(const std::vector<const float*>& xs, int batch) override;
   void backward_inputs(float* dy, const std::vector<float*>& dxs, int batch) override;
+  bool backward_reads_output() const override { return false; }  // slices of dy only
 };
 
 }  // namespace dl

@@ -75,7 +75,7 @@ ConvPool ConvolutionLayer::conv_pool(int batch) const {
 void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   if (pool_ != nullptr) {
     backend().conv2d_pool_forward(conv_pool(batch), x, params_, bias(weight_count()),
-                                  output_.data(), pool_->mutable_output(), pool_->argmax(),
+                                  output_data_, pool_->mutable_output(), pool_->argmax(),
                                   workspace_);
     return;
   }
@@ -87,7 +87,7 @@ void ConvolutionLayer::forward(const float* x, int batch, const StepContext& /*c
 void ConvolutionLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   if (pool_ != nullptr) {
     // dy, the model's gradient buffer for this layer's output, is made here from the pooling's.
-    backend().conv2d_pool_backward(conv_pool(batch), x, params_, output_.data(), pool_->output(),
+    backend().conv2d_pool_backward(conv_pool(batch), x, params_, output_data_, pool_->output(),
                                    pooled_gradient_, pool_->argmax(), const_cast<float*>(dy), dx,
                                    grads_, bias_gradient(weight_count()), workspace_);
     return;

@@ -27,13 +27,13 @@ void DropoutLayer::forward(const float* x, int batch, const StepContext& ctx) {
   const std::size_t n = static_cast<std::size_t>(batch) * output_size();
   last_was_training_ = ctx.training;
   if (!ctx.training) {
-    backend().copy(output_.data(), x, n * sizeof(float));
+    backend().copy(output_data_, x, n * sizeof(float));
     return;
   }
   const std::uint64_t stream_seed = mix(ctx.seed, (static_cast<std::uint64_t>(layer_index_) << 32) |
                                                       static_cast<std::uint32_t>(ctx.worker));
   backend().dropout_forward(n, static_cast<float>(plan_.config.dropOut), stream_seed, ctx.iteration,
-                            x, output_.data(), mask_.data());
+                            x, output_data_, mask_.data());
 }
 
 void DropoutLayer::backward(const float* /*x*/, const float* dy, float* dx, int batch) {

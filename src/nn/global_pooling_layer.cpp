@@ -47,13 +47,13 @@ void GlobalPoolingLayer::bind(Backend& backend, float* params, float* grads, int
 
 void GlobalPoolingLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   backend().pool2d_forward(conv2d_geometry(plan_, batch), plan_.config.poolingType, x,
-                           output_.data(), argmax_.data());
+                           output_data_, argmax_.data());
 }
 
 void GlobalPoolingLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   if (dx == nullptr) return;
   backend().pool2d_backward(conv2d_geometry(plan_, batch), plan_.config.poolingType, x,
-                            output_.data(), dy, dx, argmax_.data());
+                            output_data_, dy, dx, argmax_.data());
 }
 
 }  // namespace dl

@@ -17,7 +17,9 @@ void Layer::bind(Backend& backend, float* params, float* grads, int max_batch) {
   params_ = params;
   grads_ = grads;
   max_batch_ = max_batch;
-  output_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
+  if (borrowed_output_ == nullptr)
+    output_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
+  output_data_ = borrowed_output_ != nullptr ? borrowed_output_ : output_.data();
   if (ops::activation_reads_input(plan_.activation))
     pre_activation_ = FloatBuffer(backend, static_cast<std::size_t>(max_batch) * output_size());
   if (!plan_.config.hasBias) {
@@ -45,20 +47,20 @@ std::vector<ParameterSegment> Layer::weight_and_bias_segments(std::size_t weight
 }
 
 float* Layer::activation_input() {
-  return pre_activation_.size() > 0 ? pre_activation_.data() : output_.data();
+  return pre_activation_.size() > 0 ? pre_activation_.data() : output_data_;
 }
 
 void Layer::activate_output(int batch) {
   if (plan_.activation == Activation::kIdentity) return;
   backend().activation_forward(plan_.activation, batch, output_size(), activation_input(),
-                               output_.data());
+                               output_data_);
 }
 
 void Layer::activation_gradient_in_place(const float* dy, int batch) {
   if (plan_.activation == Activation::kIdentity) return;
   const float* x = pre_activation_.size() > 0 ? pre_activation_.data() : nullptr;
   float* dz = const_cast<float*>(dy);
-  backend().activation_backward(plan_.activation, batch, output_size(), x, output_.data(), dy, dz);
+  backend().activation_backward(plan_.activation, batch, output_size(), x, output_data_, dy, dz);
 }
 
 }  // namespace dl

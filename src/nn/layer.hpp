@@ -62,8 +62,18 @@ class Layer {
   // same batch size (dropout's masks do): such a step cannot be recorded once and replayed.
   virtual bool varies_between_steps() const { return false; }
 
-  virtual const float* output() const { return output_.data(); }
-  float* mutable_output() { return output_.data(); }
+  const float* output() const { return output_data_; }
+  float* mutable_output() { return output_data_; }
+
+  // Running in place (Model::plan_in_place): a layer whose backward pass reads neither its input
+  // nor anything the overwrite destroys may write its output over its first input's buffer when it
+  // is that input's only reader, and the input's own backward pass does not read it. A ReLU after
+  // batch normalization, or a residual sum into its branch's last output, then holds no tensor of
+  // its own (PyTorch's inplace=True, decided by the model instead of by the network's author).
+  virtual bool may_overwrite_input() const { return false; }
+  virtual bool backward_reads_output() const { return true; }
+  // Before bind(): the output goes into `buffer` (the input's, max_batch x output_size floats).
+  void write_output_into(float* buffer) { borrowed_output_ = buffer; }
 
  protected:
   Backend& backend() { return *backend_; }
@@ -91,7 +101,9 @@ class Layer {
   float* params_ = nullptr;
   float* grads_ = nullptr;
   int max_batch_ = 0;
-  FloatBuffer output_;
+  FloatBuffer output_;              // empty where the output is written into the input's buffer
+  float* borrowed_output_ = nullptr;  // that buffer (write_output_into)
+  float* output_data_ = nullptr;      // where the output is: output_ or the borrowed buffer
   FloatBuffer pre_activation_;  // allocated only where the activation's gradient reads it
   FloatBuffer absent_bias_, absent_bias_gradient_;  // hasBias: false (see bias())
   float* workspace_ = nullptr;                      // the model's shared workspace

@@ -40,10 +40,17 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     labels_ = IndexBuffer(backend, static_cast<std::size_t>(max_batch));
     loss_sum_ = FloatBuffer(backend, 1);
   }
+  std::vector<std::vector<int>> sources;
+  for (const auto& layer : layers_) sources.push_back(layer->plan().sources);
+  const std::vector<std::vector<int>> readers = layer_readers(sources);
+  in_place_ = plan_in_place(readers);
   std::size_t offset = 0;
   std::size_t workspace_floats = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     Layer& layer = *layers_[i];
+    if (in_place_[i])
+      layer.write_output_into(layers_[static_cast<std::size_t>(layer.plan().sources.front())]
+                                  ->mutable_output());
     // The layer's outputs, their gradients and its own buffers (masks, argmax).
     const AllocationPurpose purpose(
         fmt::format("the activations of layer {} ({}, {} values per sample) for batch {}", i,
@@ -69,15 +76,28 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
     most_inputs = std::max(most_inputs, layer->plan().sources.size());
   merge_inputs_.reserve(most_inputs);
   input_gradients_.reserve(most_inputs);
-  std::vector<std::vector<int>> sources;
-  for (const auto& layer : layers_) sources.push_back(layer->plan().sources);
-  const std::vector<std::vector<int>> readers = layer_readers(sources);
   const std::vector<std::size_t> fused = pooling_fusions(readers);
   assign_gradient_buffers(readers, fused);
   route_gradients();
   for (std::size_t i : fused)
     static_cast<ConvolutionLayer&>(*layers_[i])
         .pool_with(static_cast<SubsamplingLayer&>(*layers_[i + 1]), output_gradient_[i + 1]);
+}
+
+// The layers that write their output over their first input's buffer (Layer::may_overwrite_input):
+// that input is another layer's output (the network's input is the data, read again by
+// evaluation), read by this layer alone and only once, and its own backward pass does not read
+// it. The values computed are the same; only where they live changes.
+std::vector<bool> Model::plan_in_place(const std::vector<std::vector<int>>& readers) const {
+  std::vector<bool> in_place(layers_.size(), false);
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const int source = layers_[i]->plan().sources.front();
+    if (source == kNetworkInput || !layers_[i]->may_overwrite_input()) continue;
+    const auto s = static_cast<std::size_t>(source);
+    in_place[i] = readers[s] == std::vector<int>{static_cast<int>(i)} &&
+                  !layers_[s]->backward_reads_output();
+  }
+  return in_place;
 }
 
 // Each layer's output gradient in a buffer shared with layers whose gradients are never live at

@@ -64,6 +64,10 @@ class Model {
   // The output layer's activations of the last forward: [batch x num_classes].
   const float* output() const { return layers_.back()->output(); }
   float* loss_sum() { return loss_sum_.data(); }
+  std::size_t layer_count() const { return layers_.size(); }
+  const Layer& layer(std::size_t i) const { return *layers_[i]; }
+  // Whether layer i writes its output over its first input's buffer (Layer::may_overwrite_input).
+  bool runs_in_place(std::size_t i) const { return in_place_[i]; }
 
  private:
   // Where the backward pass writes the gradient w.r.t. one input of a layer: the input layer's
@@ -77,6 +81,7 @@ class Model {
 
   void route_gradients();
   // readers: layer_readers of the layers' sources (nn/layer_graph.hpp).
+  std::vector<bool> plan_in_place(const std::vector<std::vector<int>>& readers) const;
   std::vector<std::size_t> pooling_fusions(const std::vector<std::vector<int>>& readers) const;
   void assign_gradient_buffers(const std::vector<std::vector<int>>& readers,
                                const std::vector<std::size_t>& fused);
@@ -95,6 +100,7 @@ class Model {
   std::vector<FloatBuffer> gradient_buffers_;  // shared by layers (assign_gradient_buffers)
   std::vector<float*> output_gradient_;        // per layer: gradient w.r.t. its output
   FloatBuffer workspace_;            // every layer's scratch: the largest Layer::workspace_floats()
+  std::vector<bool> in_place_;       // per layer: writes over its input's buffer (plan_in_place)
   std::vector<MergeLayer*> merges_;  // per layer: itself if it merges, else null
   std::vector<std::vector<GradientRoute>> routes_;  // per layer, per input
   std::vector<FloatBuffer> fan_out_scratch_;        // the scratch slots of the gradient sums

@@ -41,14 +41,14 @@ void OutputLayer::bind(Backend& backend, float* params, float* grads, int max_ba
 
 void OutputLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   backend().dense_forward(batch, n_in(), n_out(), x, params_, bias(weight_count()), z_.data());
-  backend().activation_forward(plan_.activation, batch, n_out(), z_.data(), output_.data());
+  backend().activation_forward(plan_.activation, batch, n_out(), z_.data(), output_data_);
 }
 
 void OutputLayer::loss(const std::int32_t* labels, int batch, float grad_scale, float* dz,
                        float* loss_sum) {
   const OutputLoss op{plan_.config.lossFunction, plan_.activation,
                       static_cast<float>(plan_.config.labelSmoothing)};
-  backend().output_loss(op, batch, n_out(), z_.data(), labels, output_.data(), dz, grad_scale,
+  backend().output_loss(op, batch, n_out(), z_.data(), labels, output_data_, dz, grad_scale,
                         loss_sum);
 }
 

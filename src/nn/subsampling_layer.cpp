@@ -51,13 +51,13 @@ void SubsamplingLayer::bind(Backend& backend, float* params, float* grads, int m
 
 void SubsamplingLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
   if (run_by_previous_layer_) return;
-  backend().pool2d_forward(geometry(batch), plan_.config.poolingType, x, output_.data(),
+  backend().pool2d_forward(geometry(batch), plan_.config.poolingType, x, output_data_,
                            argmax_.data());
 }
 
 void SubsamplingLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   if (dx == nullptr || run_by_previous_layer_) return;
-  backend().pool2d_backward(geometry(batch), plan_.config.poolingType, x, output_.data(), dy, dx,
+  backend().pool2d_backward(geometry(batch), plan_.config.poolingType, x, output_data_, dy, dx,
                             argmax_.data());
 }
 

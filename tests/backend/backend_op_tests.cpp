@@ -14,6 +14,7 @@
 #include <catch2/catch.hpp>
 
 #include "backend/activation_reference.hpp"
+#include "backend/ops/activation.hpp"
 #include "backend/backend_op_test_support.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/gradient_check.hpp"
@@ -57,6 +58,16 @@ TEST_CASE("op activation: reference, gradient, parity") {
       Io io(b);
       float* dx = io.out(x.size());
       b.activation_backward(a, rows, cols, io.put(x), io.put(y), io.put(r), dx);
+      // In place, as a layer that writes over its input runs it (Model::plan_in_place): y over
+      // x, and, where the gradient reads the output alone, the backward given that one buffer.
+      float* xy = io.put(x);
+      b.activation_forward(a, rows, cols, xy, xy);
+      CHECK(io.get(xy, x.size()) == y);
+      if (!dl::ops::activation_reads_input(a)) {
+        float* dx_in_place = io.out(x.size());
+        b.activation_backward(a, rows, cols, xy, xy, io.put(r), dx_in_place);
+        CHECK(io.get(dx_in_place, x.size()) == io.get(dx, x.size()));
+      }
       auto values = x;
       check_gradient("dx", values, io.get(dx, x.size()), [&](const std::vector<float>& v) {
         return dot(act_forward(b, a, rows, cols, v), r);
