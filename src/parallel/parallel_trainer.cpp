@@ -134,10 +134,17 @@ void ParallelTrainer::initialize(std::uint64_t seed) {
   replicate_parameters();
 }
 
+// Rank 0's replica 0 is the job's start: ranks that initialized alike from the seed agree
+// already, but a rank whose math library rounds one initializer differently (another glibc, an
+// FMA variant of exp or log) would start apart and stay apart without anything noticing.
 void ParallelTrainer::replicate_parameters() {
-  if (workers() == 1) return;
+  if (workers() == 1 && processes_.size() == 1) return;
   std::vector<float> host(model(0).parameter_count());
   model(0).download_parameters(host.data());
+  if (processes_.size() > 1) {
+    processes_.broadcast(host.data(), host.size() * sizeof(float), 0);
+    model(0).upload_parameters(host.data());
+  }
   for (int w = 1; w < workers(); ++w) model(w).upload_parameters(host.data());
 }
 

@@ -100,7 +100,8 @@ class ParallelTrainer {
 
   // Initializes replica 0 from the seed and copies it to the others.
   void initialize(std::uint64_t seed);
-  // Copies replica 0's parameters into every other replica.
+  // Copies replica 0's parameters into every other replica, rank 0's into every rank's
+  // (collective over the processes).
   void replicate_parameters();
 
   std::int64_t rounds_per_epoch() const;

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "train/early_stopping.hpp"
+#include "train/rank_agreement.hpp"
 #include "train/evaluator.hpp"
 
 namespace dl {
@@ -78,6 +79,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
       stopped_by = stop_signal_ != 0 ? fmt::format("signal {}", stop_signal_) : "early stopping";
       break;
     }
+    check_replicas_agree(processes_, trainer_.model(0), epoch);
     const bool stop = end_epoch(epoch, epoch_seconds, progress_.samples_trained - samples_before);
     outcome.epochs_completed = epoch + 1;
     if (stop) {

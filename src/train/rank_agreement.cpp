@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "core/epoch_number.hpp"
 #include "core/hash.hpp"
 #include "report/build_info.hpp"
 
@@ -71,6 +72,19 @@ void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& fac
   // waiting here.
   int agreed = 1;
   processes.broadcast(&agreed, sizeof(agreed), 0);
+}
+
+void check_replicas_agree(ProcessGroup& processes, Model& model, int epoch) {
+  if (processes.size() == 1) return;
+  std::vector<float> parameters(model.parameter_count());
+  model.download_parameters(parameters.data());
+  const std::uint64_t hash = fnv1a(parameters.data(), parameters.size() * sizeof(float));
+  check_ranks_agree(
+      processes,
+      {{fmt::format("parameters after epoch {}", epoch_number(epoch)),
+        fmt::format("hash {:016x}", hash), ExitCode::kFailure,
+        "the ranks computed different updates: give every node the same CPU kernels (cpu.kernels, "
+        "DL_CPU_ISA) and GPU model, and resume from the last checkpoint, which holds rank 0's"}});
 }
 
 std::string describe_contents(const Dataset& data) {

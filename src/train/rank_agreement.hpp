@@ -11,13 +11,21 @@
 
 #include "core/error.hpp"
 #include "data/dataset.hpp"
+#include "nn/model.hpp"
 #include "parallel/process_group.hpp"
 
 namespace dl {
 
 struct RankFact {
   std::string name;   // "training set"
-  std::string value;  // "1500 samples of 28x28x1, content hash 0123456789abcdef"
+  std::string value;  // Collective, at the end of every completed epoch, where both parallel modes leave every replica
+// of the job holding the same parameters: rank 0 compares a hash of each rank's worker-0
+// parameters with its own. Ranks that compute differently (nodes running other CPU kernel
+// variants, GPUs of other models) drift apart silently otherwise; the error names the epoch,
+// the rank and its host (exit 1), before the epoch's checkpoint is written.
+void check_replicas_agree(ProcessGroup& processes, Model& model, int epoch);
+
+// "1500 samples of 28x28x1, content hash 0123456789abcdef"
   ExitCode code;      // what a difference exits with (README, exit codes)
   std::string fix;    // "give every rank the same data files"
 };
@@ -26,6 +34,13 @@ struct RankFact {
 // with the first differing fact's code, naming every fact that differs on the first rank that
 // differs (and how many more ranks differ); the other ranks return once rank 0 found none.
 void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& facts);
+
+// Collective, at the end of every completed epoch, where both parallel modes leave every replica
+// of the job holding the same parameters: rank 0 compares a hash of each rank's worker-0
+// parameters with its own. Ranks that compute differently (nodes running other CPU kernel
+// variants, GPUs of other models) drift apart silently otherwise; the error names the epoch,
+// the rank and its host (exit 1), before the epoch's checkpoint is written.
+void check_replicas_agree(ProcessGroup& processes, Model& model, int epoch);
 
 // "1500 samples of 28x28x1, content hash 0123456789abcdef": the hash covers every pixel and
 // label, so two data sets of one size and shape but other contents differ.
