@@ -102,6 +102,7 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
   event.run_seconds = progress_.run_seconds();
   event.process_seconds = progress_.process_seconds();
   event.compute_aggregated_score = [this, &point] { return aggregated_score(point); };
+  event.compute_epoch_train_loss = [this] { return epoch_train_loss(); };
   const std::int64_t every = config_.output.scoreEveryIterations;
   event.report = point.iteration / every > last_report_iteration_ / every || point.end_of_epoch;
   if (event.report) report_scores(event);
@@ -158,6 +159,16 @@ double FitLoop::aggregated_score(const SyncPoint& point) {
          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
 }
 
+// Keras's loss includes the regularization: the L2 term (0.5 * l2 * sum(w^2), as in scores.csv)
+// at the current parameters, which every replica holds at a sync point. At the epoch's end it is
+// taken at the epoch's last parameters, so it depends on neither the sync points nor a resume
+// (0 without l2 and l2Bias).
+double FitLoop::epoch_train_loss() const {
+  if (progress_.epoch_samples == 0) return 0.0;
+  return progress_.epoch_loss / static_cast<double>(progress_.epoch_samples) +
+         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+}
+
 void FitLoop::add_training_window(const SyncPoint& point) {
   for (std::size_t w = 0; w < point.window_samples.size(); ++w) {
     progress_.epoch_loss += point.window_loss_sum[w];
@@ -183,13 +194,8 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     event.epoch_samples = samples;
     event.images_per_second = seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
     if (progress_.epoch_samples > 0) {
-      const auto trained = static_cast<double>(progress_.epoch_samples);
-      // Keras's loss includes the regularization: the L2 term (0.5 * l2 * sum(w^2), as in
-      // scores.csv) at the epoch's last parameters, which every replica holds now. Taken once per
-      // epoch, it depends on neither the sync points nor a resume (0 without l2 and l2Bias).
-      event.train_loss = progress_.epoch_loss / trained +
-                         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
-      event.train_accuracy = progress_.epoch_correct / trained;
+      event.train_loss = epoch_train_loss();
+      event.train_accuracy = progress_.epoch_correct / static_cast<double>(progress_.epoch_samples);
     }
     // Reset before the listeners save the epoch-end checkpoint, which starts the next epoch.
     progress_.epoch_loss = progress_.epoch_correct = 0.0;

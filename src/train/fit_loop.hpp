@@ -35,6 +35,7 @@ class FitLoop {
   void report_scores(SyncEvent& event);
   double worker_score(const SyncPoint& point, int worker);
   double aggregated_score(const SyncPoint& point);
+  double epoch_train_loss() const;
   // Evaluates the epoch (rank 0); returns whether a listener stopped the run (on every rank).
   bool end_epoch(int epoch, double seconds, std::int64_t samples);
   void add_training_window(const SyncPoint& point);

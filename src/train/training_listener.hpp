@@ -108,6 +108,11 @@ struct SyncEvent {
   // The sample-weighted mean loss over all workers plus the L2 term (computed on first use).
   double aggregated_score() const;
   std::function<double()> compute_aggregated_score;
+  // The epoch's training loss so far, as its epoch line will give it (Keras's bar): the data loss
+  // over every round of the epoch trained so far plus the L2 term at the current parameters.
+  // Computed on call (the bar asks at most ten times a second); at the epoch's last round it is
+  // the epoch line's train loss.
+  std::function<double()> compute_epoch_train_loss;
 
  private:
   mutable std::optional<double> aggregated_;

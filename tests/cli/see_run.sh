@@ -139,6 +139,19 @@ if command -v script >/dev/null; then
   echo "ok: terminal: $(tr '\r' '\n' <"$WORK/tty.log" | grep -c 'ETA') bar redraws with ETA"
 fi
 
+# The bar's last loss is the epoch line's train loss, also where workers average every few rounds
+# and l2 adds a regularization term (the bar once showed the sync rounds' data loss alone).
+mapfile -t args6 < <(small_args "$WORK/data" "$WORK/bar-avg" epochs=2 parallel.workers=2 \
+  parallel.mode=averaging parallel.averagingFrequency=3 l2=0.01 output.console=bar)
+"$DL_TRAIN" "${args6[@]}" 2>/dev/null | tr '\r' '\n' >"$WORK/bar-avg.log"
+for epoch in 1 2; do
+  bar_loss=$(grep -A1000 "^Epoch $epoch/2" "$WORK/bar-avg.log" | grep -m1 -oE '^ *[0-9]+/[0-9]+ \[=+\] - [0-9.]+s - loss [0-9.]+' | grep -oE '[0-9.]+$')
+  line_loss=$(grep -oE "^epoch $epoch/2 done .*train loss [0-9.]+" "$WORK/bar-avg.log" | grep -oE '[0-9.]+$')
+  [ -n "$bar_loss" ] && [ "$bar_loss" = "$line_loss" ] ||
+    fail "epoch $epoch: the bar ends at loss '$bar_loss', the epoch line says '$line_loss'"
+done
+echo "ok: averaging with l2: the bar ends at the epoch line's train loss ($line_loss)"
+
 # A non-finite loss (skipped): summary.json and metrics.jsonl stay strict JSON.
 mapfile -t args5 < <(small_args "$WORK/data" "$WORK/inf" epochs=1 updater.learningRate=1e30 \
   onNonFiniteLoss=skip output.console=quiet)

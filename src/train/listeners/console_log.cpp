@@ -50,7 +50,6 @@ class ConsoleLog final : public TrainingListener {
 
   void on_sync_point(SyncEvent& event) override {
     const SyncPoint& p = event.point;
-    epoch_loss_.add(p);
     if (mode_ == ConsoleMode::kBar) draw_bar(event);
     if (event.report && mode_ == ConsoleMode::kLines) {
       line(fmt::format("{} epoch {} iteration {} ({}/{}): score {:.6f}, lr {:.6g}, {:.0f} images/s",
@@ -68,13 +67,11 @@ class ConsoleLog final : public TrainingListener {
 
   void on_epoch_end(EpochEnd& event) override {
     last_stats_ = event.monitored().evaluation.stats();
-    const double train_loss = epoch_loss_.mean();
-    epoch_loss_ = {};
     if (mode_ == ConsoleMode::kJsonl) {
-      record(epoch_record(event, train_loss));
+      record(epoch_record(event));
     } else if (mode_ != ConsoleMode::kQuiet) {
       close_bar();
-      line(epoch_line(event, train_loss));
+      line(epoch_line(event));
     }
     next_epoch_start_ = std::chrono::steady_clock::now();
     if (event.new_best) {
@@ -94,21 +91,6 @@ class ConsoleLog final : public TrainingListener {
   }
 
  private:
-  // The epoch's training loss so far: the sample-weighted mean of the data loss of the rounds
-  // that are sync points (every round in synchronous mode or with one worker, else every
-  // averagingFrequency-th: a sample of the epoch, like the score rows).
-  struct RunningLoss {
-    double sum = 0.0;
-    std::int64_t samples = 0;
-    void add(const SyncPoint& p) {
-      for (std::size_t w = 0; w < p.samples.size(); ++w) {
-        sum += p.loss_sum[w];
-        samples += p.samples[w];
-      }
-    }
-    double mean() const { return samples > 0 ? sum / static_cast<double>(samples) : 0.0; }
-  };
-
   // The bar of the current epoch: a header line "Epoch 3/10" (the third of ten, whose index in
   // files is 2: core/epoch_number.hpp), then one line redrawn with a carriage return, at most ten
   // times a second, always at the epoch's last round.
@@ -139,7 +121,8 @@ class ConsoleLog final : public TrainingListener {
                              static_cast<double>(p.rounds - p.round - 1);
       progress.images_per_second = static_cast<double>(bar_samples_) / progress.seconds;
     }
-    progress.loss = epoch_loss_.mean();
+    // The loss the epoch line will print, so the bar's last value and the line agree.
+    progress.loss = event.compute_epoch_train_loss ? event.compute_epoch_train_loss() : 0.0;
     // \r goes back to the line's start, ESC[K clears what a longer earlier line left.
     out_ << "\r" << format_progress_line(progress) << "\x1b[K" << std::flush;
     bar_open_ = true;
@@ -153,7 +136,7 @@ class ConsoleLog final : public TrainingListener {
 
   // Keras's four numbers: the training loss and accuracy over the epoch, then the validation
   // set's (or, without one, the test set's) accuracy, F1 and loss.
-  std::string epoch_line(const EpochEnd& event, double /*score_mean*/) const {
+  std::string epoch_line(const EpochEnd& event) const {
     std::string text = fmt::format(
         "epoch {}/{} done in {:.2f}s ({:.0f} images/s); train loss {:.4f} - accuracy {:.4f}",
         epoch_number(event.epoch), max_epochs_, event.epoch_seconds, event.images_per_second,
@@ -190,7 +173,6 @@ class ConsoleLog final : public TrainingListener {
   ConsoleMode mode_;
   int max_epochs_ = 0;
   RunPosition start_;
-  RunningLoss epoch_loss_;
   std::string last_stats_;
   int bar_epoch_ = -1;
   bool bar_open_ = false;

@@ -128,7 +128,7 @@ void add_evaluation(Json& record, const std::string& prefix, const EvaluationRes
   record[prefix + "_loss"] = result->mean_loss;
 }
 
-Json epoch_record(const EpochEnd& event, double /*score_mean*/) {
+Json epoch_record(const EpochEnd& event) {
   Json record = event_record("epoch");
   record["epoch"] = event.epoch;
   record["iteration"] = event.iteration;

@@ -21,7 +21,7 @@ void print_finish(std::ostream& out, const RunEnd& end);
 
 Json start_record(const RunInfo& info);
 Json score_record(const SyncEvent& event);
-Json epoch_record(const EpochEnd& event, double train_loss);
+Json epoch_record(const EpochEnd& event);
 Json finish_record(const RunEnd& end);
 
 }  // namespace dl
