@@ -92,9 +92,9 @@ Contents read_contents(const std::string& path) {
       contents.marker = true;
       continue;
     }
-    // The lock and the claim (with a claim's temporary file) say who runs here, not what ran.
+    // The lock and the claim (with a claim's temporary files) say who runs here, not what ran.
     const std::string base = without_temporary_suffix(name);
-    if (base == RunDirectory::kLockName || base == RunDirectory::kClaimName) continue;
+    if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0) continue;
     contents.has_run = true;
     if (name == RunDirectory::kCheckpointsName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_checkpoint_file_name, contents);

@@ -139,7 +139,8 @@ bool publish(int temp_fd, const std::string& temp, const std::string& claim) {
 // moment: only one rename of it succeeds, and a claim renamed that turns out to be newer than the
 // one judged (another start's, made meanwhile) is put back.
 void remove_stale_claim(const std::string& claim, const std::string& stale_text) {
-  const std::string aside = fmt::format("{}.stale-{}", claim, ::getpid());
+  // A temporary file's name: left behind by a process killed right here, it is removed as theirs.
+  const std::string aside = temporary_path(claim + ".stale", ::getpid());
   if (::rename(claim.c_str(), aside.c_str()) != 0) return;
   if (read_claim(aside).value_or("") != stale_text) (void)::link(aside.c_str(), claim.c_str());
   ::unlink(aside.c_str());

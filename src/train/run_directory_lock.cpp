@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/node_identity.hpp"
 #include "train/mount_point.hpp"
 #include "train/run_directory.hpp"
 
@@ -76,14 +77,12 @@ LockResult try_lock(int fd, int operation, int& err) {
 }
 
 std::string describe_this_process() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown host");
   char when[32] = {};
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return fmt::format("pid {} on host {} since {}\n", ::getpid(), host, when);
+  return fmt::format("pid {} on host {} since {}\n", ::getpid(), host_name(), when);
 }
 
 // The fallback, said once: why (flock's error and the mount) and what replaces it.

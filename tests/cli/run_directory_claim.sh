@@ -91,4 +91,30 @@ no_flock "$DL_TRAIN" "${args[@]}" --resume >/dev/null 2>"$WORK/damaged.err" || r
 [ "$rc" = 4 ] || fail "--resume over damaged checkpoints: exit $rc, want 4: $(cat "$WORK/damaged.err")"
 [ -e "$WORK/damaged/.dl-train.claim" ] && fail "the claim file stayed after a failed start"
 ls "$WORK"/damaged/checkpoints/*.dlck >/dev/null || fail "a failed start removed the checkpoints"
-echo "ok: claim file: fallback, refusal, takeover after kill -9 and of a stale claim, other host refused, removed after a normal end and a failed start"
+# Two starts at the same moment, on a fresh directory and on one holding a stale claim: one
+# trains, the other is refused (link(2) publishes one claim; one move of the stale claim wins).
+for case in fresh stale; do
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/race-$case" epochs=1)
+  if [ "$case" = stale ]; then
+    mkdir -p "$WORK/race-$case"
+    write_claim "$WORK/race-$case/.dl-train.claim" "$(dead_pid)" "$host"
+  fi
+  # A pause at each sync point keeps the first one training while the second starts.
+  DL_TRAIN_TEST_SYNC_PAUSE_MS=20 LD_PRELOAD="$FLOCK_UNSUPPORTED" "$DL_TRAIN" "${args[@]}" >"$WORK/race1.log" 2>&1 &
+  one=$!
+  DL_TRAIN_TEST_SYNC_PAUSE_MS=20 LD_PRELOAD="$FLOCK_UNSUPPORTED" "$DL_TRAIN" "${args[@]}" >"$WORK/race2.log" 2>&1 &
+  two=$!
+  rc1=0 rc2=0
+  wait "$one" || rc1=$?
+  wait "$two" || rc2=$?
+  [ "$(printf '%s\n' "$rc1" "$rc2" | sort | tr '\n' ' ')" = "0 6 " ] ||
+    fail "two simultaneous starts ($case): exits $rc1 and $rc2 (want one 0 and one 6): $(cat "$WORK/race1.log" "$WORK/race2.log")"
+  # Refused for the claim while the other trains, or for its finished run when it started later.
+  grep -qE "another dl-train is using this run directory|already holds a run" "$WORK/race1.log" "$WORK/race2.log" ||
+    fail "the refused start ($case) did not say why: $(cat "$WORK/race1.log" "$WORK/race2.log")"
+  [ -e "$WORK/race-$case/.dl-train.claim" ] && fail "a claim stayed after the race ($case)"
+  cmp "$WORK/run/scores.csv" "$WORK/race-$case/scores.csv" || fail "simultaneous starts ($case) mixed scores.csv"
+  echo "ok: simultaneous starts ($case): $(grep -h "dl-train" "$WORK/race1.log" "$WORK/race2.log" | grep -v "has no flock" | cut -c1-160)"
+done
+
+echo "ok: claim file: fallback, refusal, takeover after kill -9 and of a stale claim, other host refused, removed after a normal end and a failed start, simultaneous starts"
