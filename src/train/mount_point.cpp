@@ -34,7 +34,7 @@ std::string unescape(const std::string& field) {
 bool holds(const fs::path& mount, const fs::path& path) {
   auto p = path.begin();
   for (auto m = mount.begin(); m != mount.end(); ++m, ++p) {
-    if (m->empty()) continue;  // the empty part after a trailing slash
+    if (m->empty()) break;  // the empty last part after a trailing slash
     if (p == path.end() || *m != *p) return false;
   }
   return true;
