@@ -88,9 +88,12 @@ std::optional<std::string> read_claim(const std::string& path) {
 
 std::string verdict_reason(ClaimVerdict verdict) {
   switch (verdict) {
-    case ClaimVerdict::kRunning: return "still running";
-    case ClaimVerdict::kGone: return "which runs no more";
-    case ClaimVerdict::kRebooted: return "from before this machine's last boot";
+    case ClaimVerdict::kRunning:
+      return "still running";
+    case ClaimVerdict::kGone:
+      return "which runs no more";
+    case ClaimVerdict::kRebooted:
+      return "from before this machine's last boot";
     case ClaimVerdict::kOtherMachine:
       return "on another machine, whose processes cannot be checked from here";
     case ClaimVerdict::kOtherContainer:
@@ -129,9 +132,10 @@ bool publish(int temp_fd, const std::string& temp, const std::string& claim) {
   struct stat st {};
   if (::fstat(temp_fd, &st) == 0 && st.st_nlink == 2) return true;
   if (err != EEXIST)
-    throw IoError(fmt::format("{}: cannot create the run directory's claim file ({}); check the "
-                              "directory's permissions",
-                              claim, std::strerror(err)));
+    throw IoError(
+        fmt::format("{}: cannot create the run directory's claim file ({}); check the "
+                    "directory's permissions",
+                    claim, std::strerror(err)));
   return false;
 }
 
@@ -153,9 +157,10 @@ int write_temporary_claim(const std::string& temp, const std::string& text) {
     const int err = errno;
     if (fd >= 0) ::close(fd);
     ::unlink(temp.c_str());
-    throw IoError(fmt::format("{}: cannot write the run directory's claim ({}); check free disk "
-                              "space and the directory's permissions",
-                              temp, std::strerror(err)));
+    throw IoError(
+        fmt::format("{}: cannot write the run directory's claim ({}); check free disk "
+                    "space and the directory's permissions",
+                    temp, std::strerror(err)));
   }
   return fd;
 }
@@ -167,9 +172,10 @@ std::string claim_path(const std::string& directory) {
 }
 
 std::string ClaimHolder::text() const {
-  return fmt::format("{}\npid {}\nhost {}\nboot_id {}\npid_namespace {}\nstart_ticks {}\n"
-                     "since {}\nsince_unix {}\n",
-                     kHeader, pid, host, boot_id, pid_namespace, start_ticks, since, since_unix);
+  return fmt::format(
+      "{}\npid {}\nhost {}\nboot_id {}\npid_namespace {}\nstart_ticks {}\n"
+      "since {}\nsince_unix {}\n",
+      kHeader, pid, host, boot_id, pid_namespace, start_ticks, since, since_unix);
 }
 
 std::optional<ClaimHolder> ClaimHolder::parse(const std::string& text) {
@@ -213,9 +219,7 @@ ClaimHolder this_process_holder() {
 ProcessProbe this_machine_probe() {
   ProcessProbe probe;
   // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
-  probe.exists = [](long pid) {
-    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
-  };
+  probe.exists = [](long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; };
   probe.start_ticks = process_start_ticks;
   probe.boot_time = machine_boot_time();
   return probe;

@@ -20,11 +20,11 @@ namespace dl {
 struct ClaimHolder {
   long pid = 0;
   std::string host;
-  std::string boot_id;              // "" where the system has none
-  std::string pid_namespace;        // e.g. "pid:[4026531836]"; "" when unknown
-  std::uint64_t start_ticks = 0;    // the process's start, in clock ticks after boot; 0: unknown
-  std::int64_t since_unix = 0;      // when it claimed, seconds since 1970
-  std::string since;                // the same, ISO 8601 UTC
+  std::string boot_id;            // "" where the system has none
+  std::string pid_namespace;      // e.g. "pid:[4026531836]"; "" when unknown
+  std::uint64_t start_ticks = 0;  // the process's start, in clock ticks after boot; 0: unknown
+  std::int64_t since_unix = 0;    // when it claimed, seconds since 1970
+  std::string since;              // the same, ISO 8601 UTC
 
   std::string text() const;  // the claim file's content
   // What a claim file's content says; nullopt when it is not a claim dl-train wrote.
@@ -37,10 +37,10 @@ ClaimHolder this_process_holder();
 
 // How a claim's holder stands, seen from the process `here`.
 enum class ClaimVerdict {
-  kRunning,       // the holder's process runs on this machine
-  kGone,          // it ran on this machine and boot, and runs no more: taken over
-  kRebooted,      // this host has booted since the claim was made: taken over
-  kOtherMachine,  // another host, or this host name on another machine: cannot be checked
+  kRunning,         // the holder's process runs on this machine
+  kGone,            // it ran on this machine and boot, and runs no more: taken over
+  kRebooted,        // this host has booted since the claim was made: taken over
+  kOtherMachine,    // another host, or this host name on another machine: cannot be checked
   kOtherContainer,  // this machine, another PID namespace: cannot be checked
 };
 

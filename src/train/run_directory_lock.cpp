@@ -71,9 +71,10 @@ LockResult try_lock(int fd, int operation, int& err) {
 
 [[noreturn]] void throw_lock_failed(const std::string& path, int fd, int err) {
   ::close(fd);
-  throw IoError(fmt::format("{}: cannot lock the run directory's lock file: {}; check the file "
-                            "system holding it",
-                            path, std::strerror(err)));
+  throw IoError(
+      fmt::format("{}: cannot lock the run directory's lock file: {}; check the file "
+                  "system holding it",
+                  path, std::strerror(err)));
 }
 
 std::string describe_this_process() {
@@ -94,8 +95,7 @@ RunDirectoryClaim take_claim_instead(const std::string& directory, int flock_err
       "claimed by the file {} instead, removed when the run ends\n",
       directory, std::strerror(flock_error), mount_point_of(directory).describe(), claim.path());
   if (!took_over.empty()) {
-    std::cerr << fmt::format("dl-train: {}: took over the claim of {}\n", claim.path(),
-                             took_over);
+    std::cerr << fmt::format("dl-train: {}: took over the claim of {}\n", claim.path(), took_over);
   }
   return claim;
 }
@@ -131,9 +131,12 @@ RunDirectoryLock take_run_directory_lock(const std::string& directory) {
   RunDirectoryLock lock;
   int err = 0;
   switch (try_lock(fd, LOCK_EX, err)) {
-    case LockResult::kLocked: break;
-    case LockResult::kBusy: throw_taken(directory, fd);
-    case LockResult::kFailed: throw_lock_failed(path, fd, err);
+    case LockResult::kLocked:
+      break;
+    case LockResult::kBusy:
+      throw_taken(directory, fd);
+    case LockResult::kFailed:
+      throw_lock_failed(path, fd, err);
     case LockResult::kUnsupported:
       ::close(fd);
       lock.claim_ = take_claim_instead(directory, err);
@@ -155,9 +158,12 @@ void check_run_directory_lock(const std::string& directory) {
     int err = 0;
     switch (try_lock(fd, LOCK_SH, err)) {
       case LockResult::kLocked:
-      case LockResult::kUnsupported: break;
-      case LockResult::kBusy: throw_taken(directory, fd);
-      case LockResult::kFailed: throw_lock_failed(path, fd, err);
+      case LockResult::kUnsupported:
+        break;
+      case LockResult::kBusy:
+        throw_taken(directory, fd);
+      case LockResult::kFailed:
+        throw_lock_failed(path, fd, err);
     }
     ::close(fd);  // closing releases the shared lock
   }

@@ -58,8 +58,7 @@ TEST_CASE("a rank's summary reads back as written; what a rank lacks is left out
 
 TEST_CASE("a single process gathers its own summary") {
   const auto processes = dl::make_single_process_group();
-  const std::vector<dl::RankSummary> ranks =
-      dl::gather_rank_summaries(*processes, example());
+  const std::vector<dl::RankSummary> ranks = dl::gather_rank_summaries(*processes, example());
   REQUIRE(ranks.size() == 1);
   CHECK(dl::rank_summary_json(ranks.front()) == dl::rank_summary_json(example()));
 }

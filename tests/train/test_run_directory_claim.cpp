@@ -118,8 +118,7 @@ TEST_CASE("a claim is taken, refused to a second taker while held, and removed w
     const auto text = dl::ClaimHolder::parse(read_text(claim));
     REQUIRE(text);
     CHECK(text->pid == getpid());
-    const std::string why =
-        refusal([&] { dl::RunDirectoryClaim::take(dir.string(), took_over); });
+    const std::string why = refusal([&] { dl::RunDirectoryClaim::take(dir.string(), took_over); });
     CHECK_THAT(why, Catch::Contains("another dl-train is using this run directory (pid " +
                                     std::to_string(getpid())));
     CHECK_THAT(why, Catch::Contains("still running): it holds the claim file " + claim.string()));
