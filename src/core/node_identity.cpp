@@ -9,7 +9,6 @@ namespace dl {
 
 namespace {
 
-constexpr const char* kBootIdPath = "/proc/sys/kernel/random/boot_id";
 constexpr std::size_t kHostNameBytes = 256;  // POSIX allows 255 bytes and the terminator
 
 }  // namespace
@@ -18,13 +17,23 @@ std::string node_identity(const std::function<const char*(const char*)>& environ
                           const std::string& boot_id_path) {
   if (const char* stated = environment("NCCL_HOSTID"); stated != nullptr && *stated != '\0')
     return std::string("NCCL_HOSTID ") + stated;
-  char name[kHostNameBytes] = {};
-  std::string identity = gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown host";
-  std::ifstream boot(boot_id_path);
-  std::string boot_id;
+  std::string identity = host_name();
   // Without a boot id (not Linux, /proc not mounted) the host name alone, as before.
-  if (std::getline(boot, boot_id) && !boot_id.empty()) identity += " boot " + boot_id;
+  const std::string boot = boot_id(boot_id_path);
+  if (!boot.empty()) identity += " boot " + boot;
   return identity;
+}
+
+std::string host_name() {
+  char name[kHostNameBytes] = {};
+  return gethostname(name, sizeof(name) - 1) == 0 ? name : "unknown";
+}
+
+std::string boot_id(const std::string& boot_id_path) {
+  std::ifstream boot(boot_id_path);
+  std::string id;
+  std::getline(boot, id);
+  return id;
 }
 
 std::string node_identity() {

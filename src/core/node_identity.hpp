@@ -18,4 +18,12 @@ std::string node_identity(const std::function<const char*(const char*)>& environ
 // This machine's identity, from the process's environment and /proc.
 std::string node_identity();
 
+// The parts of it on their own, for what must tell a machine and a boot apart whatever
+// NCCL_HOSTID says (a claim on a run directory, whose holder's process id means something only
+// on the machine and boot that started it): the host name ("unknown" when the system will not
+// say; also provenance's and TensorBoard's), and the boot id ("" where there is none).
+std::string host_name();
+inline constexpr const char* kBootIdPath = "/proc/sys/kernel/random/boot_id";
+std::string boot_id(const std::string& boot_id_path = kBootIdPath);
+
 }  // namespace dl

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/node_identity.hpp"
 #include "io/json_writer.hpp"
 
 namespace dl {
@@ -28,7 +29,7 @@ std::string version_text();
 void set_command_line(int argc, const char* const* argv);
 const std::vector<std::string>& command_line();
 
-std::string host_name();
+// host_name() is the core's (core/node_identity.hpp).
 std::string cpu_model();  // /proc/cpuinfo's first "model name", or "unknown"
 
 // Version, commit, build options, host, CPU and command line as one JSON object.

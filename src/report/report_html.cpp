@@ -172,8 +172,16 @@ std::string provenance(const RunRecord& run) {
   const auto prov = run.summary.find("provenance");
   if (prov != run.summary.end() && prov->is_object())
     for (const auto& [key, value] : prov->items()) row(key, value);
-  for (const auto& [key, value] : run.summary.items())
-    if (key != "provenance" && key != "format_version") row(key, value);
+  for (const auto& [key, value] : run.summary.items()) {
+    if (key == "provenance" || key == "format_version") continue;
+    if (key != "ranks" || !value.is_array()) {
+      row(key, value);
+      continue;
+    }
+    // Each process's own figures, one row each ("rank 1": host, memory, threads, ...).
+    for (const Json& rank : value)
+      if (rank.is_object()) row("rank " + number(rank.value("rank", Json())), rank);
+  }
   return html + "</table>\n";
 }
 

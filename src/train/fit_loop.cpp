@@ -12,6 +12,7 @@
 #include "train/early_stopping.hpp"
 #include "train/rank_agreement.hpp"
 #include "train/evaluator.hpp"
+#include "train/rank_summary.hpp"
 
 namespace dl {
 
@@ -47,6 +48,7 @@ void FitLoop::notify(void (TrainingListener::*handler)(Event&), Event& event) {
 }
 
 TrainOutcome FitLoop::run(const RunInfo& info) {
+  this_rank_ = describe_this_rank(info, processes_, trainer_.workers());
   notify(&TrainingListener::on_start, info);
   const int max_epochs = info.max_epochs;
   last_report_iteration_ = progress_.iteration;
@@ -227,7 +229,9 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
     test.emplace(evaluate(trainer_.model(0), test_));
     outcome.test_accuracy = test->evaluation.accuracy();
   }
+  std::vector<RankSummary> ranks = gather_ranks(outcome);
   if (listeners_.empty()) return outcome;
+  RankSummary& mine = ranks.front();
   RunEnd end;
   end.test = test ? &*test : nullptr;
   end.outcome = outcome;
@@ -235,12 +239,27 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   end.diverged = outcome.exit_code == ExitCode::kDiverged;
   end.stop_signal = stop_signal_;
   end.next_epoch = next_epoch;
-  end.peak_rss_bytes = peak_rss_bytes();
-  for (int w = 0; w < trainer_.workers(); ++w)
-    end.memory_reports.push_back(trainer_.model(w).backend().memory_report());
-  end.loss_scaling = loss_scaling_summary();
+  end.peak_rss_bytes = mine.peak_rss_bytes;
+  end.memory_reports = mine.memory_reports;
+  end.loss_scaling = mine.loss_scaling;
+  end.ranks = std::move(ranks);
   notify(&TrainingListener::on_finish, end);
   return outcome;
+}
+
+// This process's memory and loss scaling, with every rank's on rank 0 (the others: their own).
+// Every rank finishes together (stop signals, early stopping and the epoch limit are decided
+// for all) except after a divergence, which averaging workers meet each on their own: then no
+// rank waits for the others, and each keeps its own summary.
+std::vector<RankSummary> FitLoop::gather_ranks(const TrainOutcome& outcome) {
+  RankSummary mine = this_rank_;
+  mine.peak_rss_bytes = peak_rss_bytes();
+  for (int w = 0; w < trainer_.workers(); ++w)
+    mine.memory_reports.push_back(trainer_.model(w).backend().memory_report());
+  mine.loss_scaling = loss_scaling_summary();
+  if (outcome.exit_code == ExitCode::kDiverged || processes_.size() == 1) return {mine};
+  std::vector<RankSummary> ranks = gather_rank_summaries(processes_, mine);
+  return processes_.is_root() ? ranks : std::vector<RankSummary>{mine};
 }
 
 // The final loss scales and the steps skipped for overflow. Synchronous replicas share every

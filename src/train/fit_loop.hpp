@@ -41,6 +41,7 @@ class FitLoop {
   void add_training_window(const SyncPoint& point);
   TrainOutcome finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by);
   std::optional<RunEnd::LossScaling> loss_scaling_summary();
+  std::vector<RankSummary> gather_ranks(const TrainOutcome& outcome);
 
   const Config& config_;
   const TrainOptions& options_;
@@ -58,6 +59,7 @@ class FitLoop {
   double last_score_ = 0.0;
   double last_accuracy_ = 0.0;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
+  RankSummary this_rank_;  // this process's place and set-up, for the end's summary
   // DL_TRAIN_TEST_SYNC_PAUSE_MS (tests only): a pause at each sync point, so that a signal sent
   // by a test always arrives while training is still going on; the scores do not change.
   std::chrono::milliseconds test_sync_pause_{0};

@@ -92,7 +92,9 @@ Contents read_contents(const std::string& path) {
       contents.marker = true;
       continue;
     }
-    if (name == RunDirectory::kLockName) continue;
+    // The lock and the claim (with a claim's temporary files) say who runs here, not what ran.
+    const std::string base = without_temporary_suffix(name);
+    if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0) continue;
     contents.has_run = true;
     if (name == RunDirectory::kCheckpointsName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_checkpoint_file_name, contents);
@@ -179,7 +181,7 @@ const std::set<std::string>& run_output_names() {
       "config.resolved.yaml", "scores.csv",      "timing.csv",     "metrics.jsonl",
       "evaluation.txt",       "model.dlm",       "best_model.dlm", "early_stopping.json",
       "summary.json",         "evaluation.json", "report.html",    RunDirectory::kMarkerName,
-      RunDirectory::kLockName};
+      RunDirectory::kLockName,  RunDirectory::kClaimName};
   return kOutputs;
 }
 
@@ -282,7 +284,7 @@ RunDirectory::RunDirectory(std::string path, Existing existing, const Protected&
     throw IoError(path_ + ": cannot create the output directory (" + ec.message() +
                   "); check output.directory and its permissions");
   }
-  lock_fd_ = take_run_directory_lock(path_);
+  lock_ = take_run_directory_lock(path_);
   try {
     // Under the lock, the directory is what it is: decide again, now for good.
     const Contents contents = read_contents(path_);
@@ -290,17 +292,15 @@ RunDirectory::RunDirectory(std::string path, Existing existing, const Protected&
     if (existing == Existing::kOverwrite) remove_own_files(path_, contents);
     if (!contents.marker) write_file_atomically(file(kMarkerName), kMarkerText);
   } catch (...) {
-    ::close(lock_fd_);
+    lock_.release();
     throw;
   }
 }
 
-RunDirectory::~RunDirectory() {
-  if (lock_fd_ >= 0) ::close(lock_fd_);
-}
+RunDirectory::~RunDirectory() = default;
 
 RunDirectory::RunDirectory(RunDirectory&& other) noexcept
-    : path_(std::move(other.path_)), lock_fd_(std::exchange(other.lock_fd_, -1)) {}
+    : path_(std::move(other.path_)), lock_(std::move(other.lock_)) {}
 
 int RunDirectory::remove_stale_temporary_files() const {
   int removed = 0;

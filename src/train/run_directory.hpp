@@ -1,6 +1,8 @@
 // The run directory: everything a run writes, in one place.
 //   .dl-train-run          the marker: this directory is dl-train's (--overwrite needs it)
 //   .dl-train.lock         locked (flock) by the process training here; names it (pid, host, time)
+//   .dl-train.claim        where flock is missing: the claim of the process training here
+//                          (run_directory_claim.hpp), removed when it ends
 //   config.resolved.yaml   the config as it was run (every default filled in)
 //   scores.csv             epoch,iteration,worker,score,learning_rate (deterministic: identical
 //                          for identical runs)
@@ -15,6 +17,8 @@
 
 #include <string>
 #include <vector>
+
+#include "train/run_directory_lock.hpp"
 
 namespace dl {
 
@@ -57,13 +61,14 @@ class RunDirectory {
 
   static constexpr const char* kMarkerName = ".dl-train-run";
   static constexpr const char* kLockName = ".dl-train.lock";
+  static constexpr const char* kClaimName = ".dl-train.claim";
   static constexpr const char* kCheckpointsName = "checkpoints";
   static constexpr const char* kTensorBoardName = "tensorboard";
 
  private:
   explicit RunDirectory(std::string path) : path_(std::move(path)) {}
   std::string path_;
-  int lock_fd_ = -1;
+  RunDirectoryLock lock_;
 };
 
 // The files of a run directory that dl-train writes (its outputs, temporary files, the marker

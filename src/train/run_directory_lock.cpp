@@ -8,11 +8,15 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <iostream>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/node_identity.hpp"
+#include "train/mount_point.hpp"
 #include "train/run_directory.hpp"
 
 namespace dl {
@@ -45,29 +49,77 @@ std::string holder_of(int fd) {
       directory, holder));
 }
 
-bool try_lock(int fd, int operation) {
+// What flock answered: the lock, another holder, no flock on this file system, or a failure.
+enum class LockResult { kLocked, kBusy, kUnsupported, kFailed };
+
+// The errors of a file system (or its mount) that has no flock, as Lustre (noflock) and NFS
+// answer: none of them says that another process holds the lock.
+bool flock_unsupported(int err) {
+  return err == ENOLCK || err == EOPNOTSUPP || err == ENOTSUP || err == ENOSYS || err == EINVAL;
+}
+
+LockResult try_lock(int fd, int operation, int& err) {
   for (int attempt = 0; attempt < kLockTries; ++attempt) {
-    if (::flock(fd, operation | LOCK_NB) == 0) return true;
-    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (::flock(fd, operation | LOCK_NB) == 0) return LockResult::kLocked;
+    err = errno;
+    if (flock_unsupported(err)) return LockResult::kUnsupported;
+    if (err != EWOULDBLOCK && err != EINTR) return LockResult::kFailed;
     if (attempt + 1 < kLockTries) std::this_thread::sleep_for(kLockRetryPause);
   }
-  return false;
+  return LockResult::kBusy;
+}
+
+[[noreturn]] void throw_lock_failed(const std::string& path, int fd, int err) {
+  ::close(fd);
+  throw IoError(
+      fmt::format("{}: cannot lock the run directory's lock file: {}; check the file "
+                  "system holding it",
+                  path, std::strerror(err)));
 }
 
 std::string describe_this_process() {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown host");
   char when[32] = {};
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
   gmtime_r(&now, &utc);
   std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
-  return fmt::format("pid {} on host {} since {}\n", ::getpid(), host, when);
+  return fmt::format("pid {} on host {} since {}\n", ::getpid(), host_name(), when);
+}
+
+// The fallback, said once: why (flock's error and the mount) and what replaces it.
+RunDirectoryClaim take_claim_instead(const std::string& directory, int flock_error) {
+  std::string took_over;
+  RunDirectoryClaim claim = RunDirectoryClaim::take(directory, took_over);
+  std::cerr << fmt::format(
+      "dl-train: {}: its file system has no flock (flock: {}; {}): the run directory is "
+      "claimed by the file {} instead, removed when the run ends\n",
+      directory, std::strerror(flock_error), mount_point_of(directory).describe(), claim.path());
+  if (!took_over.empty()) {
+    std::cerr << fmt::format("dl-train: {}: took over the claim of {}\n", claim.path(), took_over);
+  }
+  return claim;
 }
 
 }  // namespace
 
-int take_run_directory_lock(const std::string& directory) {
+RunDirectoryLock::RunDirectoryLock(RunDirectoryLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), claim_(std::move(other.claim_)) {}
+
+RunDirectoryLock& RunDirectoryLock::operator=(RunDirectoryLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+    claim_ = std::move(other.claim_);
+  }
+  return *this;
+}
+
+void RunDirectoryLock::release() {
+  if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+  claim_.release();
+}
+
+RunDirectoryLock take_run_directory_lock(const std::string& directory) {
   const std::string path = lock_path(directory);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
@@ -76,19 +128,46 @@ int take_run_directory_lock(const std::string& directory) {
                     "permissions (a symbolic link there is refused)",
                     path, std::strerror(errno)));
   }
-  if (!try_lock(fd, LOCK_EX)) throw_taken(directory, fd);
+  RunDirectoryLock lock;
+  int err = 0;
+  switch (try_lock(fd, LOCK_EX, err)) {
+    case LockResult::kLocked:
+      break;
+    case LockResult::kBusy:
+      throw_taken(directory, fd);
+    case LockResult::kFailed:
+      throw_lock_failed(path, fd, err);
+    case LockResult::kUnsupported:
+      ::close(fd);
+      lock.claim_ = take_claim_instead(directory, err);
+      return lock;
+  }
+  lock.fd_ = fd;
+  // A claim file is the lock of a dl-train on a mount of this directory without flock.
+  check_run_directory_claim(directory);
   const std::string me = describe_this_process();
   // The holder's name is advisory: a failure to write it does not stop the run.
   if (::ftruncate(fd, 0) == 0) (void)::pwrite(fd, me.data(), me.size(), 0);
-  return fd;
+  return lock;
 }
 
 void check_run_directory_lock(const std::string& directory) {
   const std::string path = lock_path(directory);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return;  // no lock file: nobody has run here since it was created
-  if (!try_lock(fd, LOCK_SH)) throw_taken(directory, fd);
-  ::close(fd);  // closing releases the shared lock
+  if (fd >= 0) {
+    int err = 0;
+    switch (try_lock(fd, LOCK_SH, err)) {
+      case LockResult::kLocked:
+      case LockResult::kUnsupported:
+        break;
+      case LockResult::kBusy:
+        throw_taken(directory, fd);
+      case LockResult::kFailed:
+        throw_lock_failed(path, fd, err);
+    }
+    ::close(fd);  // closing releases the shared lock
+  }
+  check_run_directory_claim(directory);
 }
 
 }  // namespace dl

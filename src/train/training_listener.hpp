@@ -146,6 +146,27 @@ struct EpochEnd {
   std::vector<SavedCheckpoint> saved;
 };
 
+// Loss scaling at the end of a run, of one process's workers.
+struct LossScalingSummary {
+  LossScalingMode mode = LossScalingMode::kNone;
+  std::vector<double> final_scales;  // per local worker
+  std::int64_t skipped_steps = 0;    // for overflow (replica-steps in averaging mode)
+};
+
+// What one process (rank) of the job used and reached, gathered to rank 0 at the end of the run
+// (rank_summary.hpp).
+struct RankSummary {
+  int rank = 0;
+  std::string host;  // its host name
+  std::string node;  // its machine: host name and boot id, or NCCL_HOSTID (node_identity.hpp)
+  int local_rank = 0, local_ranks = 1;  // its place among the job's processes on its machine
+  int workers = 1;
+  std::string backend, placement, threads;  // RunInfo's lines, as this process set up
+  std::int64_t peak_rss_bytes = 0;
+  std::vector<std::string> memory_reports;  // per local worker; empty where a backend has none
+  std::optional<LossScalingSummary> loss_scaling;
+};
+
 // on_finish: the run is over (completed, stopped early or by a signal).
 struct RunEnd {
   TrainOutcome outcome;
@@ -155,12 +176,11 @@ struct RunEnd {
   int next_epoch = 0;     // the epoch a further run would start with
   std::int64_t peak_rss_bytes = 0;
   std::vector<std::string> memory_reports;  // per local worker; empty where a backend has none
-  struct LossScaling {
-    LossScalingMode mode = LossScalingMode::kNone;
-    std::vector<double> final_scales;  // per local worker
-    std::int64_t skipped_steps = 0;    // for overflow (replica-steps in averaging mode)
-  };
+  using LossScaling = LossScalingSummary;
   std::optional<LossScaling> loss_scaling;  // when loss scaling is on
+  // Every rank's summary in rank order (rank 0's alone after a divergence, which the ranks do
+  // not all reach together); the figures above are rank 0's.
+  std::vector<RankSummary> ranks;
   // The test set, evaluated once at the end when a validation set was evaluated each epoch.
   const EvaluationResult* test = nullptr;
 

@@ -13,7 +13,8 @@ readonly COMMON=(epochs=2 output.scoreEveryIterations=1 parallel.workers=2
   parallel.averagingFrequency=3)
 
 parameter_hash() { "$DL_TRAIN" inspect --model "$1" | sed -n 's/^parameter_hash: //p'; }
-scaling_summary() { grep '"loss_scaling"' "$1/summary.json"; }
+# The top-level key (each entry of "ranks" has its own, beside figures that differ run to run).
+scaling_summary() { grep '^  "loss_scaling"' "$1/summary.json"; }
 
 mapfile -t plain < <(small_args "$WORK/data" "$WORK/plain" "${COMMON[@]}")
 "$DL_TRAIN" "${plain[@]}" >"$WORK/plain.log"
@@ -32,6 +33,10 @@ scaling_summary "$WORK/scaled" | grep -q '"mode": "dynamic".*"skipped_steps": 0'
 # scale grew 4 times: 1024 x 2^4.
 scaling_summary "$WORK/scaled" | grep -q '"final_scale": 16384,' ||
   fail "the scale did not grow to 16384: $(scaling_summary "$WORK/scaled")"
+# The process's own entry in `ranks` holds each of its workers' final scale.
+grep '^  "ranks": ' "$WORK/scaled/summary.json" |
+  grep -q '"loss_scaling": {"mode": "dynamic", "final_scales": \[16384, 16384\], "skipped_steps": 0}' ||
+  fail "summary.json's ranks lack the workers' final scales: $(grep '"ranks"' "$WORK/scaled/summary.json")"
 if scaling_summary "$WORK/plain" >/dev/null; then fail "summary.json of a run without scaling has loss_scaling"; fi
 [ "$(parameter_hash "$WORK/plain/model.dlm")" = "$(parameter_hash "$WORK/scaled/model.dlm")" ] ||
   fail "a power-of-two loss scale changed the parameters"

@@ -20,6 +20,26 @@ grep -q "global workers: 2" "$WORK/ranks.log" || fail "expected 2 global workers
 "$COMPARE_MODELS" "$WORK/threads/model.dlm" "$WORK/ranks/model.dlm" 1e-5 ||
   fail "2 ranks x 1 worker differ from 1 process x 2 workers"
 
+# summary.json's `ranks`: one entry per process, each with its own rank and memory (a process
+# that trains this network holds tens of MB; none holds 64 GiB); a single process has one entry.
+# check_ranks SUMMARY N: exits non-zero, saying why, unless SUMMARY lists ranks 0 .. N-1.
+check_ranks() { "${PYTHON3:-/usr/bin/python3}" - "$1" "$2" <<'PY'
+import json, sys
+summary = json.load(open(sys.argv[1]))
+ranks, n = summary.get("ranks"), int(sys.argv[2])
+assert isinstance(ranks, list) and len(ranks) == n, f"want {n} ranks: {ranks}"
+assert [r["rank"] for r in ranks] == list(range(n)), f"rank numbers: {[r['rank'] for r in ranks]}"
+for r in ranks:
+    assert 10 << 20 < r["peak_rss_bytes"] < 64 << 30, f"rank {r['rank']} peak_rss_bytes {r['peak_rss_bytes']}"
+    assert r["host"] and r["node"].startswith(r["host"]), f"rank {r['rank']}: host {r['host']!r}, node {r['node']!r}"
+    assert r["workers"] == 1 + (n == 1) and r["backend"] == "cpu" and r["threads"].startswith("threads: ")
+    assert sorted(x["local_rank"] for x in ranks if x["node"] == r["node"]) == list(range(r["local_ranks"]))
+assert summary["peak_rss_bytes"] == ranks[0]["peak_rss_bytes"], "the top-level figure is rank 0's"
+PY
+}
+check_ranks "$WORK/ranks/summary.json" 2 || fail "summary.json of 2 ranks: $(cat "$WORK/ranks/summary.json")"
+check_ranks "$WORK/threads/summary.json" 1 || fail "summary.json of 1 process: $(cat "$WORK/threads/summary.json")"
+
 # A 2-rank job stopped after epoch 1 and resumed for epoch 2 equals 2 epochs straight.
 mapfile -t straight < <(small_args "$WORK/data" "$WORK/straight" "${common[@]}" parallel.workers=1 epochs=2)
 "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" "${straight[@]}" >"$WORK/straight.log" 2>&1 || fail "straight run failed"
@@ -30,4 +50,4 @@ mapfile -t second < <(small_args "$WORK/data" "$WORK/resumed" "${common[@]}" par
 grep -q "resume: " "$WORK/second.log" || fail "the resumed job did not report its checkpoint"
 cmp "$WORK/straight/scores.csv" "$WORK/resumed/scores.csv" || fail "resumed score log differs"
 "$COMPARE_MODELS" "$WORK/straight/model.dlm" "$WORK/resumed/model.dlm" 0 || fail "resumed model differs"
-echo "ok: 2 ranks == 2 threads; 2-rank resume is exact"
+echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is exact"

@@ -15,6 +15,7 @@
 #include "report/build_info.hpp"
 #include "report/metric_names.hpp"
 #include "train/listeners/listeners.hpp"
+#include "train/rank_summary.hpp"
 
 namespace dl {
 
@@ -73,6 +74,11 @@ class SummaryJson final : public TrainingListener {
       scaling["skipped_steps"] = end.loss_scaling->skipped_steps;
       summary["loss_scaling"] = std::move(scaling);
     }
+    // Every process's own figures (summary.json's others are rank 0's): one entry for a single
+    // process too, so that a reader needs no second case.
+    Json ranks = Json::array();
+    for (const RankSummary& rank : end.ranks) ranks.push_back(rank_summary_json(rank));
+    summary["ranks"] = std::move(ranks);
     Json provenance = provenance_;
     provenance["end_time"] = utc_now();
     summary["provenance"] = std::move(provenance);
