@@ -54,7 +54,9 @@ std::string training_source(const DataConfig& data);
 std::string test_source(const DataConfig& data);
 
 // The samples of `path` (`predict --input`) read as `format` says (its PredictInput): e.g. an
-// IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels).
-Dataset load_images_file(const std::string& path, DataFormat format, const Config& config);
+// IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels), for a
+// model trained on `classes` (its class names; empty: numbers).
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config,
+                         const std::vector<std::string>& classes = {});
 
 }  // namespace dl
