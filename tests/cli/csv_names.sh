@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # data.format: csv with text labels end to end, on iris-like rows generated here (three species,
 # four measurements): validate prints the class table; training, eval --json, evaluation.json,
-# evaluation.txt, predict and the report name the classes; a test label that is no training class
+# evaluation.txt, predict, the ONNX export and the report name the classes; a test label that is no training class
 # is one line naming the file, line, label and classes, exit 3, nothing written; more species
 # than numClasses is refused naming the label that made the column text.
 source "$(dirname "$0")/lib.sh"
@@ -85,6 +85,12 @@ predicted=$(sed -n "s/.*, accuracy \([0-9.]*\) against the input's labels$/\1/p"
 awk -v a="$accuracy" -v p="$predicted" 'BEGIN { d = a - p; exit !(p != "" && d < 1e-4 && d > -1e-4) }' ||
   fail "predict's accuracy is not eval's $accuracy: $(cat "$WORK/predict.err")"
 echo "ok: predict names the classes: $(cat "$WORK/predict.err")"
+
+onnx=$(onnx_class_names "$WORK/run/model.dlm")
+if [ -n "$onnx" ]; then
+  [ "$onnx" = "setosa,versicolor,virginica" ] || fail "ONNX class names: $onnx"
+  echo "ok: the ONNX export's metadata names the classes"
+fi
 
 report="$WORK/run/report.html"
 for text in '>setosa</text>' '>virginica</text>' "<td>1 &#39;versicolor&#39;</td>" \
