@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <unordered_set>
+#include <utility>
 
 #include "core/message_text.hpp"
 
@@ -31,10 +33,11 @@ CsvClasses csv_classes(const std::vector<std::string_view>& labels) {
     return !label_as_index(label).has_value();
   });
   if (name == labels.end()) return {};
-  std::vector<std::string_view> sorted = labels;
-  std::sort(sorted.begin(), sorted.end());
-  sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  return {{sorted.begin(), sorted.end()}, static_cast<std::size_t>(name - labels.begin())};
+  // Distinct first: a file has many rows and few classes.
+  const std::unordered_set<std::string_view> distinct(labels.begin(), labels.end());
+  std::vector<std::string> names(distinct.begin(), distinct.end());
+  std::sort(names.begin(), names.end());
+  return {std::move(names), static_cast<std::size_t>(name - labels.begin())};
 }
 
 std::optional<int> find_class(const std::vector<std::string>& names, std::string_view label) {
