@@ -158,9 +158,8 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
 }
 
 // The file's rows, parsed on the readers' threads: each row's features (when kept), label text
-// and error.
-// Under onBadFile: stop the threads stop at an error, so rows after the first bad one may be
-// left unparsed (every row before it is parsed).
+// and error. Under onBadFile: stop the threads stop at an error, so rows after the first bad one
+// may be left unparsed (every row before it is parsed).
 struct ParsedRows {
   std::vector<Row> rows;
   std::vector<float> features;

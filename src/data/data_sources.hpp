@@ -36,13 +36,14 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
 
 // The metadata key of model and checkpoint files holding the normalization a run used.
 inline constexpr const char* kInputNormalizationKey = "input_normalization";
-// The metadata key holding the training set's class names (image folders), one per line in label
-// order (a class name holds no control character: image_folder.cpp refuses one).
+// The metadata key holding the training set's class names (image folders, CSV text labels), one
+// per line in label order (a class name holds no control character: image_folder.cpp and
+// csv_reader.cpp refuse one).
 inline constexpr const char* kClassNamesKey = "class_names";
 Dataset load_test_set(const Config& config);
 
-// The classes of `set` when its reader named them (image folders): one line per class, its
-// label, name and number of samples ("  3  Dress  402"); empty otherwise.
+// The classes of `set` when its reader named them (image folders, CSV text labels): one line per
+// class, its label, name and number of samples ("  3  Dress  402"); empty otherwise.
 std::vector<std::string> class_table(const Dataset& set);
 // What reading `set` from `source` found besides its samples, for the log and `validate`: the
 // image sizes before fitting ("images in DIR: 28x28 (4000)") and each file skipped under
