@@ -10,6 +10,7 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "cli/saved_model.hpp"
+#include "core/class_names.hpp"
 #include "core/error.hpp"
 #include "data/data_format.hpp"
 #include "data/data_sources.hpp"
@@ -53,7 +54,8 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-// With class names (a model trained on an image folder), each row also names its class.
+// With class names (a model trained on an image folder or on a CSV file's text labels), each row
+// also names its class.
 std::string csv_header(int classes, bool named) {
   std::string header = named ? "index,predicted,predicted_class" : "index,predicted";
   for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
@@ -96,7 +98,7 @@ int run_predict(const PredictOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   const Config& config = saved.config;
   const DataFormatKind& format = input_format(options, config);
-  Dataset images = load_images_file(options.input_path, format.format, config);
+  Dataset images = load_images_file(options.input_path, format.format, config, saved.class_names);
   images.set_pipeline(saved.input);
   // A folder of class folders is labelled by them: they must be the model's classes.
   const std::vector<std::string>& folder_classes = images.origin().class_names;
@@ -116,7 +118,7 @@ int run_predict(const PredictOptions& options) {
   model.upload_parameters(saved.state.parameters.data());
   const int classes = model.num_classes();
   const std::vector<std::string>& names = saved.class_names;
-  const bool named = static_cast<int>(names.size()) == classes;
+  const bool named = !names.empty();
   std::string csv = csv_header(classes, named);
   std::int64_t correct = 0;
   run_inference(
@@ -127,7 +129,9 @@ int run_predict(const PredictOptions& options) {
           const int predicted = static_cast<int>(std::max_element(row, row + classes) - row);
           correct += predicted == labels[i] ? 1 : 0;
           csv += fmt::format("{},{}", first + static_cast<std::int64_t>(i), predicted);
-          if (named) csv += "," + csv_field(names[static_cast<std::size_t>(predicted)]);
+          // A class past the last name (an output layer wider than the data's classes) has none.
+          const std::string* name = class_name(names, predicted);
+          if (named) csv += "," + (name == nullptr ? std::string() : csv_field(*name));
           // 9 significant digits: every float reads back exactly.
           for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
           csv += "\n";

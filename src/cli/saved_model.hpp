@@ -19,7 +19,8 @@ struct SavedModel {
   // The normalization the model was trained with (from its metadata); nothing else of the
   // training pipeline applies outside training.
   InputPipeline input;
-  // The class names it was trained with, by label (image folders); empty: classes are numbers.
+  // The class names it was trained with, by label (image folders, CSV text labels); empty:
+  // classes are numbers.
   std::vector<std::string> class_names;
 };
 

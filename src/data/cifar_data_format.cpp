@@ -72,7 +72,8 @@ std::optional<Dataset> load_cifar_validation(const Config& config) {
   return cifar_dataset(read_cifar_file(*path, source), data.numClasses);
 }
 
-Dataset load_cifar_file(const std::string& path, const Config& config) {
+Dataset load_cifar_file(const std::string& path, const Config& config,
+                        const std::vector<std::string>& /*classes*/) {
   return cifar_dataset(read_cifar_file(path, cifar_source(config.data)), config.data.numClasses);
 }
 

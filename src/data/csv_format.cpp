@@ -22,10 +22,20 @@ CsvRequest csv_request(const Config& config, const std::string& path, std::int64
   return request;
 }
 
+CsvRequest training_request(const Config& config) {
+  return csv_request(config, config.data.trainFile, config.data.trainLimit);
+}
+
+// The test file has the training file's classes (its labels are looked up among them); the
+// training file is read again for them, its labels alone, as an image folder's test set lists the
+// training folder.
 Dataset load_csv_split(const Config& config, DataSplit split) {
   const DataConfig& data = config.data;
-  return split == DataSplit::kTrain ? read_csv(csv_request(config, data.trainFile, data.trainLimit))
-                                    : read_csv(csv_request(config, data.testFile, data.testLimit));
+  if (split == DataSplit::kTrain) return read_csv(training_request(config));
+  CsvRequest request = csv_request(config, data.testFile, data.testLimit);
+  request.classes = read_csv_classes(training_request(config));
+  request.classes_source = "the training file " + data.trainFile;
+  return read_csv(request);
 }
 
 std::string csv_source(const DataConfig& data, DataSplit split) {
@@ -40,9 +50,14 @@ std::optional<std::string> no_validation_path(const DataConfig&) {
   return std::nullopt;
 }
 
-// `predict --input`: a file laid out as the training file (its labels read too).
-Dataset load_csv_input(const std::string& path, const Config& config) {
-  return read_csv(csv_request(config, path, 0));
+// `predict --input`: a file laid out as the training file, its labels read with the model's
+// classes.
+Dataset load_csv_input(const std::string& path, const Config& config,
+                       const std::vector<std::string>& classes) {
+  CsvRequest request = csv_request(config, path, 0);
+  request.classes = classes;
+  request.classes_source = "the model";
+  return read_csv(request);
 }
 
 // Rows of numbers feed a feedForward input of as many features; one delimiter character; the

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/message_text.hpp"
+#include "data/csv_labels.hpp"
 #include "data/parallel_for.hpp"
 #include "io/file_access.hpp"
 
@@ -105,11 +107,28 @@ Field next_field(std::string_view row, std::size_t start, char delimiter) {
   return {row.substr(open + 1, close - open - 1), after + 1, nullptr};
 }
 
-// Parses `row` into features (`out`) and its label; the error says what is wrong with it.
+// The label's field in a row, from 0.
+int label_field(const CsvRequest& r) {
+  return r.label_index < 0 ? r.features : r.label_index;
+}
+
+// A label names a class in messages and run files (UTF-8: JSON, HTML), and model files keep the
+// names one per line: what is wrong with `text` as a label, or nothing.
+std::optional<std::string> label_problem(std::string_view text, int field) {
+  if (text.empty()) return fmt::format("the label (field {}) is empty", field + 1);
+  if (message_text::find_non_utf8(text) != std::string_view::npos ||
+      message_text::find_control(text) != std::string_view::npos)
+    return fmt::format("the label (field {}) '{}' is not UTF-8 text without control characters",
+                       field + 1, quoted_value(text));
+  return std::nullopt;
+}
+
+// Parses `row` into features (`out`, unless null: the labels alone are wanted) and its label's
+// text; the error says what is wrong with it.
 std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, float* out,
-                                     std::int32_t& label) {
+                                     std::string_view& label) {
   const int fields = r.features + 1;
-  const int label_field = r.label_index < 0 ? fields - 1 : r.label_index;
+  const int label_at = label_field(r);
   int field = 0;
   int feature = 0;
   for (std::size_t start = 0;; ++field) {
@@ -117,21 +136,17 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
     if (f.error != nullptr)
       return fmt::format("field {} has {}; close the quote, or write the number unquoted",
                          field + 1, f.error);
-    if (field < fields) {
+    if (field == label_at) {
+      if (auto problem = label_problem(f.text, field)) return problem;
+      label = f.text;
+    } else if (field < fields) {
       const std::string_view text = f.text;
       float value = 0.0f;
       const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), value);
       if (text.empty() || error != std::errc() || rest != text.data() + text.size() ||
           !std::isfinite(value))
         return fmt::format("field {} ('{}') is not a finite number", field + 1, text);
-      if (field == label_field) {
-        if (value != std::floor(value) || value < 0 || value >= static_cast<float>(r.num_classes))
-          return fmt::format("the label (field {}) is {}, not a class index from 0 to {}",
-                             field + 1, text, r.num_classes - 1);
-        label = static_cast<std::int32_t>(value);
-      } else {
-        out[feature++] = value;
-      }
+      if (out != nullptr) out[feature++] = value;
     }
     if (f.next > row.size()) break;
     start = f.next;
@@ -142,39 +157,116 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
   return std::nullopt;
 }
 
-}  // namespace
+// The file's rows, parsed on the readers' threads: each row's features (when kept), label text
+// and error. Under onBadFile: stop the threads stop at an error, so rows after the first bad one
+// may be left unparsed (every row before it is parsed).
+struct ParsedRows {
+  std::vector<Row> rows;
+  std::vector<float> features;
+  std::vector<std::string_view> labels;
+  std::vector<std::optional<std::string>> errors;
+};
 
-Dataset read_csv(const CsvRequest& request) {
-  const std::string file = read_text(request.path);
-  std::string_view text = file;
+ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool keep_features) {
   if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
     text.remove_prefix(kByteOrderMark.size());
-  std::vector<Row> rows = data_rows(text, request.skip_lines);
+  ParsedRows parsed;
+  parsed.rows = data_rows(text, request.skip_lines);
+  std::vector<Row>& rows = parsed.rows;
   if (request.limit > 0 && static_cast<std::size_t>(request.limit) < rows.size())
     rows.resize(static_cast<std::size_t>(request.limit));
-  const auto width = static_cast<std::size_t>(request.features);
-  std::vector<float> features(rows.size() * width);
-  std::vector<std::int32_t> labels(rows.size());
-  std::vector<std::optional<std::string>> errors(rows.size());
+  const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
+  parsed.features.resize(rows.size() * width);
+  parsed.labels.resize(rows.size());
+  parsed.errors.resize(rows.size());
   parallel_for_each_index(rows.size(), [&](std::size_t i) {
-    errors[i] = parse_row(rows[i].text, request, features.data() + i * width, labels[i]);
-    return !(errors[i] && request.on_bad_row == BadFileAction::kStop);
+    float* out = keep_features ? parsed.features.data() + i * width : nullptr;
+    parsed.errors[i] = parse_row(rows[i].text, request, out, parsed.labels[i]);
+    return !(parsed.errors[i] && request.on_bad_row == BadFileAction::kStop);
   });
-  DataOrigin origin;
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (errors[i]) {
-      const std::string where = fmt::format("{}: line {}", request.path, rows[i].line);
-      if (request.on_bad_row == BadFileAction::kStop)
-        throw DataError(fmt::format("{}: {}; {}", where, *errors[i], kBadRowFix));
-      origin.skipped.push_back(where + ": " + *errors[i]);
+  return parsed;
+}
+
+// The classes: the training file's (given) for any other file, else this file's own labels
+// decide (csv_labels.hpp), of the rows that are not bad, up to the first bad one under
+// onBadFile: stop (which then stops the read). Too many names for numClasses is a DataError.
+std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest& request) {
+  if (request.classes) return *request.classes;
+  std::vector<std::string_view> labels;
+  std::vector<std::int64_t> lines;
+  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
+    if (parsed.errors[i]) {
+      if (request.on_bad_row == BadFileAction::kStop) break;
       continue;
     }
-    if (kept != i) {
-      std::copy_n(features.begin() + static_cast<std::ptrdiff_t>(i * width), width,
-                  features.begin() + static_cast<std::ptrdiff_t>(kept * width));
-      labels[kept] = labels[i];
+    labels.push_back(parsed.labels[i]);
+    lines.push_back(parsed.rows[i].line);
+  }
+  CsvClasses classes = csv_classes(labels);
+  const std::size_t count = classes.names.size();
+  if (count > static_cast<std::size_t>(request.num_classes))
+    throw DataError(fmt::format(
+        "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
+        "class names because the label '{}' on line {} is not a class index); set "
+        "data.numClasses: {}, or give labelIndex the field of the class labels",
+        request.path, count, quoted_class_list(classes.names), request.num_classes,
+        quoted_value(labels[classes.first_name]), lines[classes.first_name], count));
+  return std::move(classes.names);
+}
+
+// The class of a label under `names` (indices when empty); the error says why it has none.
+std::optional<std::string> class_of(std::string_view text, const std::vector<std::string>& names,
+                                    const CsvRequest& r, std::int32_t& label) {
+  const int field = label_field(r) + 1;
+  if (!names.empty()) {
+    const std::optional<int> found = find_class(names, text);
+    if (found) {
+      label = *found;
+      return std::nullopt;
     }
+    return fmt::format("the label (field {}) '{}' is not one of the {} classes of {} ({})", field,
+                       quoted_value(text), names.size(), r.classes_source,
+                       quoted_class_list(names));
+  }
+  const std::optional<float> index = label_as_index(text);
+  if (!index || *index >= static_cast<float>(r.num_classes))
+    return fmt::format("the label (field {}) is {}, not a class index from 0 to {}", field,
+                       quoted_value(text), r.num_classes - 1);
+  label = static_cast<std::int32_t>(*index);
+  return std::nullopt;
+}
+
+// The rows that are good, in order: their features (when kept) and labels, and the origin (the
+// classes, the rows left out). Bad rows stop the read or are left out, as on_bad_row says.
+struct GoodRows {
+  std::vector<float> features;
+  std::vector<std::int32_t> labels;
+  DataOrigin origin;
+};
+
+GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
+  const std::string file = read_text(request.path);  // the rows' text points into it
+  ParsedRows parsed = parse_rows(file, request, keep_features);
+  GoodRows good;
+  DataOrigin& origin = good.origin;
+  origin.class_names = file_classes(parsed, request);
+  const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
+  std::vector<std::int32_t>& labels = good.labels;
+  labels.resize(parsed.rows.size());
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
+    std::optional<std::string> error = std::move(parsed.errors[i]);
+    if (!error) error = class_of(parsed.labels[i], origin.class_names, request, labels[kept]);
+    if (error) {
+      const std::string where = fmt::format("{}: line {}", request.path, parsed.rows[i].line);
+      if (request.on_bad_row == BadFileAction::kStop)
+        throw DataError(fmt::format("{}: {}; {}", where, *error, kBadRowFix));
+      origin.skipped.push_back(where + ": " + *error);
+      continue;
+    }
+    if (kept != i)
+      std::copy_n(parsed.features.begin() + static_cast<std::ptrdiff_t>(i * width), width,
+                  parsed.features.begin() + static_cast<std::ptrdiff_t>(kept * width));
     ++kept;
   }
   if (kept == 0)
@@ -184,12 +276,24 @@ Dataset read_csv(const CsvRequest& request) {
                                     ? fmt::format(" after the {} skipped line(s) (data.skipLines)",
                                                   request.skip_lines)
                                     : std::string()));
-  features.resize(kept * width);
+  good.features = std::move(parsed.features);
+  good.features.resize(kept * width);
   labels.resize(kept);
-  Dataset dataset = Dataset::from_features(request.features, std::move(features),
-                                           std::move(labels), request.num_classes);
-  dataset.set_origin(std::move(origin));
+  return good;
+}
+
+}  // namespace
+
+Dataset read_csv(const CsvRequest& request) {
+  GoodRows good = read_good_rows(request, true);
+  Dataset dataset = Dataset::from_features(request.features, std::move(good.features),
+                                           std::move(good.labels), request.num_classes);
+  dataset.set_origin(std::move(good.origin));
   return dataset;
+}
+
+std::vector<std::string> read_csv_classes(const CsvRequest& request) {
+  return read_good_rows(request, false).origin.class_names;
 }
 
 }  // namespace dl

@@ -30,8 +30,10 @@ enum class DataSplit { kTrain, kTest };
 struct PredictInput {
   std::string_view help;  // "an IDX images file (plain or .gz)"
   // The samples of `path`, with the file's labels where it has them, for a network of
-  // config.inputType.
-  Dataset (*load)(const std::string& path, const Config& config);
+  // config.inputType trained on `classes` (the model's class names; empty: its classes are
+  // numbers), which a file that labels samples by name is read against.
+  Dataset (*load)(const std::string& path, const Config& config,
+                  const std::vector<std::string>& classes);
   bool labelled;  // whether the labels are the file's own (else every label is 0)
 };
 

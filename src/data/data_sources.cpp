@@ -118,10 +118,11 @@ std::string test_source(const DataConfig& data) {
   return data_format(data.format).source(data, DataSplit::kTest);
 }
 
-Dataset load_images_file(const std::string& path, DataFormat format, const Config& config) {
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config,
+                         const std::vector<std::string>& classes) {
   Config as_format = config;
   as_format.data.format = format;
-  return data_format(format).predict.load(path, as_format);
+  return data_format(format).predict.load(path, as_format, classes);
 }
 
 }  // namespace dl

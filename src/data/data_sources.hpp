@@ -36,13 +36,14 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
 
 // The metadata key of model and checkpoint files holding the normalization a run used.
 inline constexpr const char* kInputNormalizationKey = "input_normalization";
-// The metadata key holding the training set's class names (image folders), one per line in label
-// order (a class name holds no control character: image_folder.cpp refuses one).
+// The metadata key holding the training set's class names (image folders, CSV text labels), one
+// per line in label order (a class name holds no control character: image_folder.cpp and
+// csv_reader.cpp refuse one).
 inline constexpr const char* kClassNamesKey = "class_names";
 Dataset load_test_set(const Config& config);
 
-// The classes of `set` when its reader named them (image folders): one line per class, its
-// label, name and number of samples ("  3  Dress  402"); empty otherwise.
+// The classes of `set` when its reader named them (image folders, CSV text labels): one line per
+// class, its label, name and number of samples ("  3  Dress  402"); empty otherwise.
 std::vector<std::string> class_table(const Dataset& set);
 // What reading `set` from `source` found besides its samples, for the log and `validate`: the
 // image sizes before fitting ("images in DIR: 28x28 (4000)") and each file skipped under
@@ -54,7 +55,9 @@ std::string training_source(const DataConfig& data);
 std::string test_source(const DataConfig& data);
 
 // The samples of `path` (`predict --input`) read as `format` says (its PredictInput): e.g. an
-// IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels).
-Dataset load_images_file(const std::string& path, DataFormat format, const Config& config);
+// IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels), for a
+// model trained on `classes` (its class names; empty: numbers).
+Dataset load_images_file(const std::string& path, DataFormat format, const Config& config,
+                         const std::vector<std::string>& classes = {});
 
 }  // namespace dl

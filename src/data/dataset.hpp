@@ -14,8 +14,9 @@
 
 namespace dl {
 
-// What reading a data set found besides its samples (image folders): the class names, the
-// files left out under data.onBadFile: skip, and the image sizes before they were fitted.
+// What reading a data set found besides its samples: the class names (image folders, CSV text
+// labels), the files or rows left out under data.onBadFile: skip, and the image sizes before they
+// were fitted (image folders).
 struct DataOrigin {
   std::vector<std::string> class_names;  // by label; empty: the classes are numbers
   std::vector<std::string> skipped;      // "path: why", in listing order

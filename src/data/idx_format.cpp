@@ -32,7 +32,8 @@ std::optional<std::string> idx_validation_path(const DataConfig& data) {
 }
 
 // An images file holds no labels: every label is 0.
-Dataset load_idx_images(const std::string& path, const Config& config) {
+Dataset load_idx_images(const std::string& path, const Config& config,
+                        const std::vector<std::string>& /*classes*/) {
   IdxImages images = read_idx_images(path);
   std::vector<std::int32_t> labels(static_cast<std::size_t>(images.count), 0);
   return Dataset(images.rows, images.cols, std::move(images.pixels), std::move(labels),

@@ -60,8 +60,10 @@ std::optional<std::string> folder_validation_path(const DataConfig& data) {
   return data.validationDirectory;
 }
 
-// One image (label 0), or a folder of class folders (labelled by them, as the training folder).
-Dataset load_image_input(const std::string& path, const Config& config) {
+// One image (label 0), or a folder of class folders (labelled by them, as the training folder;
+// `predict` compares them with the model's classes).
+Dataset load_image_input(const std::string& path, const Config& config,
+                         const std::vector<std::string>& /*classes*/) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error))
     return read_image_folder(folder_request(config, path, "--input", 0));

@@ -24,7 +24,8 @@ namespace dl {
 // in the padding), naming the layer and the fix. A non-empty `mean` (and `stddev`, one value per
 // channel) puts the input normalization the model was trained with in front: the graph then
 // takes pixels as byte / 255, as without. Non-empty `class_names` (a model trained on an image
-// folder) go into the metadata as "dl-train.class_names", one name per line in label order.
+// folder or CSV text labels) go into the metadata as "dl-train.class_names", one name per line in
+// label order.
 std::string onnx_model_bytes(const Config& config, const std::vector<float>& parameters,
                              const std::vector<float>& mean = {},
                              const std::vector<float>& stddev = {},

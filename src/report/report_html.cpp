@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/class_names.hpp"
 #include "core/epoch_number.hpp"
 #include "io/atomic_file.hpp"
 #include "report/metric_names.hpp"
@@ -136,6 +137,42 @@ std::string overview(const std::vector<RunRecord>& runs) {
   return html + "</table>\n";
 }
 
+// evaluation.json's class_names (a run on named classes), else none.
+std::vector<std::string> class_names(const Json& evaluation) {
+  std::vector<std::string> names;
+  const auto it = evaluation.find("class_names");
+  if (it == evaluation.end() || !it->is_array()) return names;
+  for (const Json& name : *it) names.push_back(name.is_string() ? name.get<std::string>() : "");
+  return names;
+}
+
+// One row per class: its label and name, examples, predictions, precision, recall and F1 (from
+// evaluation.json's per-class arrays, which every run writes).
+std::string per_class_table(const Json& evaluation, const std::vector<std::string>& names) {
+  const char* keys[] = {"true_count_per_class", "predicted_count_per_class",
+                        "precision_per_class", "recall_per_class", "f1_per_class"};
+  std::vector<const Json*> columns;
+  for (const char* key : keys) {
+    const auto it = evaluation.find(key);
+    if (it == evaluation.end() || !it->is_array()) return "";
+    columns.push_back(&*it);
+  }
+  std::string html =
+      "<table><tr><th>class</th><th>examples</th><th>predicted</th><th>precision</th>"
+      "<th>recall</th><th>F1</th></tr>\n";
+  for (std::size_t c = 0; c < columns.front()->size(); ++c) {
+    html += fmt::format("<tr><td>{}</td>", escape_html(class_text(static_cast<long long>(c), names)));
+    for (std::size_t k = 0; k < columns.size(); ++k) {  // two counts, then three ratios
+      const Json& value = c < columns[k]->size() ? (*columns[k])[c] : Json();
+      const bool ratio = k >= 2 && value.is_number();  // a ratio of 1 reads back as an integer
+      html += fmt::format("<td class=\"num\">{}</td>",
+                          ratio ? fmt::format("{:.4f}", value.get<double>()) : number(value));
+    }
+    html += "</tr>\n";
+  }
+  return html + "</table>\n";
+}
+
 std::string confusion(const RunRecord& run) {
   const auto it =
       run.evaluation.is_object() ? run.evaluation.find("confusion") : run.evaluation.end();
@@ -150,7 +187,8 @@ std::string confusion(const RunRecord& run) {
     for (const Json& v : row) cells.push_back(v.is_number() ? v.get<std::int64_t>() : 0);
     rows.push_back(std::move(cells));
   }
-  return svg_confusion_heatmap(rows);
+  const std::vector<std::string> names = class_names(run.evaluation);
+  return svg_confusion_heatmap(rows, names) + per_class_table(run.evaluation, names);
 }
 
 // summary.json's provenance object (and the run's outcome beside it), one row per key.

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "core/class_names.hpp"
+
 namespace dl {
 
 namespace {
@@ -184,10 +186,36 @@ std::string svg_line_chart(const LineChart& chart) {
   return svg + "</svg>\n";
 }
 
-std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& confusion) {
+namespace {
+
+// A heat map's tick: the class name cut to a few characters (whole UTF-8 characters, "..."
+// after), else the label; the cells' tooltips give the whole name.
+constexpr std::size_t kTickNameBytes = 14;
+constexpr int kTickCharWidth = 7;  // px per character of the tick font, roughly
+
+std::string heatmap_tick(int label, const std::vector<std::string>& names) {
+  const std::string* name = class_name(names, label);
+  if (name == nullptr) return std::to_string(label);
+  const std::string text = message_text::escaped(*name);
+  if (text.size() <= kTickNameBytes) return text;
+  return text.substr(0, message_text::character_start(text, kTickNameBytes - 3)) + "...";
+}
+
+}  // namespace
+
+std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& confusion,
+                                  const std::vector<std::string>& class_names) {
   const int n = static_cast<int>(confusion.size());
+  std::vector<std::string> ticks;
+  std::size_t widest_tick = 0;
+  for (int r = 0; r < n; ++r) {
+    ticks.push_back(heatmap_tick(r, class_names));
+    widest_tick = std::max(widest_tick, ticks.back().size());
+  }
   const int cell = n <= 10 ? 36 : std::max(6, 360 / std::max(n, 1));
-  const int margin = 44, size = margin + n * cell + 8;
+  // Index ticks fit the plain margin; names get room for the widest (columns: written upwards).
+  const int margin = class_names.empty() ? 44 : 28 + kTickCharWidth * static_cast<int>(widest_tick);
+  const int size = margin + n * cell + 8;
   const bool numbers = cell >= 28;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"heatmap\" width=\"{0}\" height=\"{0}\" "
@@ -210,7 +238,8 @@ std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& 
       svg += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"
           "<title>actual {} predicted {}: {}</title></rect>",
-          x, y, cell, cell, fill, r, c, v);
+          x, y, cell, cell, fill, escape_html(class_text(r, class_names)),
+          escape_html(class_text(c, class_names)), v);
       if (numbers) {
         svg += fmt::format(
             "<text x=\"{}\" y=\"{}\" class=\"cell{}\" text-anchor=\"middle\">{}"
@@ -218,11 +247,18 @@ std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& 
             x + cell / 2, y + cell / 2 + 4, share > 0.5 ? " dark" : "", v);
       }
     }
-    svg += fmt::format(
-        "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"end\">{}</text>"
-        "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>\n",
-        margin - 4, margin + r * cell + cell / 2 + 4, r, margin + r * cell + cell / 2, margin - 4,
-        r);
+    const std::string tick = escape_html(ticks[static_cast<std::size_t>(r)]);
+    const int middle = margin + r * cell + cell / 2;
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+                       margin - 4, middle + 4, tick);
+    // Names run upwards from above their column; a number sits centred above it.
+    svg += class_names.empty()
+               ? fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}"
+                             "</text>\n",
+                             middle, margin - 4, tick)
+               : fmt::format("<text x=\"{0}\" y=\"{1}\" class=\"tick\" transform=\"rotate(-90 {0} "
+                             "{1})\">{2}</text>\n",
+                             middle + 4, margin - 4, tick);
   }
   return svg + "</svg>\n";
 }

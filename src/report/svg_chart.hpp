@@ -24,8 +24,10 @@ struct LineChart {
 
 std::string svg_line_chart(const LineChart& chart);
 
-// Rows actual, columns predicted; each cell shaded by its share of the row.
-std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& confusion);
+// Rows actual, columns predicted; each cell shaded by its share of the row. Rows and columns are
+// labelled by class name where `class_names` (by label) has one, else by label.
+std::string svg_confusion_heatmap(const std::vector<std::vector<std::int64_t>>& confusion,
+                                  const std::vector<std::string>& class_names = {});
 
 // `text` with &, <, >, " and ' replaced, for HTML and SVG.
 std::string escape_html(const std::string& text);

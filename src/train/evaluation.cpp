@@ -4,18 +4,16 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "core/class_names.hpp"
 #include "core/error.hpp"
+#include "io/json_writer.hpp"
 
 namespace dl {
 namespace {
 
 constexpr int kDecimalBase = 10;
-
-// "[0, 3, 7]": the class list format of the exclusion notes.
-std::string class_list(const std::vector<int>& classes) {
-  return fmt::format("[{}]", fmt::join(classes, ", "));
-}
 
 std::string plural_classes(std::size_t n) {
   return n == 1 ? "1 class" : fmt::format("{} classes", n);
@@ -90,6 +88,14 @@ void Evaluation::merge(const Evaluation& other) {
                        other.num_classes_, num_classes_));
   for (std::size_t i = 0; i < confusion_.size(); ++i) confusion_[i] += other.confusion_[i];
   count_ += other.count_;
+  if (class_names_.empty()) class_names_ = other.class_names_;
+}
+
+// "[0, 3, 7]", or with names "[0 'T-shirt', 3 'Dress']": the class list of the exclusion notes.
+std::string Evaluation::class_list(const std::vector<int>& classes) const {
+  std::vector<std::string> items;
+  for (const int c : classes) items.push_back(class_text(c, class_names_));
+  return fmt::format("[{}]", fmt::join(items, ", "));
 }
 
 std::int64_t Evaluation::confusion(int actual, int predicted) const {
@@ -195,7 +201,7 @@ std::string Evaluation::confusion_matrix_text() const {
   text += '\n';
   for (int a = 0; a < num_classes_; ++a) {
     for (int p = 0; p < num_classes_; ++p) text += fmt::format("{:>{}}", confusion(a, p), width);
-    text += fmt::format(" | {}\n", a);
+    text += fmt::format(" | {}\n", class_text(a, class_names_));
   }
   text += "\nRow: actual class; column: predicted class; cell: number of examples\n";
   return text;
@@ -267,11 +273,31 @@ std::string Evaluation::to_json() const {
       "\"f1\": {}, \"excluded_from_precision\": {}, \"excluded_from_recall\": {}, "
       "\"excluded_from_f1\": {}, \"precision_per_class\": {}, \"recall_per_class\": {}, "
       "\"f1_per_class\": {}, \"true_count_per_class\": {}, \"predicted_count_per_class\": {}, "
-      "\"confusion\": [{}]}}",
+      "\"confusion\": [{}]{}}}",
       num_classes_, count_, accuracy(), precision(), recall(), f1(),
       json_array(excluded_from_precision()), json_array(excluded_from_recall()),
       json_array(excluded_from_f1()), json_array(precisions), json_array(recalls), json_array(f1s),
-      json_array(true_counts), json_array(predicted_counts), fmt::join(rows, ", "));
+      json_array(true_counts), json_array(predicted_counts), fmt::join(rows, ", "),
+      class_names_.empty() ? std::string() : named_json());
+}
+
+// The keys a named evaluation adds after the numeric ones, which stay as they are for readers
+// that know classes by index: class_names (by label) and per_class, each class's figures under
+// its name (null past the last name). Names go through the JSON writer, which escapes them.
+std::string Evaluation::named_json() const {
+  std::vector<std::string> entries;
+  for (int c = 0; c < num_classes_; ++c) {
+    const std::string* name = class_name(class_names_, c);
+    entries.push_back(fmt::format(
+        "{{\"class\": {}, \"name\": {}, \"precision\": {}, \"recall\": {}, \"f1\": {}, "
+        "\"true_count\": {}, \"predicted_count\": {}}}",
+        c, name == nullptr ? "null" : json_line(Json(*name)), precision(c), recall(c), f1(c),
+        true_count(c), predicted_count(c)));
+  }
+  std::vector<std::string> names;
+  for (const std::string& name : class_names_) names.push_back(json_line(Json(name)));
+  return fmt::format(", \"class_names\": [{}], \"per_class\": [{}]", fmt::join(names, ", "),
+                     fmt::join(entries, ", "));
 }
 
 }  // namespace dl

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dl {
@@ -23,6 +24,10 @@ class Evaluation {
   void merge(const Evaluation& other);
 
   int num_classes() const { return num_classes_; }
+  // The data's class names by label (core/class_names.hpp), when it has them: stats() and
+  // to_json() then name the classes. May be fewer than num_classes() (a wider output layer).
+  void set_class_names(std::vector<std::string> names) { class_names_ = std::move(names); }
+  const std::vector<std::string>& class_names() const { return class_names_; }
   std::int64_t count() const { return count_; }
   double accuracy() const;  // 0 when nothing was added
 
@@ -56,7 +61,8 @@ class Evaluation {
   std::string stats() const;
   // One JSON object: num_classes, count, accuracy, precision, recall, f1 (macro), the excluded
   // classes, per-class arrays (precision_per_class, recall_per_class, f1_per_class,
-  // true_count_per_class, predicted_count_per_class) and confusion (rows actual).
+  // true_count_per_class, predicted_count_per_class) and confusion (rows actual); with class
+  // names also class_names and per_class, one object per class with its name and figures.
   std::string to_json() const;
 
   // Beyond this many classes the printed matrix would be too wide to read (DL4J's limit too).
@@ -68,10 +74,13 @@ class Evaluation {
   double macro_average(double (Evaluation::*metric)(int) const,
                        const std::vector<int>& excluded) const;
   std::string confusion_matrix_text() const;
+  std::string class_list(const std::vector<int>& classes) const;
+  std::string named_json() const;
 
   int num_classes_;
   std::int64_t count_ = 0;
   std::vector<std::int64_t> confusion_;  // num_classes_ x num_classes_, [actual][predicted]
+  std::vector<std::string> class_names_;
 };
 
 }  // namespace dl

@@ -31,6 +31,7 @@ void run_inference(Model& model, const Dataset& data, const BatchOutputs& on_bat
 
 EvaluationResult evaluate(Model& model, const Dataset& data) {
   EvaluationResult result(model.num_classes());
+  result.evaluation.set_class_names(data.origin().class_names);
   Backend& backend = model.backend();
   double loss_total = 0.0;
   run_inference(model, data,

@@ -17,6 +17,7 @@ struct EvaluationResult {
   explicit EvaluationResult(int classes) : evaluation(classes) {}
 };
 
+// The evaluation names the classes when `data` does (its origin's class names).
 EvaluationResult evaluate(Model& model, const Dataset& data);
 
 // Called once per batch after its forward pass: the batch's first sample index, its size n, and

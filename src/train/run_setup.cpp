@@ -14,6 +14,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/gemm.hpp"
 #include "config/enum_names.hpp"
+#include "core/class_names.hpp"
 #include "core/error.hpp"
 #include "data/data_sources.hpp"
 #include "nn/layer_plan.hpp"
@@ -39,7 +40,8 @@ void check_labels_fit_output(const Config& config, const Dataset& data, const st
   throw ConfigError(fmt::format(
       "{}: labels go up to {} but the output layer (layers.{}) has nOut {}; set its nOut to at "
       "least {} in {}",
-      source, *top, config.layers.size() - 1, units, *top + 1, config.sourcePath));
+      source, class_text(*top, data.origin().class_names), config.layers.size() - 1, units,
+      *top + 1, config.sourcePath));
 }
 
 // Test or validation images of another size than the training images the network is built for:

@@ -64,12 +64,8 @@ grep -q "predict: $test_count images from $WORK/folder/test (28x28), accuracy $(
 echo "ok: predict on the test folder: $(cat "$WORK/predict.err")"
 
 # The ONNX export carries the class names (where this build exports ONNX and python3-onnx exists).
-if "$PYTHON3" -c "import onnx" 2>/dev/null &&
-  "$DL_TRAIN" export --format onnx -m "$WORK/run-folder/model.dlm" -o "$WORK/folder.onnx" >/dev/null; then
-  names=$("$PYTHON3" -c "
-import onnx
-props = {p.key: p.value for p in onnx.load('$WORK/folder.onnx').metadata_props}
-print(props['dl-train.class_names'].replace(chr(10), ','))")
+names=$(onnx_class_names "$WORK/run-folder/model.dlm")
+if [ -n "$names" ]; then
   [ "$names" = "Ankle_boot,Bag,Coat,Dress,Pullover,Sandal,Shirt,Sneaker,T-shirt_top,Trouser" ] ||
     fail "ONNX class names: $names"
   echo "ok: the ONNX export's metadata names the classes: $names"

@@ -59,3 +59,15 @@ expect_failure() {
   [ "$(wc -l <"$WORK/err.txt")" -eq 1 ] || fail "expected one line of stderr: $(cat "$WORK/err.txt")"
   echo "ok: exit $code: $(cat "$WORK/err.txt")"
 }
+
+# onnx_class_names MODEL: the class names the ONNX export of MODEL carries in its metadata, joined
+# by commas; nothing where this build exports no ONNX or python3-onnx is missing (the caller
+# skips its check); an export without the names fails.
+onnx_class_names() {
+  "$PYTHON3" -c "import onnx" 2>/dev/null || return 0
+  "$DL_TRAIN" export --format onnx -m "$1" -o "$WORK/class_names.onnx" >/dev/null || return 0
+  "$PYTHON3" -c "
+import onnx, sys
+props = {p.key: p.value for p in onnx.load(sys.argv[1]).metadata_props}
+print(props['dl-train.class_names'].replace(chr(10), ','))" "$WORK/class_names.onnx"
+}

@@ -1,6 +1,7 @@
 // libFuzzer target for the CSV reader (csv_reader.hpp). A DataError is the expected outcome for
 // bad input; any other exception, a crash or a sanitizer report is a bug, and so is a successful
-// read whose rows do not have the declared width or whose labels are not class indices.
+// read whose rows do not have the declared width, whose labels are not class indices, or whose
+// class names (text labels) are not sorted, distinct and covering every label.
 //
 // Input layout:
 //   byte 0   bits 0-1: skip lines (0-3); bit 2: onBadFile skip; bits 3-4: delimiter (, ; tab space)
@@ -11,6 +12,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "data/csv_reader.hpp"
@@ -62,6 +65,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fail_result("feature count differs from rows x features");
     for (const std::int32_t label : set.labels())
       if (label < 0 || label >= kNumClasses) fail_result("a label outside [0, numClasses)");
+    // Text labels: the classes are distinct names in byte order, one per label value at most.
+    const std::vector<std::string>& names = set.origin().class_names;
+    for (std::size_t i = 1; i < names.size(); ++i)
+      if (!(names[i - 1] < names[i])) fail_result("class names not sorted and distinct");
+    for (const std::int32_t label : set.labels())
+      if (!names.empty() && static_cast<std::size_t>(label) >= names.size())
+        fail_result("a label past the class names");
   } catch (const dl::DataError&) {
     return 0;
   } catch (const std::exception& e) {

@@ -142,3 +142,26 @@ TEST_CASE("a long series is thinned to a few thousand points, its last one kept"
   CHECK(segments < 2100);
   CHECK_THAT(svg, Contains("100000"));  // the x axis reaches the last iteration
 }
+
+TEST_CASE("the report names the classes where evaluation.json does", "[report]") {
+  dl::test::TempDirectory dir;
+  std::ofstream(dir.path() + "/evaluation.json")
+      << "{\"confusion\": [[3, 1], [0, 4]], \"true_count_per_class\": [4, 4], "
+         "\"predicted_count_per_class\": [3, 5], \"precision_per_class\": [1, 0.8], "
+         "\"recall_per_class\": [0.75, 1], \"f1_per_class\": [0.857142, 0.888888], "
+         "\"class_names\": [\"cat <small>\", \"a very long class name\"]}\n";
+  const std::string html = dl::render_report({dl::read_run_record(dir.path())});
+  CHECK_THAT(html, Contains(">cat &lt;small&gt;</text>"));
+  CHECK_THAT(html, Contains(">a very long...</text>"));  // the tick is cut, the tooltip is whole
+  CHECK_THAT(html, Contains("actual 0 &#39;cat &lt;small&gt;&#39; predicted 1 &#39;a very long "
+                            "class name&#39;: 1"));
+  CHECK_THAT(html, Contains("<tr><td>1 &#39;a very long class name&#39;</td><td class=\"num\">4"
+                            "</td><td class=\"num\">5</td><td class=\"num\">0.8000</td>"
+                            "<td class=\"num\">1.0000</td><td class=\"num\">0.8889</td></tr>"));
+
+  std::ofstream(dir.path() + "/evaluation.json") << "{\"confusion\": [[3, 1], [0, 4]]}\n";
+  const std::string numbers = dl::render_report({dl::read_run_record(dir.path())});
+  CHECK_THAT(numbers, Contains("actual 0 predicted 1: 1"));
+  CHECK_THAT(numbers, Contains("class=\"tick\" text-anchor=\"middle\">1</text>"));
+  CHECK_THAT(numbers, !Contains("<th>recall</th>"));  // no per-class arrays, no table
+}

@@ -223,3 +223,31 @@ TEST_CASE("Evaluation: to_json is valid JSON with the metrics and the matrix") {
   CHECK(root["confusion"][2][2].as<int>() == 1);
   CHECK(root["predicted_count_per_class"][1].as<int>() == 4);
 }
+
+TEST_CASE("Evaluation: with class names, stats() and to_json() name the classes") {
+  dl::Evaluation eval = evaluation_with_excluded_classes();
+  const std::string plain_json = eval.to_json();
+  CHECK_FALSE(contains(plain_json, "class_names"));
+  CHECK_FALSE(contains(plain_json, "\"per_class\""));
+  // Three names for four output units: class 3 has none.
+  eval.set_class_names({"ankle boot", "say \"hi\"", "T-shirt"});
+  const std::string stats = eval.stats();
+  CHECK(contains(stats, "excluded from average precision: [2 'T-shirt']"));
+  CHECK(contains(stats, "excluded from average recall: [3]"));
+  CHECK(contains(stats, "excluded from average F1 (either of the above): [2 'T-shirt', 3]"));
+  CHECK(contains(stats, " | 0 'ankle boot'\n"));
+  CHECK(contains(stats, " | 3\n"));
+
+  const std::string json = eval.to_json();
+  // The numeric keys come first, as they were.
+  CHECK(json.substr(0, json.find(", \"class_names\"")) + "}" == plain_json);
+  const YAML::Node root = YAML::Load(json);
+  REQUIRE(root["class_names"].size() == 3);
+  CHECK(root["class_names"][1].as<std::string>() == "say \"hi\"");
+  REQUIRE(root["per_class"].size() == 4);
+  CHECK(root["per_class"][0]["name"].as<std::string>() == "ankle boot");
+  CHECK(root["per_class"][1]["class"].as<int>() == 1);
+  CHECK(root["per_class"][1]["recall"].as<double>() == Approx(1.0));
+  CHECK(root["per_class"][1]["predicted_count"].as<int>() == 3);
+  CHECK(root["per_class"][3]["name"].IsNull());
+}
