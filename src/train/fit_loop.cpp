@@ -60,6 +60,9 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
   int epoch = info.start.epoch;
   for (std::int64_t first_round = info.start.round; epoch < max_epochs; ++epoch, first_round = 0) {
     const auto epoch_start = RunProgress::Clock::now();
+    // The images/s of the epoch's first score report count from here: the evaluation and the
+    // outputs written at the previous epoch's end are not training time.
+    last_report_time_ = epoch_start;
     const std::int64_t samples_before = progress_.samples_trained;
     std::int64_t next = 0;
     try {
