@@ -73,9 +73,7 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
     p.std = {stats.std};
     return p;
   }
-  const std::size_t plane =
-      static_cast<std::size_t>(train.rows()) * static_cast<std::size_t>(train.cols());
-  ChannelStats stats = channel_stats(train.pixels(), train.channels(), plane);
+  ChannelStats stats = train.channel_stats();
   p.mean = std::move(stats.mean);
   p.std = std::move(stats.std);
   return p;
