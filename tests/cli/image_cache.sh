@@ -4,7 +4,7 @@
 # for bit as the same folder held whole: scores.csv compared with cmp, the models with
 # compare_models at tolerance 0, on other thread counts and prefetch depths, with a validation
 # split, normalization computed from the data, crops and flips, two workers and a streamed test
-# folder. A bad file met while streaming stops the run naming it (exit 3); under onBadFile: skip
+# folder, also across 2 MPI ranks. A bad file met while streaming stops the run naming it (exit 3); under onBadFile: skip
 # it is left out as in a held folder. With a tiny cacheBytes the peak RSS of a run on 224x224 RGB
 # JPEGs grows far less than their decoded size above the process's own (`validate --config-only`),
 # which the held run's RSS grows by at least.
@@ -54,6 +54,25 @@ for name in streamed streamed-sync; do
 done
 echo "ok: held (2 threads) and streamed (1 thread; 2 threads without prefetching) folders give" \
   "the same scores.csv ($(wc -l <"$WORK/held/scores.csv") lines) and the same model bits"
+
+# Two MPI ranks (each decoding its own shard when streamed) train the same bits either way.
+if [ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null; then
+  for name in held-mpi:1GiB streamed-mpi:50000; do
+    "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$cfg" --set backend=cpu \
+      --set "data.trainDirectory=$WORK/folder/train" --set "data.testDirectory=$WORK/folder/test" \
+      --set epochs=2 --set output.console=epochs --set output.report=false \
+      --set parallel.mode=synchronous --set data.randomCrop=2 --set "data.cacheBytes=${name#*:}" \
+      --set "output.directory=$WORK/${name%%:*}" >"$WORK/${name%%:*}.txt" 2>&1 ||
+      fail "${name%%:*}: $(tail -3 "$WORK/${name%%:*}.txt")"
+  done
+  grep -q "processes: MPI" "$WORK/streamed-mpi.txt" || fail "the ranks did not form one MPI group"
+  cmp "$WORK/held-mpi/scores.csv" "$WORK/streamed-mpi/scores.csv" || fail "MPI: scores differ"
+  "$COMPARE_MODELS" "$WORK/held-mpi/model.dlm" "$WORK/streamed-mpi/model.dlm" 0 ||
+    fail "MPI: the streamed model differs"
+  echo "ok: 2 MPI ranks train the same bits from the held and the streamed folder"
+else
+  echo "note: no MPI here; the 2-rank comparison was not run"
+fi
 
 # A corrupt JPEG in a streamed folder stops the run when its batch is decoded, naming it.
 cp -r "$WORK/folder" "$WORK/bad"

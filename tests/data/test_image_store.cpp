@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "core/error.hpp"
+#include "data/batch_loader.hpp"
+#include "data/epoch_plan.hpp"
 #include "data/image_folder.hpp"
 #include "idx_test_files.hpp"
 #include "image_test_files.hpp"
@@ -121,4 +124,26 @@ TEST_CASE("image store: a file broken after listing stops the gather, naming it"
   } catch (const dl::DataError& e) {
     CHECK_THAT(e.what(), Contains(broken + ": ") && Contains("data.onBadFile: skip"));
   }
+}
+
+TEST_CASE("image store: a worker's loader decodes its own samples only", "[image]") {
+  const dl::test::TempDir dir;
+  write_folder(dir);
+  // Room for all but one image: whatever the loader decodes below the last entry stays cached,
+  // so the cache's count is the number of distinct images it decoded there.
+  const std::uint64_t all_but_one = (2 * kPerClass - 1) * kSide * kSide;
+  const dl::Dataset streamed = dl::read_image_folder(request(dir, all_but_one));
+  REQUIRE(streamed.streamed());
+  auto plan = std::make_shared<const dl::EpochPlan>(streamed.size(), 4, 2, 5, 0, true);
+  std::size_t own = 0;  // worker 1's samples among the cache's entries
+  for (std::int64_t round = 0; round < plan->rounds(); ++round) {
+    const dl::EpochPlan::Slice slice = plan->batch(round, 1);
+    for (std::size_t i = 0; i < slice.count; ++i) own += slice.indices[i] < 2 * kPerClass - 1;
+  }
+  dl::BatchLoader loader(streamed, plan, 1, 0, 2);
+  std::int64_t rounds = 0;
+  while (loader.next() != nullptr) ++rounds;
+  CHECK(rounds == plan->rounds());
+  CHECK(own < static_cast<std::size_t>(streamed.size()) / 2 + 4);
+  CHECK(streamed.store()->cached() == own);
 }
