@@ -233,8 +233,9 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
       gather_features(static_cast<std::size_t>(index), dst);
       continue;
     }
-    const std::uint8_t* src = store_ ? staging.data() + i * sample_bytes_
-                                     : pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
+    const std::size_t held_at = static_cast<std::size_t>(index) * sample_bytes_;
+    const std::uint8_t* src =
+        store_ ? staging.data() + i * sample_bytes_ : pixels_.data() + held_at;
     // The draw is the sample's index's, wherever its pixels came from.
     if (t.augment || t.normalize) {
       ops::transform_sample(src, t, ops::augment_draw(t, index), pipeline_.mean.data(),

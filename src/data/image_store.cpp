@@ -62,8 +62,7 @@ FileDecode decode_image_file(const std::string& path, const DecodeTarget& target
   return result;
 }
 
-ImageStore::ImageStore(std::vector<ImageFile> files, DecodeTarget target,
-                       std::uint64_t cache_bytes)
+ImageStore::ImageStore(std::vector<ImageFile> files, DecodeTarget target, std::uint64_t cache_bytes)
     : files_(std::move(files)), target_(target), cache_bytes_(cache_bytes) {
   const std::size_t sample = target_.sample_bytes();
   DL_CHECK(sample > 0, "an image store's images have pixels");
@@ -124,8 +123,8 @@ ChannelByteCounts ImageStore::byte_counts(const std::vector<std::int64_t>& entri
     std::vector<std::uint8_t> pixels(sample);
     std::optional<std::string> bad = fetch_one(entries[i], pixels.data());
     const ChannelByteCounts counts =
-        bad ? ChannelByteCounts{} : channel_byte_counts(pixels.data(), sample, target_.channels,
-                                                        plane);
+        bad ? ChannelByteCounts{}
+            : channel_byte_counts(pixels.data(), sample, target_.channels, plane);
     std::lock_guard<std::mutex> lock(adding);
     if (bad && i < error_at) {
       error = std::move(bad);

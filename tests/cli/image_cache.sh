@@ -4,10 +4,10 @@
 # for bit as the same folder held whole: scores.csv compared with cmp, the models with
 # compare_models at tolerance 0, on other thread counts and prefetch depths, with a validation
 # split, normalization computed from the data, crops and flips, two workers and a streamed test
-# folder, also across 2 MPI ranks. A bad file met while streaming stops the run naming it (exit 3); under onBadFile: skip
-# it is left out as in a held folder. With a tiny cacheBytes the peak RSS of a run on 224x224 RGB
-# JPEGs grows far less than their decoded size above the process's own (`validate --config-only`),
-# which the held run's RSS grows by at least.
+# folder, also across 2 MPI ranks. A bad file met while streaming stops the run naming it (exit
+# 3); under onBadFile: skip it is left out as in a held folder. With a tiny cacheBytes the peak RSS
+# of a run on 224x224 RGB JPEGs grows far less than their decoded size above the process's own
+# (`validate --config-only`), and the held run's grows by at least 3/4 of it.
 source "$(dirname "$0")/lib.sh"
 : "${PYTHON3:?PYTHON3 must name python3 with Pillow}"
 "$PYTHON3" -c "import PIL" 2>/dev/null || { echo "SKIP: python3-pil is not installed"; exit 77; }
@@ -90,7 +90,8 @@ expect_failure 3 "error: $bad_file: .*data.onBadFile: skip" -- \
   --set "output.directory=$WORK/bad-held" >"$WORK/bad-held.txt" 2>&1 ||
   fail "skip, held: $(tail -3 "$WORK/bad-held.txt")"
 grep -q "skipped $bad_file: " "$WORK/bad-skip.txt" || fail "skip: $(head -20 "$WORK/bad-skip.txt")"
-cmp "$WORK/bad-held/scores.csv" "$WORK/bad-skip/scores.csv" || fail "skip: streamed differs from held"
+cmp "$WORK/bad-held/scores.csv" "$WORK/bad-skip/scores.csv" ||
+  fail "skip: streamed differs from held"
 echo "ok: onBadFile: skip leaves the file out of a streamed folder as of a held one"
 
 # Memory: 1000 RGB 256x256 JPEGs fitted to 224x224 are 1000 x 150528 = 150528000 decoded bytes.

@@ -1,8 +1,8 @@
 #include "image_test_files.hpp"
 
-#include <catch2/catch.hpp>
 #include <spng.h>
 #include <turbojpeg.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 

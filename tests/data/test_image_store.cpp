@@ -75,8 +75,8 @@ TEST_CASE("image store: a streamed folder gathers the bits of the held folder", 
   CHECK(streamed.labels() == held.labels());
   CHECK(streamed.store()->cache_capacity() == kCached);
   CHECK_THAT(held.origin().holding, Contains("30 images decoded before training"));
-  CHECK_THAT(streamed.origin().holding, Contains("30 images streamed") &&
-                                            Contains("up to 5 of them kept decoded"));
+  CHECK_THAT(streamed.origin().holding,
+             Contains("30 images streamed") && Contains("up to 5 of them kept decoded"));
 
   const dl::ChannelStats held_stats = held.channel_stats();
   const dl::ChannelStats streamed_stats = streamed.channel_stats();
@@ -93,7 +93,7 @@ TEST_CASE("image store: a streamed folder gathers the bits of the held folder", 
   streamed.set_pipeline(pipeline);
   std::vector<std::int64_t> order(static_cast<std::size_t>(held.size()));
   std::iota(order.rbegin(), order.rend(), 0);  // the cache's entries last in the first epoch
-  for (int epoch = 0; epoch < 2; ++epoch)  // the second epoch takes the cached ones from memory
+  for (int epoch = 0; epoch < 2; ++epoch)      // the second epoch takes the cached ones from memory
     CHECK(gather_training(streamed, order, epoch) == gather_training(held, order, epoch));
   CHECK(streamed.store()->cached() == kCached);
 
