@@ -101,6 +101,8 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
       sizes.push_back(fmt::format("{} ({})", size, count));
     lines.push_back(fmt::format("images in {}: {}", source, fmt::join(sizes, ", ")));
   }
+  // A streamed folder's sizes are not read before training: say why, and how it is read.
+  if (set.streamed()) lines.push_back(fmt::format("images in {}: {}", source, origin.holding));
   if (!origin.skipped.empty())
     lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(),
                                 source));

@@ -46,6 +46,12 @@ grep -q "1200 images decoded before training" "$WORK/held.txt" ||
 grep -q "1200 images streamed: their 940800 decoded bytes exceed data.cacheBytes (50000 bytes)" \
   "$WORK/streamed.txt" || fail "the streamed run's data line: $(grep '^data:' "$WORK/streamed.txt")"
 echo "ok: $(grep '^data: host' "$WORK/streamed.txt")"
+grep -q "images in $WORK/folder/test: 300 images streamed" "$WORK/streamed.txt" ||
+  fail "the streamed test folder is not named: $(grep '^data:' "$WORK/streamed.txt")"
+"$DL_TRAIN" validate --config "$cfg" --set "data.trainDirectory=$WORK/folder/train" \
+  --set "data.testDirectory=$WORK/folder/test" --set data.cacheBytes=50000 >"$WORK/validate.txt"
+grep -q "images in $WORK/folder/train: 1200 images streamed" "$WORK/validate.txt" ||
+  fail "validate does not say the folder is streamed: $(tail -4 "$WORK/validate.txt")"
 for name in streamed streamed-sync; do
   cmp "$WORK/held/scores.csv" "$WORK/$name/scores.csv" ||
     fail "$name: scores.csv differs from the held folder's"
