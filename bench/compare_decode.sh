@@ -2,13 +2,17 @@
 # Image folder decoding, dl-train against torchvision's ImageFolder + DataLoader with as many
 # loader processes as dl-train has decoding threads (the cores): decoded-and-fitted images/s on
 # folders generated from Fashion-MNIST (tests/tools/make_image_folder.py): N 32x32 PNGs, N 32x32
-# JPEGs (gray), and N/10 RGB JPEGs of 256x256 fitted to 224x224 (where TurboJPEG's scaled decoding
-# applies). dl-train's time is `validate` reading the folder as training does, less the time of
-# `validate --config-only` (start-up and config); its test folder is 40 images, read too. Each pair runs
-# RUNS times, alternating; the table has the best of each.
+# JPEGs (gray), and N/10 (or JPEG256_COUNT) RGB JPEGs of 256x256 fitted to 224x224 (where
+# TurboJPEG's scaled decoding applies; 20,000 of them are 3.0 GB decoded). validate reads each
+# folder with data.cacheBytes 1TiB, so that it decodes the folder whole as a held folder's run
+# does, whatever the machine's memory (a folder beyond data.cacheBytes would be streamed, and
+# validate would decode nothing: bench/compare_stream.sh measures streaming). dl-train's time is
+# `validate` reading the folder as training does, less the time of `validate --config-only`
+# (start-up and config); its test folder is 40 images, read too. Each pair runs RUNS times,
+# alternating; the table has the best of each.
 #
-# Usage: bench/compare_decode.sh [N] [RUNS]   (default 20000 images, 3 runs); needs a built
-# build/dl-train, python3-pil and python3-torchvision.
+# Usage: [JPEG256_COUNT=M] bench/compare_decode.sh [N] [RUNS]   (default 20000 images, 3 runs);
+# needs a built build/dl-train, python3-pil and python3-torchvision.
 set -euo pipefail
 count=${1:-20000}
 runs=${2:-3}
@@ -32,13 +36,14 @@ make_folder() {  # make_folder NAME COUNT ARGS...
 echo "generating folders in $work ..." >&2
 make_folder png32 "$count" --size 32 --format png
 make_folder jpeg32 "$count" --size 32 --format jpeg
-make_folder jpeg256 $((count / 10)) --size 256 --format jpeg --rgb
+make_folder jpeg256 "${JPEG256_COUNT:-$((count / 10))}" --size 256 --format jpeg --rgb
 
 validate() {  # validate NAME SIDE CHANNELS [--config-only]: its wall-clock seconds
   local start end
   start=$(date +%s.%N)
   "$dl_train" validate ${4:+"$4"} --config "$repo/configs/fashion-mnist-folder.yaml" \
     --set backend=cpu --set "data.trainDirectory=$work/$1" --set "data.testDirectory=$work/$1-test" \
+    --set data.cacheBytes=1TiB \
     --set "inputType.convolutionalFlat={height: $2, width: $2, channels: $3}" >/dev/null
   end=$(date +%s.%N)
   echo "$end - $start" | bc -l

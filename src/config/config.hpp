@@ -109,6 +109,10 @@ struct DataConfig {
   std::optional<std::string> validationDirectory;
   ImageResize resize = ImageResize::kCenterCrop;
   BadFileAction onBadFile = BadFileAction::kStop;  // imagefolder: files; csv: rows
+  // imagefolder: each folder's decoded images are kept in memory up to this many bytes; a folder
+  // whose decoded size exceeds it is decoded ahead of training instead (data/image_store.hpp).
+  // Unset: auto, half the memory this process may use (core/memory_limits.hpp).
+  std::optional<std::uint64_t> cacheBytes;
   // csv: rows of numbers, one of them the label (DL4J's CSVRecordReader: skipNumLines,
   // delimiter; labelIndex of RecordReaderDataSetIterator; -1: the last field).
   std::string trainFile = "data/train.csv";

@@ -18,6 +18,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/read_context.hpp"
+#include "config/text_match.hpp"
 #include "config/yaml_scalars.hpp"
 
 namespace dl {
@@ -200,6 +201,26 @@ Field<T> byte_size_field(std::string key, std::uint64_t T::*member) {
             t.*member = read_byte_size(ctx, path, node);
           },
           [member](YAML::Emitter& out, const T& t) { out << t.*member; }};
+}
+
+// A byte size, or the word `auto` (any letter case) for the member's unset value, which the
+// reader resolves (data.cacheBytes: from the machine's memory).
+template <class T>
+Field<T> optional_byte_size_field(std::string key, std::optional<std::uint64_t> T::*member) {
+  return {std::move(key),
+          [member](ReadContext& ctx, const std::string& path, const YAML::Node& node, T& t) {
+            const bool word = node.IsScalar() && to_lower_ascii(node.Scalar()) == "auto";
+            if (word)
+              t.*member = std::nullopt;
+            else
+              t.*member = read_byte_size(ctx, path, node);
+          },
+          [member](YAML::Emitter& out, const T& t) {
+            if (t.*member)
+              out << *(t.*member);
+            else
+              out << "auto";
+          }};
 }
 
 // "where" in messages about the keys of a map at `path`.

@@ -73,9 +73,7 @@ InputPipeline input_pipeline(const DataConfig& data, std::uint64_t seed, const D
     p.std = {stats.std};
     return p;
   }
-  const std::size_t plane =
-      static_cast<std::size_t>(train.rows()) * static_cast<std::size_t>(train.cols());
-  ChannelStats stats = channel_stats(train.pixels(), train.channels(), plane);
+  ChannelStats stats = train.channel_stats();
   p.mean = std::move(stats.mean);
   p.std = std::move(stats.std);
   return p;
@@ -103,6 +101,8 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
       sizes.push_back(fmt::format("{} ({})", size, count));
     lines.push_back(fmt::format("images in {}: {}", source, fmt::join(sizes, ", ")));
   }
+  // A streamed folder's sizes are not read before training: say why, and how it is read.
+  if (set.streamed()) lines.push_back(fmt::format("images in {}: {}", source, origin.holding));
   if (!origin.skipped.empty())
     lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(),
                                 source));

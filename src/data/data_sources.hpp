@@ -46,7 +46,8 @@ Dataset load_test_set(const Config& config);
 // class, its label, name and number of samples ("  3  Dress  402"); empty otherwise.
 std::vector<std::string> class_table(const Dataset& set);
 // What reading `set` from `source` found besides its samples, for the log and `validate`: the
-// image sizes before fitting ("images in DIR: 28x28 (4000)") and each file skipped under
+// image sizes before fitting ("images in DIR: 28x28 (4000)"), for a streamed image folder how it
+// is read ("images in DIR: 90000 images streamed: ..."), and each file skipped under
 // data.onBadFile: skip ("skipped PATH: why", a CSV row as "PATH: line N: why"), after a count.
 std::vector<std::string> origin_notes(const Dataset& set, const std::string& source);
 

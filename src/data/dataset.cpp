@@ -7,6 +7,7 @@
 
 #include "backend/ops/gather.hpp"
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "data/idx_reader.hpp"
 
 namespace dl {
@@ -120,6 +121,36 @@ Dataset Dataset::from_features(int width, std::vector<float> features,
   return set;
 }
 
+Dataset Dataset::streamed(std::shared_ptr<const ImageStore> store,
+                          std::vector<std::int32_t> labels, int num_classes) {
+  const DecodeTarget& t = store->target();
+  DL_CHECK(labels.size() == store->size(), "one label per image of the store");
+  Dataset set(t.channels, t.height, t.width, {}, {}, num_classes);
+  const BadLabels bad = find_bad_labels(labels, num_classes);
+  if (bad.first >= 0)
+    throw DataError(fmt::format("dataset: label {} at index {} is outside [0, {}); set "
+                                "data.numClasses to at least {}",
+                                labels[bad.first], bad.first, num_classes, bad.largest + 1));
+  set.labels_ = std::move(labels);
+  set.entries_.resize(set.labels_.size());
+  for (std::size_t i = 0; i < set.entries_.size(); ++i)
+    set.entries_[i] = static_cast<std::int64_t>(i);
+  set.store_ = std::move(store);
+  return set;
+}
+
+std::uint64_t Dataset::content_hash() const {
+  const std::uint64_t hash =
+      store_ ? store_->listing_hash(entries_) : fnv1a(pixels_.data(), pixels_.size());
+  return fnv1a(labels_.data(), labels_.size() * sizeof(std::int32_t), hash);
+}
+
+ChannelStats Dataset::channel_stats() const {
+  const std::size_t plane = static_cast<std::size_t>(rows_) * static_cast<std::size_t>(cols_);
+  if (store_) return dl::channel_stats(store_->byte_counts(entries_));
+  return dl::channel_stats(pixels_, channels_, plane);
+}
+
 std::string Dataset::shape_text() const {
   if (numeric_) return fmt::format("{} features", cols_);
   return channels_ == 1 ? fmt::format("{}x{}", rows_, cols_)
@@ -127,14 +158,26 @@ std::string Dataset::shape_text() const {
 }
 
 Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
-  std::vector<std::uint8_t> pixels(indices.size() * sample_bytes_);
+  // Only a set that holds its pixels has pixels to copy (not numeric features, not a stream).
+  const bool held = !numeric_ && !store_;
+  std::vector<std::uint8_t> pixels(held ? indices.size() * sample_bytes_ : 0);
   std::vector<std::int32_t> labels(indices.size());
   for (std::size_t i = 0; i < indices.size(); ++i) {
     const auto index = static_cast<std::size_t>(indices[i]);
     DL_CHECK(index < labels_.size(), "subset index within the data set");
-    std::copy_n(pixels_.begin() + static_cast<std::ptrdiff_t>(index * sample_bytes_), sample_bytes_,
-                pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
+    if (held)
+      std::copy_n(pixels_.begin() + static_cast<std::ptrdiff_t>(index * sample_bytes_),
+                  sample_bytes_, pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
     labels[i] = labels_[index];
+  }
+  if (store_) {
+    Dataset part(channels_, rows_, cols_, {}, {}, num_classes_);
+    part.store_ = store_;
+    part.labels_ = std::move(labels);
+    for (const std::int64_t index : indices)
+      part.entries_.push_back(entries_[static_cast<std::size_t>(index)]);
+    part.set_origin(origin_);
+    return part;
   }
   if (numeric_) {
     std::vector<float> features(indices.size() * sample_bytes_);
@@ -165,7 +208,7 @@ void Dataset::gather_training(const std::int64_t* indices, std::size_t count, in
 // samples scattered over the whole data set, each a cache and TLB miss that would otherwise be
 // waited for one after the other.
 void Dataset::prefetch_sample(std::int64_t index) const {
-  if (numeric_ || index < 0 || index >= size()) return;
+  if (numeric_ || store_ || index < 0 || index >= size()) return;
   const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
   ops::prefetch_bytes(src, sample_bytes_);
 }
@@ -175,23 +218,25 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
                           float* images, std::int32_t* labels) const {
   const ops::SampleTransform t =
       pipeline_.sample_transform(channels_, rows_, cols_, epoch != nullptr, epoch ? *epoch : 0);
+  // Reused by each thread that gathers (a loader's prefetch thread, the evaluator's): a batch's
+  // images, not a new buffer per batch.
+  thread_local std::vector<std::uint8_t> staging;
+  if (store_) stage(indices, count, staging);
   for (std::size_t i = 0; i < count; ++i) {
     if (i + ops::kPrefetchSamplesAhead < count)
       prefetch_sample(indices[i + ops::kPrefetchSamplesAhead]);
     const std::int64_t index = indices[i];
-    if (index < 0 || index >= size()) {
-      throw DataError(
-          fmt::format("dataset: sample index {} is outside [0, {}); the epoch plan "
-                      "must be built for this data set's size",
-                      index, size()));
-    }
+    check_index(index);
     float* dst = images + i * sample_bytes_;
     labels[i] = labels_[static_cast<std::size_t>(index)];
     if (numeric_) {
       gather_features(static_cast<std::size_t>(index), dst);
       continue;
     }
-    const std::uint8_t* src = pixels_.data() + static_cast<std::size_t>(index) * sample_bytes_;
+    const std::size_t held_at = static_cast<std::size_t>(index) * sample_bytes_;
+    const std::uint8_t* src =
+        store_ ? staging.data() + i * sample_bytes_ : pixels_.data() + held_at;
+    // The draw is the sample's index's, wherever its pixels came from.
     if (t.augment || t.normalize) {
       ops::transform_sample(src, t, ops::augment_draw(t, index), pipeline_.mean.data(),
                             pipeline_.std.data(), dst);
@@ -199,6 +244,24 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
       ops::pixels_to_unit(src, sample_bytes_, dst);
     }
   }
+}
+
+void Dataset::check_index(std::int64_t index) const {
+  if (index >= 0 && index < size()) return;
+  throw DataError(fmt::format("dataset: sample index {} is outside [0, {}); the epoch plan must be "
+                              "built for this data set's size",
+                              index, size()));
+}
+
+void Dataset::stage(const std::int64_t* indices, std::size_t count,
+                    std::vector<std::uint8_t>& staging) const {
+  std::vector<std::int64_t> entries(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    check_index(indices[i]);
+    entries[i] = entries_[static_cast<std::size_t>(indices[i])];
+  }
+  staging.resize(count * sample_bytes_);
+  store_->fetch(entries.data(), count, staging.data());
 }
 
 void Dataset::gather_features(std::size_t index, float* dst) const {

@@ -6,10 +6,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "data/image_store.hpp"
 #include "data/input_pipeline.hpp"
 
 namespace dl {
@@ -21,6 +23,9 @@ struct DataOrigin {
   std::vector<std::string> class_names;  // by label; empty: the classes are numbers
   std::vector<std::string> skipped;      // "path: why", in listing order
   std::map<std::string, std::int64_t> image_sizes;  // "640x480" -> images of that size
+  // How the images are held (image folders: decoded before training, or streamed, and why),
+  // for the start-up log's data line; empty for the other formats.
+  std::string holding;
 };
 
 class Dataset {
@@ -44,6 +49,19 @@ class Dataset {
   static Dataset from_features(int width, std::vector<float> features,
                                std::vector<std::int32_t> labels, int num_classes);
   bool has_features() const { return numeric_; }
+  // Images decoded when gathered (an image folder larger than data.cacheBytes): sample i is the
+  // store's entry i until subset() picks some. Such a set has no pixels(): batches come through
+  // gather(), which fetches each batch's images from the store (cache or file).
+  static Dataset streamed(std::shared_ptr<const ImageStore> store, std::vector<std::int32_t> labels,
+                          int num_classes);
+  bool streamed() const { return store_ != nullptr; }
+  const ImageStore* store() const { return store_.get(); }
+  // A hash of the samples and labels, for the ranks' agreement: of the pixels when they are held,
+  // of the store's listing (names and labels) when streamed.
+  std::uint64_t content_hash() const;
+  // The input pipeline's statistics of this set (data.normalize without given values): from the
+  // held pixels, or each streamed image decoded once.
+  ChannelStats channel_stats() const;
   const std::vector<float>& features() const { return features_; }
 
   std::int64_t size() const { return static_cast<std::int64_t>(labels_.size()); }
@@ -76,7 +94,7 @@ class Dataset {
   // The samples at `indices` (each within [0, size())), in that order; the same origin.
   Dataset subset(const std::vector<std::int64_t>& indices) const;
 
-  // The raw data, for copying a whole data set to a device once.
+  // The raw data, for copying a whole data set to a device once; no pixels when streamed().
   const std::vector<std::uint8_t>& pixels() const { return pixels_; }
   const std::vector<std::int32_t>& labels() const { return labels_; }
 
@@ -90,6 +108,13 @@ class Dataset {
   InputPipeline pipeline_;
   DataOrigin origin_;
 
+  std::shared_ptr<const ImageStore> store_;  // streamed only
+  std::vector<std::int64_t> entries_;        // streamed only: sample -> store entry
+
+  void check_index(std::int64_t index) const;
+  // A streamed batch's images, sample i at staging + i * sample_bytes_.
+  void stage(const std::int64_t* indices, std::size_t count,
+             std::vector<std::uint8_t>& staging) const;
   void prefetch_sample(std::int64_t index) const;
   void gather_features(std::size_t index, float* dst) const;
   void gather_with(const std::int64_t* indices, std::size_t count, const int* epoch, float* images,

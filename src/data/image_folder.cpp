@@ -1,37 +1,23 @@
 #include "data/image_folder.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <system_error>
 #include <utility>
 
 #include "core/error.hpp"
-#include "data/image_decode.hpp"
-#include "data/image_resize.hpp"
+#include "data/image_store.hpp"
 #include "data/parallel_for.hpp"
 #include "data/utf8_names.hpp"
-#include "io/file_access.hpp"
 
 namespace dl {
 namespace {
 
 namespace fs = std::filesystem;
-
-// An image file larger than this is not a training image (a 8192 x 8192 PNG, stored, is 192 MiB).
-constexpr std::uint64_t kMaxImageFileBytes = std::uint64_t{256} << 20;
-constexpr const char* kBadFileFix =
-    "replace or remove the file, or set data.onBadFile: skip to leave such files out";
-
-struct ImageFile {
-  std::string path;
-  std::int32_t label = 0;
-};
 
 // A file that cannot be a sample: its path and why.
 struct BadFile {
@@ -160,55 +146,19 @@ Listing list_folder(const ImageFolderRequest& request) {
   return listing;
 }
 
-std::vector<std::uint8_t> read_whole_file(const std::string& path) {
-  InputFd input(path, InputRole::kData, kMaxImageFileBytes);
-  std::vector<std::uint8_t> bytes(static_cast<std::size_t>(input.size()));
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::read(input.fd(), bytes.data() + done, bytes.size() - done);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw DataError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  bytes.resize(done);
-  return bytes;
+DecodeTarget decode_target(const ImageFolderRequest& r) {
+  return {r.channels, r.height, r.width, r.resize};
 }
 
-struct Decoded {
-  std::optional<std::string> error;  // why the file is bad
-  int width = 0, height = 0;         // as declared
-};
-
-// Reads, decodes and fits one file into `out`.
-Decoded decode_file(const ImageFile& file, const ImageFolderRequest& r, std::uint8_t* out) {
-  Decoded result;
-  try {
-    const std::vector<std::uint8_t> bytes = read_whole_file(file.path);
-    const DecodedImage image =
-        decode_image(bytes.data(), bytes.size(), r.channels, r.width, r.height);
-    fit_image(image, r.height, r.width, r.resize, out);
-    result.width = image.declared_width;
-    result.height = image.declared_height;
-  } catch (const ImageDecodeError& e) {
-    result.error = e.what();
-  } catch (const DataError& e) {
-    // file_access's message starts with the path: keep what follows it.
-    const std::string what = e.what();
-    result.error = what.rfind(file.path + ": ", 0) == 0 ? what.substr(file.path.size() + 2) : what;
-  }
-  return result;
-}
-
-// Decodes every file on the readers' pool (parallel_for.hpp), each into its own slot; stops early
-// on a bad file when the run would stop anyway.
-std::vector<Decoded> decode_all(const std::vector<ImageFile>& files, const ImageFolderRequest& r,
-                                std::vector<std::uint8_t>& pixels, std::size_t sample_bytes) {
-  std::vector<Decoded> results(files.size());
+// Decodes every file on the readers' pool (parallel_for.hpp), file i into out(i); stops early on
+// a bad file when the run would stop anyway.
+template <class Out>
+std::vector<FileDecode> decode_all(const std::vector<ImageFile>& files,
+                                   const ImageFolderRequest& r, Out out) {
+  std::vector<FileDecode> results(files.size());
+  const DecodeTarget target = decode_target(r);
   parallel_for_each_index(files.size(), [&](std::size_t i) {
-    results[i] = decode_file(files[i], r, pixels.data() + i * sample_bytes);
+    results[i] = decode_image_file(files[i].path, target, out(i));
     return !(results[i].error && r.on_bad_file == BadFileAction::kStop);
   });
   return results;
@@ -224,25 +174,15 @@ std::vector<ImageFile> spread(std::vector<ImageFile> files, std::int64_t limit) 
 }
 
 [[noreturn]] void fail_bad_file(const BadFile& bad) {
-  throw DataError(fmt::format("{}: {}; {}", bad.path, bad.why, kBadFileFix));
+  throw DataError(fmt::format("{}: {}; {}", bad.path, bad.why, kBadImageFileFix));
 }
 
-}  // namespace
-
-Dataset read_image_folder(const ImageFolderRequest& request) {
-  Listing listing = list_folder(request);
-  if (!listing.bad.empty() && request.on_bad_file == BadFileAction::kStop)
-    fail_bad_file(listing.bad.front());
-  const std::vector<ImageFile> files = spread(std::move(listing.files), request.limit);
-  const std::size_t sample_bytes =
-      static_cast<std::size_t>(request.channels) * request.height * request.width;
-  std::vector<std::uint8_t> pixels(files.size() * sample_bytes);
-  const std::vector<Decoded> decoded = decode_all(files, request, pixels, sample_bytes);
-  DataOrigin origin;
-  origin.class_names = listing.class_names;
-  for (const BadFile& bad : listing.bad) origin.skipped.push_back(bad.path + ": " + bad.why);
-  std::vector<std::int32_t> labels;
-  std::size_t kept = 0;
+// The files that decoded, in listing order, with their sizes counted in `origin`; a bad file
+// stops the run or is named in origin.skipped (data.onBadFile).
+std::vector<std::size_t> usable_files(const std::vector<ImageFile>& files,
+                                      const std::vector<FileDecode>& decoded,
+                                      const ImageFolderRequest& request, DataOrigin& origin) {
+  std::vector<std::size_t> kept;
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (decoded[i].error) {
       const BadFile bad{printable_path(files[i].path), *decoded[i].error};
@@ -253,31 +193,95 @@ Dataset read_image_folder(const ImageFolderRequest& request) {
     // A slot the pool left after a bad file under onBadFile: stop: the loop throws at that file.
     if (decoded[i].width == 0) continue;
     ++origin.image_sizes[fmt::format("{}x{}", decoded[i].width, decoded[i].height)];
-    if (kept != i)
-      std::copy_n(pixels.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes), sample_bytes,
-                  pixels.begin() + static_cast<std::ptrdiff_t>(kept * sample_bytes));
-    labels.push_back(files[i].label);
-    ++kept;
+    kept.push_back(i);
   }
-  if (kept == 0)
+  if (kept.empty())
     throw DataError(fmt::format("{}: none of its {} files is a usable image; {}",
-                                request.directory, files.size(), kBadFileFix));
-  pixels.resize(kept * sample_bytes);
+                                request.directory, files.size(), kBadImageFileFix));
+  return kept;
+}
+
+// Every file decoded now, each into its own slot, and held (the folder fits data.cacheBytes).
+Dataset read_whole(const std::vector<ImageFile>& files, const ImageFolderRequest& request,
+                   DataOrigin origin) {
+  const std::size_t sample_bytes = decode_target(request).sample_bytes();
+  std::vector<std::uint8_t> pixels(files.size() * sample_bytes);
+  const std::vector<FileDecode> decoded =
+      decode_all(files, request, [&](std::size_t i) { return pixels.data() + i * sample_bytes; });
+  std::vector<std::int32_t> labels;
+  const std::vector<std::size_t> kept = usable_files(files, decoded, request, origin);
+  for (std::size_t k = 0; k < kept.size(); ++k) {
+    if (kept[k] != k)
+      std::copy_n(pixels.begin() + static_cast<std::ptrdiff_t>(kept[k] * sample_bytes),
+                  sample_bytes, pixels.begin() + static_cast<std::ptrdiff_t>(k * sample_bytes));
+    labels.push_back(files[kept[k]].label);
+  }
+  pixels.resize(kept.size() * sample_bytes);
   Dataset dataset(request.channels, request.height, request.width, std::move(pixels),
                   std::move(labels), request.num_classes);
   dataset.set_origin(std::move(origin));
   return dataset;
 }
 
+// The folder exceeds data.cacheBytes: its images are decoded when batches are gathered
+// (image_store.hpp). With onBadFile: skip the samples must be known before the first step (the
+// epoch orders are permutations of them), so every file is decoded once now, on the readers'
+// threads, and its pixels dropped; with stop, nothing is decoded now and a bad file stops the run
+// when its batch is gathered.
+Dataset read_streamed(std::vector<ImageFile> files, const ImageFolderRequest& request,
+                      DataOrigin origin, std::uint64_t decoded_bytes) {
+  const DecodeTarget target = decode_target(request);
+  std::vector<ImageFile> kept_files;
+  if (request.on_bad_file == BadFileAction::kSkip) {
+    const std::vector<FileDecode> decoded = decode_all(files, request, [&](std::size_t) {
+      thread_local std::vector<std::uint8_t> scratch;
+      scratch.resize(target.sample_bytes());
+      return scratch.data();
+    });
+    for (const std::size_t i : usable_files(files, decoded, request, origin))
+      kept_files.push_back(std::move(files[i]));
+  } else {
+    kept_files = std::move(files);
+  }
+  std::vector<std::int32_t> labels;
+  for (const ImageFile& f : kept_files) labels.push_back(f.label);
+  const std::size_t count = kept_files.size();
+  auto store = std::make_shared<const ImageStore>(std::move(kept_files), target,
+                                                  request.cache_bytes);
+  origin.holding = fmt::format(
+      "{} images streamed: their {} decoded bytes exceed {}, so each batch's images are decoded "
+      "as it is gathered, up to {} of them kept decoded for later epochs",
+      count, decoded_bytes, request.cache_setting, store->cache_capacity());
+  Dataset dataset = Dataset::streamed(std::move(store), std::move(labels), request.num_classes);
+  dataset.set_origin(std::move(origin));
+  return dataset;
+}
+
+}  // namespace
+
+Dataset read_image_folder(const ImageFolderRequest& request) {
+  Listing listing = list_folder(request);
+  if (!listing.bad.empty() && request.on_bad_file == BadFileAction::kStop)
+    fail_bad_file(listing.bad.front());
+  std::vector<ImageFile> files = spread(std::move(listing.files), request.limit);
+  DataOrigin origin;
+  origin.class_names = listing.class_names;
+  for (const BadFile& bad : listing.bad) origin.skipped.push_back(bad.path + ": " + bad.why);
+  const std::uint64_t decoded_bytes =
+      static_cast<std::uint64_t>(files.size()) * decode_target(request).sample_bytes();
+  if (decoded_bytes <= request.cache_bytes) {
+    origin.holding = fmt::format("{} images decoded before training ({} bytes, within {})",
+                                 files.size(), decoded_bytes, request.cache_setting);
+    return read_whole(files, request, std::move(origin));
+  }
+  return read_streamed(std::move(files), request, std::move(origin), decoded_bytes);
+}
+
 Dataset read_image_file(const std::string& path, int channels, int height, int width,
                         ImageResize resize, int num_classes) {
-  ImageFolderRequest request;
-  request.channels = channels;
-  request.height = height;
-  request.width = width;
-  request.resize = resize;
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(channels) * height * width);
-  const Decoded decoded = decode_file({path, 0}, request, pixels.data());
+  const DecodeTarget target{channels, height, width, resize};
+  std::vector<std::uint8_t> pixels(target.sample_bytes());
+  const FileDecode decoded = decode_image_file(path, target, pixels.data());
   if (decoded.error) throw DataError(fmt::format("{}: {}", printable_path(path), *decoded.error));
   Dataset dataset(channels, height, width, std::move(pixels), {0}, num_classes);
   DataOrigin origin;

@@ -3,7 +3,9 @@
 // ImageFolder). Classes are the subfolders' names in byte order (label 0 is the first); the
 // files of a class are read in byte order of their names; names starting with '.' are ignored.
 // Every file is decoded and fitted to the input (image_resize.hpp) on a pool of threads, each
-// image into its own slot, so the result does not depend on the thread count.
+// image into its own slot, so the result does not depend on the thread count: all of them before
+// training when their decoded bytes fit data.cacheBytes, else each batch's as it is gathered
+// (image_store.hpp), the same bits either way.
 //
 // Every defect is a DataError "path: what is wrong; what to do": a missing folder, a folder with
 // no class folders, an empty class folder, a name that is not UTF-8, a symbolic-link loop, and,
@@ -31,6 +33,10 @@ struct ImageFolderRequest {
   // The training folder's classes, which a test or validation folder must have; empty for the
   // training folder itself.
   std::vector<std::string> expected_classes;
+  // data.cacheBytes resolved: a folder whose decoded images take more is streamed
+  // (image_store.hpp); `cache_setting` says where the number came from, for the log.
+  std::uint64_t cache_bytes = UINT64_MAX;
+  std::string cache_setting = "no cache limit";
 };
 
 Dataset read_image_folder(const ImageFolderRequest& request);

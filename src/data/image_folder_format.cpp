@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "core/memory_limits.hpp"
 #include "data/data_format.hpp"
 #include "data/image_folder.hpp"
 
@@ -13,6 +14,26 @@ namespace {
 
 constexpr int kGrayChannels = 1;
 constexpr int kRgbChannels = 3;
+
+// data.cacheBytes resolved, and where the number came from. auto takes half the memory this
+// process may use (physical memory or its cgroup's limit): the other half is left to the model,
+// its activations, the batch buffers and the page cache holding the image files themselves. The
+// limit, not the memory free at start, so that the same machine always makes the same choice.
+void resolve_cache(const DataConfig& data, ImageFolderRequest& request) {
+  if (data.cacheBytes) {
+    request.cache_bytes = *data.cacheBytes;
+    request.cache_setting = fmt::format("data.cacheBytes ({} bytes)", *data.cacheBytes);
+    return;
+  }
+  const MemoryLimit memory = host_memory_limit();
+  if (memory.bytes == 0) {
+    request.cache_setting = "data.cacheBytes: auto (the memory limit is unknown: no limit)";
+    return;
+  }
+  request.cache_bytes = memory.bytes / 2;
+  request.cache_setting = fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {})",
+                                      request.cache_bytes, memory.bytes, memory.source);
+}
 
 ImageFolderRequest folder_request(const Config& config, const std::string& directory,
                                   const std::string& key, std::int64_t limit) {
@@ -26,6 +47,7 @@ ImageFolderRequest folder_request(const Config& config, const std::string& direc
   request.on_bad_file = config.data.onBadFile;
   request.limit = limit;
   request.num_classes = config.data.numClasses;
+  resolve_cache(config.data, request);
   return request;
 }
 
@@ -98,6 +120,7 @@ DataFormatKind image_folder_data_format() {
               optional_text_field("validationDirectory", &DataConfig::validationDirectory),
               enum_field("resize", &DataConfig::resize),
               enum_field("onBadFile", &DataConfig::onBadFile),
+              optional_byte_size_field("cacheBytes", &DataConfig::cacheBytes),
           },
           check_image_folder,
           load_folder_split,

@@ -9,11 +9,6 @@
 
 namespace dl {
 
-namespace {
-
-constexpr int kByteValues = 256;
-
-}  // namespace
 
 std::string InputPipeline::describe() const {
   std::string text;
@@ -55,13 +50,22 @@ void transform_sample(const std::uint8_t* src, int channels, int rows, int cols,
                         p.std.data(), dst);
 }
 
-ChannelStats channel_stats(const std::vector<std::uint8_t>& pixels, int channels,
-                           std::size_t plane) {
+ChannelByteCounts channel_byte_counts(const std::uint8_t* pixels, std::size_t size, int channels,
+                                      std::size_t plane) {
   const auto ch = static_cast<std::size_t>(channels);
-  std::vector<std::array<std::uint64_t, kByteValues>> counts(ch);
+  ChannelByteCounts counts(ch);
   for (auto& c : counts) c.fill(0);
   const std::size_t sample = ch * plane;
-  for (std::size_t i = 0; i < pixels.size(); ++i) ++counts[(i % sample) / plane][pixels[i]];
+  for (std::size_t i = 0; i < size; ++i) ++counts[(i % sample) / plane][pixels[i]];
+  return counts;
+}
+
+ChannelStats channel_stats(const std::vector<std::uint8_t>& pixels, int channels,
+                           std::size_t plane) {
+  return channel_stats(channel_byte_counts(pixels.data(), pixels.size(), channels, plane));
+}
+
+ChannelStats channel_stats(const ChannelByteCounts& counts) {
   ChannelStats stats;
   for (const auto& c : counts) {
     double n = 0.0, sum = 0.0;

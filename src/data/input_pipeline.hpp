@@ -13,6 +13,7 @@
 // run draws what the uninterrupted one drew.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -56,6 +57,13 @@ struct ChannelStats {
 };
 ChannelStats channel_stats(const std::vector<std::uint8_t>& pixels, int channels,
                            std::size_t plane);
+// The same from the counts of each byte value per channel, which add up exactly, so a data set
+// too large for memory is counted image by image (data/image_store.hpp) to the same statistics.
+inline constexpr int kByteValues = 256;
+using ChannelByteCounts = std::vector<std::array<std::uint64_t, kByteValues>>;
+ChannelByteCounts channel_byte_counts(const std::uint8_t* pixels, std::size_t size, int channels,
+                                      std::size_t plane);
+ChannelStats channel_stats(const ChannelByteCounts& counts);
 
 // "m0 m1 m2;s0 s1 s2" for model metadata, and back (throws std::invalid_argument when damaged).
 std::string format_normalization(const InputPipeline& p);

@@ -159,6 +159,16 @@ ResidentTrainingSet::ResidentTrainingSet(Backend& backend, const Dataset& data,
 bool resolve_data_residency(const Config& config, const Dataset& data, BackendKind backend) {
   // Numeric features (CSV) have no pixels to upload: the host loader converts their batches.
   if (data.has_features()) return false;
+  // A streamed image folder has no decoded pixels to upload: its batches are decoded on the host.
+  if (data.streamed()) {
+    if (config.data.deviceResident == DeviceResidency::kAlways)
+      throw ConfigError(fmt::format(
+          "data.deviceResident: always, but the training folder is streamed: its decoded images "
+          "exceed data.cacheBytes ({}); raise data.cacheBytes to hold them, or set "
+          "data.deviceResident: auto or never",
+          data.origin().holding));
+    return false;
+  }
   switch (config.data.deviceResident) {
     case DeviceResidency::kNever:
       return false;
@@ -198,6 +208,15 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
                     "memory.maximumDeviceCacheableLength ({} bytes)",
                     bytes, config.memory.maximumDeviceCacheableLength);
   }
+  if (data.streamed())
+    return fmt::format(
+        "data: host loader (data.deviceResident: {}; a streamed image folder is never resident): "
+        "{}; each worker's loader decodes its own samples of the coming batches on the decode "
+        "threads, parallel.prefetchBuffer ({}) batches ahead of the step, each batch then {}",
+        setting, data.origin().holding, config.parallel.prefetchBuffer,
+        backend == BackendKind::kCpu ? "copied into the model's input" : "uploaded");
+  const std::string holding =
+      data.origin().holding.empty() ? "" : "; " + data.origin().holding;
   if (data.has_features())
     return fmt::format(
         "data: host loader (data.deviceResident: {}; numeric features are never resident): each "
@@ -205,10 +224,11 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
         setting);
   return fmt::format(
       "data: host loader (data.deviceResident: {}{}): each batch converted on the "
-      "host {}",
+      "host {}{}",
       setting, why,
       backend == BackendKind::kCpu ? "straight into the model's input every round"
-                                   : "and uploaded every round");
+                                   : "and uploaded every round",
+      holding);
 }
 
 std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
@@ -220,8 +240,9 @@ std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
     return std::make_unique<ResidentBatches>(data, std::move(plan), global_worker, first_round,
                                              model, *resident);
   }
+  // A streamed folder's batches are decoded ahead by the loader's thread, on every backend.
   if (model.backend().kind() == BackendKind::kCpu && indices_fit_int32(data) &&
-      !data.has_features())
+      !data.has_features() && !data.streamed())
     return std::make_unique<HostDirectBatches>(data, std::move(plan), global_worker, model);
   return std::make_unique<HostBatches>(data, std::move(plan), global_worker, first_round,
                                        prefetch_depth, model);

@@ -3,7 +3,9 @@
 //    own thread) and every round uploads it into the model's input and labels; a CPU worker,
 //    whose backend computes in host memory, has its backend gather each round's batch straight
 //    from the data set instead, in the backend's own tasks (no loader thread competing with the
-//    ops for the cores, no copy; parallel.prefetchBuffer does not apply);
+//    ops for the cores, no copy; parallel.prefetchBuffer does not apply), except for an image
+//    folder streamed because it exceeds data.cacheBytes, whose batches the loader decodes ahead
+//    on every backend (data/image_store.hpp);
 //  - the resident path: the training set was uploaded into the worker's backend once
 //    (ResidentTrainingSet); each epoch uploads the worker's sample indices for all its rounds
 //    once, and each round gathers its batch there (Backend::gather_samples, or with the input

@@ -88,10 +88,7 @@ void check_replicas_agree(ProcessGroup& processes, Model& model, int epoch) {
 }
 
 std::string describe_contents(const Dataset& data) {
-  const std::vector<std::uint8_t>& pixels = data.pixels();
-  const std::vector<std::int32_t>& labels = data.labels();
-  std::uint64_t hash = fnv1a(pixels.data(), pixels.size());
-  hash = fnv1a(labels.data(), labels.size() * sizeof(std::int32_t), hash);
+  const std::uint64_t hash = data.content_hash();
   return fmt::format("{} samples of {}, content hash {:016x}", data.size(), data.shape_text(),
                      hash);
 }

@@ -43,7 +43,8 @@ void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& fac
 void check_replicas_agree(ProcessGroup& processes, Model& model, int epoch);
 
 // "1500 samples of 28x28x1, content hash 0123456789abcdef": the hash covers every pixel and
-// label, so two data sets of one size and shape but other contents differ.
+// label, so two data sets of one size and shape but other contents differ (a streamed image
+// folder: every file's class folder and name, and label; Dataset::content_hash).
 std::string describe_contents(const Dataset& data);
 
 }  // namespace dl

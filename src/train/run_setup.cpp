@@ -1,10 +1,7 @@
 #include "train/run_setup.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <iostream>
 #include <utility>
 
@@ -16,6 +13,7 @@
 #include "config/enum_names.hpp"
 #include "core/class_names.hpp"
 #include "core/error.hpp"
+#include "core/memory_limits.hpp"
 #include "data/data_sources.hpp"
 #include "nn/layer_plan.hpp"
 #include "nn/model.hpp"
@@ -56,26 +54,6 @@ void check_same_size(const Config& config, const Dataset& data, const Dataset& t
       config.sourcePath, data.shape_text()));
 }
 
-// The memory this process may use: physical memory, or its cgroup's memory.max when lower; the
-// text says which. 0 when neither can be read.
-std::uint64_t host_memory_limit(std::string& source) {
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
-  std::uint64_t limit = pages > 0 && page_size > 0 ? static_cast<std::uint64_t>(pages) *
-                                                         static_cast<std::uint64_t>(page_size)
-                                                   : 0;
-  source = "physical memory";
-  std::ifstream cgroup("/sys/fs/cgroup/memory.max");  // cgroup v2: a byte count or "max"
-  std::string text;
-  if (cgroup >> text && text != "max") {
-    const std::uint64_t quota = std::strtoull(text.c_str(), nullptr, 10);
-    if (quota > 0 && (limit == 0 || quota < limit)) {
-      limit = quota;
-      source = "the cgroup's memory.max";
-    }
-  }
-  return limit;
-}
-
 }  // namespace
 
 // A lower bound of what the CPU workers' activations and their gradients take (two floats per
@@ -92,8 +70,8 @@ void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
   for (const PlannedLayer& layer : plan) values_per_sample += layer.output.size();
   const long double bytes = static_cast<long double>(values_per_sample) * batch *
                             config.parallel.workers * kFloatsPerValue * sizeof(float);
-  std::string source;
-  const std::uint64_t limit = host_memory_limit(source);
+  const MemoryLimit memory = host_memory_limit();
+  const std::uint64_t limit = memory.bytes;
   if (limit == 0 || bytes <= static_cast<long double>(limit)) return;
   constexpr long double kGiB = 1024.0L * 1024.0L * 1024.0L;
   throw ConfigError(fmt::format(
@@ -101,7 +79,7 @@ void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
       "gradients ({} values per sample), more than the {:.1f} GiB this process may use ({}); "
       "lower batchSize (or parallel.workers) in {}",
       config.batchSize, config.parallel.workers, static_cast<double>(bytes / kGiB),
-      values_per_sample, static_cast<double>(limit / kGiB), source, config.sourcePath));
+      values_per_sample, static_cast<double>(limit / kGiB), memory.source, config.sourcePath));
 }
 
 namespace {

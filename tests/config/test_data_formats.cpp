@@ -88,3 +88,20 @@ TEST_CASE("data formats: imagefolder and csv keys round-trip and are checked", "
                         kDenseNetwork),
              Contains("data.deviceResident: always uploads pixels"));
 }
+
+TEST_CASE("data formats: imagefolder's cacheBytes is auto or a byte size", "[config][data]") {
+  const std::string folder = "data: {format: imagefolder";
+  const dl::Config automatic = load(folder + "}\n" + kRgbNetwork);
+  CHECK_FALSE(automatic.data.cacheBytes.has_value());  // auto: the reader takes half the memory
+  CHECK_THAT(dl::dump_config_yaml(automatic), Contains("cacheBytes: auto"));
+  CHECK_FALSE(load(folder + ", cacheBytes: AUTO}\n" + kRgbNetwork).data.cacheBytes.has_value());
+  const dl::Config sized = load(folder + ", cacheBytes: 512MiB}\n" + kRgbNetwork);
+  CHECK(sized.data.cacheBytes == std::uint64_t{512} << 20);
+  check_same_config(sized, dl::load_config_string(dl::dump_config_yaml(sized), "dump.yaml"));
+  CHECK(dl::load_config_string(dl::dump_config_yaml(sized), "dump.yaml").data.cacheBytes ==
+        sized.data.cacheBytes);
+  CHECK_THAT(load_error(folder + ", cacheBytes: lots}\n" + kRgbNetwork),
+             Contains("data.cacheBytes = 'lots'") && Contains("512MiB"));
+  CHECK_THAT(load_error("data: {cacheBytes: 1GiB}\n" + kNetwork),
+             Contains("data.cacheBytes is a key of data.format imagefolder, not of idx"));
+}

@@ -1,8 +1,6 @@
 // PNG and JPEG decoding (image_decode.hpp), fitting to the input (image_resize.hpp) and file
 // names (utf8_names.hpp), on images encoded here with the same libraries.
 #include <catch2/catch.hpp>
-#include <spng.h>
-#include <turbojpeg.h>
 
 #include <cstdint>
 #include <string>
@@ -11,46 +9,14 @@
 #include "data/image_decode.hpp"
 #include "data/image_resize.hpp"
 #include "data/utf8_names.hpp"
+#include "image_test_files.hpp"
 
 using Catch::Matchers::Contains;
 
+using dl::test::encode_gray_jpeg;
+using dl::test::encode_png;
+
 namespace {
-
-std::vector<std::uint8_t> encode_png(int width, int height, int channels,
-                                     const std::vector<std::uint8_t>& pixels) {
-  spng_ctx* ctx = spng_ctx_new(SPNG_CTX_ENCODER);
-  spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1);
-  spng_ihdr header{};
-  header.width = static_cast<std::uint32_t>(width);
-  header.height = static_cast<std::uint32_t>(height);
-  header.bit_depth = 8;
-  header.color_type = channels == 1 ? SPNG_COLOR_TYPE_GRAYSCALE : SPNG_COLOR_TYPE_TRUECOLOR;
-  spng_set_ihdr(ctx, &header);
-  REQUIRE(spng_encode_image(ctx, pixels.data(), pixels.size(), SPNG_FMT_PNG,
-                            SPNG_ENCODE_FINALIZE) == 0);
-  std::size_t size = 0;
-  int error = 0;
-  auto* bytes = static_cast<std::uint8_t*>(spng_get_png_buffer(ctx, &size, &error));
-  REQUIRE(bytes != nullptr);
-  std::vector<std::uint8_t> png(bytes, bytes + size);
-  free(bytes);  // NOLINT: spng hands out malloc'd memory
-  spng_ctx_free(ctx);
-  return png;
-}
-
-std::vector<std::uint8_t> encode_gray_jpeg(int width, int height) {
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * height);
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 7);
-  tjhandle handle = tjInitCompress();
-  unsigned char* jpeg = nullptr;
-  unsigned long size = 0;
-  REQUIRE(tjCompress2(handle, pixels.data(), width, 0, height, TJPF_GRAY, &jpeg, &size, TJSAMP_GRAY,
-                      90, 0) == 0);
-  std::vector<std::uint8_t> bytes(jpeg, jpeg + size);
-  tjFree(jpeg);
-  tjDestroy(handle);
-  return bytes;
-}
 
 std::string decode_error(const std::vector<std::uint8_t>& bytes) {
   try {
