@@ -213,7 +213,7 @@ Field<T> optional_byte_size_field(std::string key, std::optional<std::uint64_t> 
             if (word)
               t.*member = std::nullopt;
             else
-              t.*member = read_byte_size(ctx, path, node);
+              t.*member = read_byte_size(ctx, path, node, true);
           },
           [member](YAML::Emitter& out, const T& t) {
             if (t.*member)

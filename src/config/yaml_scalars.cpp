@@ -213,12 +213,14 @@ std::string read_text(const ReadContext& ctx, const std::string& path, const YAM
 }
 
 std::uint64_t read_byte_size(const ReadContext& ctx, const std::string& path,
-                             const YAML::Node& node) {
+                             const YAML::Node& node, bool accepts_auto) {
   const std::string text = scalar_text(ctx, path, node, "a byte size");
   const ParsedByteSize size = parse_byte_size(text);
   if (!size.ok())
     ctx.fail(path, node, fmt::format("{} = '{}' {}", path, quoted_value(text), size.error),
-             "write a byte count or a size with a unit, such as 4096, 512MiB or 1.5GB");
+             fmt::format("write a byte count or a size with a unit, such as 4096, 512MiB or "
+                         "1.5GB{}",
+                         accepts_auto ? ", or auto" : ""));
   return size.bytes;
 }
 

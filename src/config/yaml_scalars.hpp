@@ -51,9 +51,10 @@ double read_real(const ReadContext& ctx, const std::string& path, const YAML::No
 bool read_bool(const ReadContext& ctx, const std::string& path, const YAML::Node& node);
 // Any non-empty scalar, quoted or not.
 std::string read_text(const ReadContext& ctx, const std::string& path, const YAML::Node& node);
-// A byte count or a size with a unit (see byte_size.hpp).
+// A byte count or a size with a unit (see byte_size.hpp); `accepts_auto`: the key also takes
+// the word auto, which the fix then names.
 std::uint64_t read_byte_size(const ReadContext& ctx, const std::string& path,
-                             const YAML::Node& node);
+                             const YAML::Node& node, bool accepts_auto = false);
 
 // The scalar's text, after checking that `node` is a scalar (quoted or not); `expected` names
 // what was wanted in the error ("an activation").
