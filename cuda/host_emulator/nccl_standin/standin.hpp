@@ -95,6 +95,7 @@ struct ncclComm : std::enable_shared_from_this<ncclComm> {
   std::atomic<int> outstanding{0};      // collectives queued and not finished
   std::atomic<int> in_progress_answers{0};  // nonblocking: polls that still say ncclInProgress
   std::atomic<ncclResult_t> async{ncclSuccess};
+  char finalize_queue = 0;  // its address names the host stream its finalize runs on
 
   // Touched only by the one thread calling into this communicator (NCCL's rule).
   std::uint64_t next_round = 0;
@@ -125,6 +126,8 @@ void enqueue_collective(const std::shared_ptr<ncclComm>& comm, const Collective&
 // The communicator's asynchronous error: its own, or ncclRemoteError once another rank has
 // failed (as a lost connection reaches every peer in NCCL).
 ncclResult_t refresh_async(ncclComm& comm);
+// Starts the communicator's finalize (see poll_finalize).
+void request_finalize(const std::shared_ptr<ncclComm>& comm);
 // Non-blocking progress of a communicator's set-up and finalize: ncclSuccess once complete,
 // ncclInProgress until then. A finalize answers the communicator's asynchronous error instead,
 // as NCCL's does: its queued work would never end, so neither would the meeting.

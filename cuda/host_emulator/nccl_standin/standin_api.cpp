@@ -86,6 +86,7 @@ struct Group {
 thread_local Group group;
 
 void release(const std::shared_ptr<ncclComm>& comm) {
+  comm->aborted = true;  // work still queued (after a failed finalize) quits with the handle
   comm->shm.unlink();
   std::lock_guard<std::mutex> lock(registry_mutex);
   registry.erase(comm.get());
@@ -206,7 +207,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t handle) {
     return refused;
   if (entered.comm->finalize != ncclComm::Finalize::kNone)
     return fail(ncclInvalidUsage, "ncclCommFinalize called twice", handle);
-  entered.comm->finalize = ncclComm::Finalize::kRequested;
+  dl::nccl_standin::request_finalize(entered.comm);
   if (group.depth > 0) {
     group.finalizes.push_back(entered.comm);
     return ncclSuccess;
@@ -222,7 +223,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t handle) {
       return refused;
     comm = entered.comm;
     // As NCCL's: a communicator not finalized yet is finalized first, which meets the peers.
-    if (comm->finalize == ncclComm::Finalize::kNone) comm->finalize = ncclComm::Finalize::kRequested;
+    if (comm->finalize == ncclComm::Finalize::kNone) dl::nccl_standin::request_finalize(comm);
     while (!comm->aborted && dl::nccl_standin::poll_finalize(*comm) == ncclInProgress)
       std::this_thread::sleep_for(kPoll);
   }

@@ -91,10 +91,13 @@ Fault fault_from_environment() {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq);
     const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    if (key == "rank") {
-      fault.rank = std::stoi(value);
-    } else if (key == "call") {
-      fault.call = std::stol(value);
+    char* end = nullptr;
+    const long number = std::strtol(value.c_str(), &end, 10);
+    const bool is_number = !value.empty() && *end == '\0';
+    if (key == "rank" && is_number) {
+      fault.rank = static_cast<int>(number);
+    } else if (key == "call" && is_number) {
+      fault.call = number;
     } else if (key == "kind" && value == "async_error") {
       fault.kind = Fault::Kind::kAsyncError;
     } else if (key == "kind" && value == "hang") {
@@ -129,14 +132,23 @@ ncclResult_t poll_init(ncclComm& comm) {
   return comm.joined_all ? ncclSuccess : ncclInProgress;
 }
 
+void request_finalize(const std::shared_ptr<ncclComm>& comm) {
+  comm->finalize = ncclComm::Finalize::kRequested;
+  // In the background, as NCCL's proxy does it: the rank's queued work ends first, then it
+  // arrives at the meeting, whether or not anyone polls this communicator meanwhile.
+  const auto queue = reinterpret_cast<cudaStream_t>(&comm->finalize_queue);
+  dl::emu::enqueue(queue, [comm] {
+    if (comm->aborted) return true;
+    if (comm->outstanding.load() > 0) return false;
+    comm->shm.header().finalized.fetch_add(1);
+    comm->finalize = ncclComm::Finalize::kArrived;
+    return true;
+  });
+}
+
 ncclResult_t poll_finalize(ncclComm& comm) {
   using F = ncclComm::Finalize;
   if (const ncclResult_t async = refresh_async(comm); async != ncclSuccess) return async;
-  // NCCL's finalize first lets the rank's queued work end, then meets the other ranks.
-  if (comm.finalize == F::kRequested && comm.outstanding.load() == 0) {
-    comm.shm.header().finalized.fetch_add(1);
-    comm.finalize = F::kArrived;
-  }
   if (comm.finalize == F::kArrived && comm.shm.header().finalized.load() >= comm.ranks)
     comm.finalize = F::kDone;
   return comm.finalize == F::kDone ? ncclSuccess : ncclInProgress;
