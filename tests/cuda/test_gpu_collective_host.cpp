@@ -67,6 +67,10 @@ TEST_CASE("GpuCollective sums device groups on the device and the groups over NC
           "[nccl_host]") {
   // Workers 0 and 2 share device 0 (worker 0 leads), worker 1 is alone on device 1: two NCCL
   // ranks in this process.
+  const bool nonblocking = GENERATE(false, true);
+  INFO((nonblocking ? "nonblocking" : "blocking"));
+  std::unique_ptr<dl::test::ScopedEnv> env;
+  if (nonblocking) env = std::make_unique<dl::test::ScopedEnv>("NCCL_COMM_BLOCKING", "0");
   auto workers = make_workers({0, 1, 0});
   auto job = std::make_shared<dl::test::ThreadJob>(1);
   dl::test::ThreadProcessGroup one(job, 0);

@@ -88,6 +88,10 @@ void as_processes(int ranks, const std::function<void(NcclCommunicator&, int)>& 
 TEST_CASE("NCCL ranks of one process sum and broadcast, each driven by its own thread",
           "[nccl_host]") {
   const int ranks = GENERATE(2, 3);
+  const bool nonblocking = GENERATE(false, true);
+  INFO(ranks << " ranks, " << (nonblocking ? "nonblocking" : "blocking"));
+  std::unique_ptr<dl::test::ScopedEnv> env;
+  if (nonblocking) env = std::make_unique<dl::test::ScopedEnv>("NCCL_COMM_BLOCKING", "0");
   auto job = std::make_shared<ThreadJob>(1);
   ThreadProcessGroup one(job, 0);
   std::vector<Seen> seen(static_cast<std::size_t>(ranks));
@@ -117,6 +121,18 @@ TEST_CASE("NCCL ranks of separate communicators (as processes) sum and broadcast
     seen[static_cast<std::size_t>(r)] = sum_and_broadcast(comm, 0, r);
   });
   check_every_rank(seen);
+}
+
+TEST_CASE("A communicator that cannot be set up reports NCCL's reason and releases its ranks",
+          "[nccl_host]") {
+  dl::test::ScopedEnv fault("DL_NCCL_STANDIN_FAULT", "rank=one");
+  auto job = std::make_shared<ThreadJob>(1);
+  ThreadProcessGroup one(job, 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(NcclCommunicator(local_ranks(0, 2), 2, one),
+                    Catch::Contains("setting up one communicator over 2 GPU(s) of 1 process(es)") &&
+                        Catch::Contains("DL_NCCL_STANDIN_FAULT: cannot read \"rank=one\""));
+  CHECK(dl::test::seconds_since(start) < 2.0);
 }
 
 TEST_CASE("An asynchronous error on one rank fails every rank's wait within a bounded time",
