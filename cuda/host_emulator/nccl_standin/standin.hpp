@@ -23,14 +23,17 @@ namespace dl::nccl_standin {
 constexpr int kMaxRanks = 64;
 constexpr std::size_t kChunkFloats = std::size_t{1} << 14;
 
-// Shared between processes: lock-free atomics only, all zero in a new segment.
+// Shared between processes: lock-free atomics only, all zero in a new segment. Each on a cache
+// line of its own: the 64-bit counters must be aligned to be atomic at all (the header alone is
+// 12 bytes), and ranks polling one slot should not slow the writer of the next.
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
-struct SharedHeader {
+constexpr std::size_t kCacheLine = 64;
+struct alignas(kCacheLine) SharedHeader {
   std::atomic<std::int32_t> joined;       // ranks that have called ncclCommInitRank
   std::atomic<std::int32_t> failed_rank;  // 1 + the first rank with an asynchronous error
   std::atomic<std::int32_t> finalized;    // ranks that reached ncclCommFinalize, work done
 };
-struct SharedSlot {
+struct alignas(kCacheLine) SharedSlot {
   std::atomic<std::uint64_t> written;  // the last round whose chunk this rank put in its slot
   std::atomic<std::uint64_t> read;     // the last round in which this rank read every slot
 };
