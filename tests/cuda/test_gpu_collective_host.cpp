@@ -44,20 +44,24 @@ std::vector<GpuParticipant> participants(const std::vector<std::unique_ptr<Worke
   return p;
 }
 
-// Worker `w` (global index `global`) all-reduces, then broadcasts from local worker `root`,
-// then meets the others in barrier(); returns both results.
+// Worker `w` (global index `global`), for each root in turn: all-reduces its values of that
+// round, broadcasts from local worker `root`, and meets the others in barrier(); returns both
+// results of every round.
 std::vector<std::vector<float>> run_worker(GpuCollective& collective, Worker& worker, int w,
-                                           int global, int root) {
+                                           int global, const std::vector<int>& roots) {
   std::vector<std::vector<float>> seen;
   RankBuffer& b = worker.buffer;
   DL_CUDA_CALL(cudaSetDevice(worker.device));
-  b.upload(dl::test::rank_values(global, 0));
-  collective.all_reduce_sum(w, b.data, b.n);
-  seen.push_back(b.download());
-  b.upload(dl::test::rank_values(global, 1));
-  collective.broadcast(w, b.data, b.n, root);
-  seen.push_back(b.download());
-  collective.barrier(w);
+  for (std::size_t round = 0; round < roots.size(); ++round) {
+    const int r = static_cast<int>(round);
+    b.upload(dl::test::rank_values(global, r));
+    collective.all_reduce_sum(w, b.data, b.n);
+    seen.push_back(b.download());
+    b.upload(dl::test::rank_values(global, 100 + r));
+    collective.broadcast(w, b.data, b.n, roots[round]);
+    seen.push_back(b.download());
+    collective.barrier(w);
+  }
   return seen;
 }
 
@@ -77,18 +81,25 @@ TEST_CASE("GpuCollective sums device groups on the device and the groups over NC
   GpuCollective collective(participants(workers), one, dl::gpu::LaunchLimits{3, 100});
   REQUIRE(collective.uses_nccl());
   REQUIRE(collective.layout().nccl_ranks == 2);
+  // Roots: a member of device 0's group (its buffer is copied into the leader's first), the
+  // leader of device 1, the leader of device 0.
+  const std::vector<int> roots{2, 1, 0};
   std::vector<std::vector<std::vector<float>>> seen(3);
   dl::test::on_threads(3, [&](int w) {
-    seen[static_cast<std::size_t>(w)] = run_worker(collective, *workers[static_cast<std::size_t>(w)], w, w, 2);
+    seen[static_cast<std::size_t>(w)] =
+        run_worker(collective, *workers[static_cast<std::size_t>(w)], w, w, roots);
   });
-  // NCCL rank 0 is device 0's group (workers 0 + 2), rank 1 is worker 1.
-  const std::vector<float> group0 =
-      dl::test::naive_sum({dl::test::rank_values(0, 0), dl::test::rank_values(2, 0)});
-  const std::vector<float> sum = dl::test::naive_sum({group0, dl::test::rank_values(1, 0)});
-  for (std::size_t w = 0; w < 3; ++w) {
-    INFO("worker " << w);
-    CHECK(seen[w][0] == sum);
-    CHECK(seen[w][1] == dl::test::rank_values(2, 1));
+  for (std::size_t round = 0; round < roots.size(); ++round) {
+    const int r = static_cast<int>(round);
+    // NCCL rank 0 is device 0's group (workers 0 + 2, in that order), rank 1 is worker 1.
+    const std::vector<float> group0 =
+        dl::test::naive_sum({dl::test::rank_values(0, r), dl::test::rank_values(2, r)});
+    const std::vector<float> sum = dl::test::naive_sum({group0, dl::test::rank_values(1, r)});
+    for (std::size_t w = 0; w < 3; ++w) {
+      INFO("worker " << w << ", round " << round << ", root " << roots[round]);
+      CHECK(seen[w][2 * round] == sum);
+      CHECK(seen[w][2 * round + 1] == dl::test::rank_values(roots[round], 100 + r));
+    }
   }
 }
 
@@ -102,16 +113,18 @@ TEST_CASE("GpuCollective over two processes (threads) with a worker each", "[ncc
     auto workers = make_workers({p});
     GpuCollective collective(participants(workers), processes, dl::gpu::LaunchLimits{});
     names[static_cast<std::size_t>(p)] = collective.name();
-    seen[static_cast<std::size_t>(p)] = run_worker(collective, *workers[0], 0, p, 0);
+    seen[static_cast<std::size_t>(p)] = run_worker(collective, *workers[0], 0, p, {0, 0});
   });
-  const std::vector<float> sum =
-      dl::test::naive_sum({dl::test::rank_values(0, 0), dl::test::rank_values(1, 0)});
   for (std::size_t p = 0; p < 2; ++p) {
     INFO("process " << p << ": " << names[p]);
     CHECK_THAT(names[p], Catch::Contains("NCCL over 2 GPU(s) of 2 process(es)"));
-    CHECK(seen[p][0] == sum);
-    // The root is worker 0 of process 0.
-    CHECK(seen[p][1] == dl::test::rank_values(0, 1));
+    for (int round = 0; round < 2; ++round) {
+      const std::size_t at = 2 * static_cast<std::size_t>(round);
+      CHECK(seen[p][at] == dl::test::naive_sum({dl::test::rank_values(0, round),
+                                                dl::test::rank_values(1, round)}));
+      // The root is worker 0 of process 0.
+      CHECK(seen[p][at + 1] == dl::test::rank_values(0, 100 + round));
+    }
   }
 }
 

@@ -135,6 +135,19 @@ TEST_CASE("A communicator that cannot be set up reports NCCL's reason and releas
   CHECK(dl::test::seconds_since(start) < 2.0);
 }
 
+TEST_CASE("A failed init of a second local rank ends the set-up without waiting for peers",
+          "[nccl_host]") {
+  // Local rank 1 asks for NCCL rank 5 of 2, which NCCL refuses; local rank 0's init in the same
+  // group must not be left waiting for its peer (rank 1 of 2, never made).
+  auto job = std::make_shared<ThreadJob>(1);
+  ThreadProcessGroup one(job, 0);
+  const auto start = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(NcclCommunicator({{0, 0}, {1, 5}}, 2, one),
+                    Catch::Contains("setting up one communicator over 2 GPU(s)") &&
+                        Catch::Contains("rank 5 of 2"));
+  CHECK(dl::test::seconds_since(start) < 2.0);
+}
+
 TEST_CASE("An asynchronous error on one rank fails every rank's wait within a bounded time",
           "[nccl_host]") {
   constexpr int kRanks = 3;

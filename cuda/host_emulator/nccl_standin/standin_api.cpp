@@ -31,9 +31,18 @@ std::mutex registry_mutex;
 std::map<ncclComm*, std::shared_ptr<ncclComm>> registry;
 thread_local std::string thread_error;  // ncclGetLastError without a live communicator
 
+// The calling thread's open group (ncclGroupStart .. ncclGroupEnd).
+struct Group {
+  int depth = 0;
+  Comms inits, finalizes, releases;
+  ncclResult_t failed = ncclSuccess;  // the first call inside it that failed
+};
+thread_local Group group;
+
 ncclResult_t fail(ncclResult_t status, const std::string& text, ncclComm* comm = nullptr) {
   thread_error = "stand-in NCCL: " + text;
   if (comm != nullptr) comm->set_error(thread_error);
+  if (group.depth > 0 && group.failed == ncclSuccess) group.failed = status;
   return status;
 }
 
@@ -78,12 +87,6 @@ class Entered {
  private:
   std::atomic<bool>* held_ = nullptr;
 };
-
-struct Group {
-  int depth = 0;
-  Comms inits, finalizes, releases;
-};
-thread_local Group group;
 
 void release(const std::shared_ptr<ncclComm>& comm) {
   comm->aborted = true;  // work still queued (after a failed finalize) quits with the handle
@@ -254,6 +257,13 @@ ncclResult_t ncclGroupEnd() {
   if (--group.depth > 0) return ncclSuccess;
   const Group done = std::move(group);
   group = Group{};
+  // As NCCL's: a group in which a call failed does not run; it answers that call's error at
+  // once (its other inits would wait for peers that may never come). Their handles stay live
+  // for the caller's ncclCommAbort.
+  if (done.failed != ncclSuccess) {
+    for (const auto& c : done.releases) release(c);
+    return done.failed;
+  }
   const ncclResult_t inits = complete_all(done.inits, dl::nccl_standin::poll_init);
   const ncclResult_t finalizes = complete_all(done.finalizes, dl::nccl_standin::poll_finalize);
   for (const auto& c : done.releases) release(c);
