@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "host_grid.hpp"
@@ -31,6 +32,7 @@ struct Engine {
   std::mutex mutex;
   std::condition_variable changed;  // a task was queued, or a queue became shorter
   std::map<cudaStream_t, std::deque<StreamTask>> queues;
+  std::set<cudaStream_t> host_queues;  // queues with no device work (enqueue's device_work)
   bool progress_started = false;
 };
 
@@ -83,10 +85,11 @@ thread_local int current_device = 0;
 
 }  // namespace
 
-void enqueue(cudaStream_t stream, StreamTask task) {
+void enqueue(cudaStream_t stream, StreamTask task, bool device_work) {
   Engine& e = engine();
   std::lock_guard<std::mutex> lock(e.mutex);
   std::deque<StreamTask>& queue = e.queues[stream];
+  if (!device_work) e.host_queues.insert(stream);
   if (queue.empty() && task()) return;
   queue.push_back(std::move(task));
   if (!e.progress_started) {
@@ -109,6 +112,17 @@ void wait_stream_idle(cudaStream_t stream) {
   e.changed.wait(lock, [&] {
     const auto found = e.queues.find(stream);
     return found == e.queues.end() || found->second.empty();
+  });
+}
+
+void wait_device_idle() {
+  Engine& e = engine();
+  std::unique_lock<std::mutex> lock(e.mutex);
+  e.changed.wait(lock, [&] {
+    for (const auto& entry : e.queues) {
+      if (!entry.second.empty() && e.host_queues.count(entry.first) == 0) return false;
+    }
+    return true;
   });
 }
 
@@ -147,6 +161,7 @@ cudaError_t cudaMalloc(void** p, std::size_t bytes) {
 }
 
 cudaError_t cudaFree(void* p) {
+  if (p != nullptr) dl::emu::wait_device_idle();
   std::free(p);
   return cudaSuccess;
 }

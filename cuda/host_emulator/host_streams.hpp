@@ -38,10 +38,14 @@ constexpr int kHostDevices = 8;
 using StreamTask = std::function<bool()>;
 
 // Runs `task` now when `stream` is idle and the task finishes at its first step; otherwise it
-// waits in the stream's queue behind the work before it.
-void enqueue(cudaStream_t stream, StreamTask task);
+// waits in the stream's queue behind the work before it. `device_work` false: a queue of the
+// host library's own (the stand-in NCCL's background finalize), which cudaFree does not wait for.
+void enqueue(cudaStream_t stream, StreamTask task, bool device_work = true);
 bool stream_idle(cudaStream_t stream);
-// Blocks the calling thread until every task queued on `stream` so far has finished.
+// Blocks the calling thread until `stream`'s queue is empty.
 void wait_stream_idle(cudaStream_t stream);
+// Blocks until every stream's device work has run: cudaFree does, as CUDA's synchronizes the
+// device, so that no queued work writes memory after it is freed.
+void wait_device_idle();
 
 }  // namespace dl::emu

@@ -38,8 +38,11 @@ void expect(bool good, const std::string& what) {
 
 void run_nccl(dl::ProcessGroup& processes, int rounds, bool check) {
   const int rank = processes.rank();
-  dl::gpu::NcclCommunicator comm({{rank, rank}}, processes.size(), processes);
+  // The buffer outlives the communicator: cudaFree waits for the device, which a collective
+  // left behind by a failure keeps busy until the communicator's abort (as the trainer orders
+  // them: collective first, then the backends' memory).
   dl::test::RankBuffer b;
+  dl::gpu::NcclCommunicator comm({{rank, rank}}, processes.size(), processes);
   for (int round = 0; round < rounds; ++round) {
     b.upload(dl::test::rank_values(rank, round));
     comm.all_reduce_sum(0, b.data, b.n, b.stream);

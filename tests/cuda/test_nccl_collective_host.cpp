@@ -73,13 +73,17 @@ void check_every_rank(const std::vector<Seen>& seen) {
 }
 
 // `ranks` separate communicators, one per thread, each with one local rank, meeting through a
-// ThreadProcessGroup: body(comm, rank) runs on each; the communicators end on their threads.
-void as_processes(int ranks, const std::function<void(NcclCommunicator&, int)>& body) {
+// ThreadProcessGroup: body(comm, rank, buffer) runs on each; the communicators end on their
+// threads, before the buffers: cudaFree waits for the device (here as with CUDA), which work
+// still queued behind a failed collective keeps busy until the communicator is released.
+void as_processes(int ranks,
+                  const std::function<void(NcclCommunicator&, int, RankBuffer&)>& body) {
   auto job = std::make_shared<ThreadJob>(ranks);
   dl::test::on_threads(ranks, [&](int r) {
+    RankBuffer buffer;
     ThreadProcessGroup processes(job, r);
     NcclCommunicator comm(local_ranks(r, 1), ranks, processes);
-    body(comm, r);
+    body(comm, r, buffer);
   });
 }
 
@@ -117,7 +121,7 @@ TEST_CASE("NCCL ranks of separate communicators (as processes) sum and broadcast
   std::unique_ptr<dl::test::ScopedEnv> env;
   if (nonblocking) env = std::make_unique<dl::test::ScopedEnv>("NCCL_COMM_BLOCKING", "0");
   std::vector<Seen> seen(static_cast<std::size_t>(ranks));
-  as_processes(ranks, [&](NcclCommunicator& comm, int r) {
+  as_processes(ranks, [&](NcclCommunicator& comm, int r, RankBuffer&) {
     seen[static_cast<std::size_t>(r)] = sum_and_broadcast(comm, 0, r);
   });
   check_every_rank(seen);
@@ -160,8 +164,7 @@ TEST_CASE("An asynchronous error on one rank fails every rank's wait within a bo
   std::vector<double> took(kRanks, 0.0);
   std::vector<std::vector<float>> first(kRanks);
   const auto start = std::chrono::steady_clock::now();
-  as_processes(kRanks, [&](NcclCommunicator& comm, int r) {
-    RankBuffer b;
+  as_processes(kRanks, [&](NcclCommunicator& comm, int r, RankBuffer& b) {
     b.upload(dl::test::rank_values(r, 0));
     comm.all_reduce_sum(0, b.data, b.n, b.stream);
     DL_CUDA_CALL(cudaEventRecord(b.done, b.stream));
@@ -282,4 +285,44 @@ TEST_CASE("A communicator destroyed while an exception unwinds aborts instead of
   waiter.join();
   CHECK(rank1_gone);
   CHECK(rank0 == "aborted");
+}
+
+TEST_CASE("abort() racing with collectives in flight on every local rank reports no misuse",
+          "[nccl_host]") {
+  // Each local rank's thread all-reduces and waits in a loop while another thread aborts: the
+  // call locks must keep abort's ncclCommAbort from meeting another thread inside the same
+  // communicator (the stand-in reports that as ncclInvalidUsage) and from freeing one in use.
+  constexpr int kRanks = 3;
+  constexpr int kMaxRounds = 100000;  // the abort comes long before
+  const int abort_after_ms = GENERATE(0, 5, 40);
+  auto job = std::make_shared<ThreadJob>(1);
+  ThreadProcessGroup one(job, 0);
+  NcclCommunicator comm(local_ranks(0, kRanks), kRanks, one);
+  std::vector<std::string> ended(kRanks);
+  std::vector<int> rounds(kRanks, 0);
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(abort_after_ms));
+    comm.abort();
+  });
+  dl::test::on_threads(kRanks, [&](int r) {
+    RankBuffer b(257);
+    try {
+      for (int round = 0; round < kMaxRounds; ++round) {
+        comm.all_reduce_sum(r, b.data, b.n, b.stream);
+        DL_CUDA_CALL(cudaEventRecord(b.done, b.stream));
+        comm.wait(r, b.done);
+        rounds[static_cast<std::size_t>(r)] = round + 1;
+      }
+      ended[static_cast<std::size_t>(r)] = "finished";
+    } catch (const dl::CollectiveAborted&) {
+      ended[static_cast<std::size_t>(r)] = "aborted";
+    } catch (const std::exception& e) {
+      ended[static_cast<std::size_t>(r)] = e.what();
+    }
+  });
+  aborter.join();
+  for (int r = 0; r < kRanks; ++r) {
+    INFO("rank " << r << " after " << rounds[static_cast<std::size_t>(r)] << " rounds");
+    CHECK(ended[static_cast<std::size_t>(r)] == "aborted");
+  }
 }

@@ -143,7 +143,7 @@ void request_finalize(const std::shared_ptr<ncclComm>& comm) {
     comm->shm.header().finalized.fetch_add(1);
     comm->finalize = ncclComm::Finalize::kArrived;
     return true;
-  });
+  }, false);
 }
 
 ncclResult_t poll_finalize(ncclComm& comm) {
