@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
       std::cerr << "usage: nccl_standin_ranks nccl|gpu|fail\n";
       return 2;
     }
-    std::cout << "rank " << processes->rank() << ": ok " << mode << " over "
-              << processes->size() << " process(es)\n";
+    std::cout << "rank " << processes->rank() << ": ok " << mode << " over " << processes->size()
+              << " process(es)\n";
     return 0;
   } catch (const std::exception& e) {
     const int rank = processes != nullptr ? processes->rank() : -1;

@@ -66,8 +66,8 @@ struct RankBuffer {
 
   // Queued on the stream, as the trainer's uploads are.
   void upload(const std::vector<float>& v) {
-    DL_CUDA_CALL(cudaMemcpyAsync(data, v.data(), n * sizeof(float), cudaMemcpyHostToDevice,
-                                 stream));
+    DL_CUDA_CALL(
+        cudaMemcpyAsync(data, v.data(), n * sizeof(float), cudaMemcpyHostToDevice, stream));
     DL_CUDA_CALL(cudaStreamSynchronize(stream));  // `v` may go away after this
   }
   std::vector<float> download() {

@@ -120,8 +120,8 @@ TEST_CASE("GpuCollective over two processes (threads) with a worker each", "[ncc
     CHECK_THAT(names[p], Catch::Contains("NCCL over 2 GPU(s) of 2 process(es)"));
     for (int round = 0; round < 2; ++round) {
       const std::size_t at = 2 * static_cast<std::size_t>(round);
-      CHECK(seen[p][at] == dl::test::naive_sum({dl::test::rank_values(0, round),
-                                                dl::test::rank_values(1, round)}));
+      CHECK(seen[p][at] == dl::test::naive_sum(
+                               {dl::test::rank_values(0, round), dl::test::rank_values(1, round)}));
       // The root is worker 0 of process 0.
       CHECK(seen[p][at + 1] == dl::test::rank_values(0, 100 + round));
     }

@@ -76,8 +76,7 @@ void check_every_rank(const std::vector<Seen>& seen) {
 // ThreadProcessGroup: body(comm, rank, buffer) runs on each; the communicators end on their
 // threads, before the buffers: cudaFree waits for the device (here as with CUDA), which work
 // still queued behind a failed collective keeps busy until the communicator is released.
-void as_processes(int ranks,
-                  const std::function<void(NcclCommunicator&, int, RankBuffer&)>& body) {
+void as_processes(int ranks, const std::function<void(NcclCommunicator&, int, RankBuffer&)>& body) {
   auto job = std::make_shared<ThreadJob>(ranks);
   dl::test::on_threads(ranks, [&](int r) {
     RankBuffer buffer;
@@ -101,9 +100,8 @@ TEST_CASE("NCCL ranks of one process sum and broadcast, each driven by its own t
   std::vector<Seen> seen(static_cast<std::size_t>(ranks));
   auto comm = std::make_unique<NcclCommunicator>(local_ranks(0, ranks), ranks, one);
   REQUIRE(comm->local_ranks() == ranks);
-  dl::test::on_threads(ranks, [&](int r) {
-    seen[static_cast<std::size_t>(r)] = sum_and_broadcast(*comm, r, r);
-  });
+  dl::test::on_threads(
+      ranks, [&](int r) { seen[static_cast<std::size_t>(r)] = sum_and_broadcast(*comm, r, r); });
   check_every_rank(seen);
   // Teardown from this one thread: the local ranks are finalized in one group, since each
   // finalize waits for the others (the stand-in's does, as NCCL's).
@@ -112,8 +110,7 @@ TEST_CASE("NCCL ranks of one process sum and broadcast, each driven by its own t
   CHECK(dl::test::seconds_since(start) < 2.0);
 }
 
-TEST_CASE("NCCL ranks of separate communicators (as processes) sum and broadcast",
-          "[nccl_host]") {
+TEST_CASE("NCCL ranks of separate communicators (as processes) sum and broadcast", "[nccl_host]") {
   const int ranks = GENERATE(2, 3);
   // NCCL_COMM_BLOCKING=0: every call may answer ncclInProgress, which the collective polls away.
   const bool nonblocking = GENERATE(false, true);
@@ -203,8 +200,8 @@ TEST_CASE("abort() wakes a rank waiting for a peer that never arrives", "[nccl_h
   INFO((peer_hangs ? "peer's collective hangs" : "peer never arrives"));
   std::unique_ptr<dl::test::ScopedEnv> fault;
   if (peer_hangs) {
-    fault = std::make_unique<dl::test::ScopedEnv>("DL_NCCL_STANDIN_FAULT",
-                                                  "rank=1,call=1,kind=hang");
+    fault =
+        std::make_unique<dl::test::ScopedEnv>("DL_NCCL_STANDIN_FAULT", "rank=1,call=1,kind=hang");
   }
   auto job = std::make_shared<ThreadJob>(1);
   ThreadProcessGroup one(job, 0);

@@ -44,8 +44,7 @@ void release_grouped(const std::vector<ncclComm_t>& comms) {
 
 }  // namespace
 
-TEST_CASE("A stand-in all-reduce completes only once every rank has joined it",
-          "[nccl_host]") {
+TEST_CASE("A stand-in all-reduce completes only once every rank has joined it", "[nccl_host]") {
   const std::vector<ncclComm_t> comms = local_communicators(2);
   dl::test::RankBuffer b0, b1;
   b0.upload(dl::test::rank_values(0, 0));

@@ -56,7 +56,8 @@ class ThreadJob {
 
 class ThreadProcessGroup final : public ProcessGroup {
  public:
-  ThreadProcessGroup(std::shared_ptr<ThreadJob> job, int rank) : job_(std::move(job)), rank_(rank) {}
+  ThreadProcessGroup(std::shared_ptr<ThreadJob> job, int rank)
+      : job_(std::move(job)), rank_(rank) {}
 
   int rank() const override { return rank_; }
   int size() const override { return job_->size(); }

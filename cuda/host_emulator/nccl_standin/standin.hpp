@@ -95,7 +95,7 @@ struct ncclComm : std::enable_shared_from_this<ncclComm> {
   std::atomic<bool> busy{false};        // a thread is inside an API call on it
   std::atomic<bool> joined_all{false};  // every rank has joined: the init is complete
   std::atomic<Finalize> finalize{Finalize::kNone};
-  std::atomic<int> outstanding{0};      // collectives queued and not finished
+  std::atomic<int> outstanding{0};          // collectives queued and not finished
   std::atomic<int> in_progress_answers{0};  // nonblocking: polls that still say ncclInProgress
   std::atomic<ncclResult_t> async{ncclSuccess};
   char finalize_queue = 0;  // its address names the host stream its finalize runs on

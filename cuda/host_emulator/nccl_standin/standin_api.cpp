@@ -138,8 +138,9 @@ ncclResult_t collective(const char* call, const Collective& op, ncclDataType_t t
     return fail(ncclInvalidUsage, name + " after ncclCommFinalize", &comm);
   if (comm.in_progress_answers > 0) {
     return fail(ncclInvalidUsage,
-                name + " on a nonblocking communicator still in progress (poll "
-                       "ncclCommGetAsyncError until it is not)",
+                name +
+                    " on a nonblocking communicator still in progress (poll "
+                    "ncclCommGetAsyncError until it is not)",
                 &comm);
   }
   dl::nccl_standin::enqueue_collective(entered.comm, op, stream);
@@ -171,8 +172,8 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* handle, int nranks, ncclUniqueId
   if (handle == nullptr) return fail(ncclInvalidArgument, "ncclCommInitRank: null handle");
   *handle = nullptr;
   if (nranks < 1 || nranks > dl::nccl_standin::kMaxRanks || rank < 0 || rank >= nranks) {
-    return fail(ncclInvalidArgument, "ncclCommInitRank: rank " + std::to_string(rank) + " of " +
-                                         std::to_string(nranks));
+    return fail(ncclInvalidArgument,
+                "ncclCommInitRank: rank " + std::to_string(rank) + " of " + std::to_string(nranks));
   }
   if (std::memcmp(id.internal + kIdRandomBytes, kIdMagic, sizeof(kIdMagic) - 1) != 0)
     return fail(ncclInvalidArgument, "ncclCommInitRank: the id is not one ncclGetUniqueId made");
@@ -272,8 +273,7 @@ ncclResult_t ncclGroupEnd() {
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t handle, ncclResult_t* async) {
   const Entered entered(live(handle));
-  if (const ncclResult_t refused = entered.refusal("ncclCommGetAsyncError");
-      refused != ncclSuccess)
+  if (const ncclResult_t refused = entered.refusal("ncclCommGetAsyncError"); refused != ncclSuccess)
     return refused;
   if (async == nullptr) return fail(ncclInvalidArgument, "ncclCommGetAsyncError: null", handle);
   ncclComm& comm = *entered.comm;
@@ -318,8 +318,8 @@ ncclResult_t ncclBroadcast(const void* send, void* recv, size_t count, ncclDataT
                            int root, ncclComm_t comm, cudaStream_t stream) {
   if (root < 0) return fail(ncclInvalidArgument, "ncclBroadcast: negative root", comm);
   return collective("ncclBroadcast",
-                    {static_cast<const float*>(send), static_cast<float*>(recv), count, root},
-                    type, comm, stream);
+                    {static_cast<const float*>(send), static_cast<float*>(recv), count, root}, type,
+                    comm, stream);
 }
 
 const char* ncclGetErrorString(ncclResult_t result) {

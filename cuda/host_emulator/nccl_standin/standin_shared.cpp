@@ -137,13 +137,16 @@ void request_finalize(const std::shared_ptr<ncclComm>& comm) {
   // In the background, as NCCL's proxy does it: the rank's queued work ends first, then it
   // arrives at the meeting, whether or not anyone polls this communicator meanwhile.
   const auto queue = reinterpret_cast<cudaStream_t>(&comm->finalize_queue);
-  dl::emu::enqueue(queue, [comm] {
-    if (comm->aborted) return true;
-    if (comm->outstanding.load() > 0) return false;
-    comm->shm.header().finalized.fetch_add(1);
-    comm->finalize = ncclComm::Finalize::kArrived;
-    return true;
-  }, false);
+  dl::emu::enqueue(
+      queue,
+      [comm] {
+        if (comm->aborted) return true;
+        if (comm->outstanding.load() > 0) return false;
+        comm->shm.header().finalized.fetch_add(1);
+        comm->finalize = ncclComm::Finalize::kArrived;
+        return true;
+      },
+      false);
 }
 
 ncclResult_t poll_finalize(ncclComm& comm) {
@@ -198,8 +201,8 @@ struct Rounds {
   bool step() {
     if (comm->aborted) return finish();  // NCCL's kernels quit on abort
     if (fault == Fault::Kind::kAsyncError) {
-      comm->set_error("stand-in NCCL: injected asynchronous error on rank " + std::to_string(comm->rank) +
-                      " (DL_NCCL_STANDIN_FAULT)");
+      comm->set_error("stand-in NCCL: injected asynchronous error on rank " +
+                      std::to_string(comm->rank) + " (DL_NCCL_STANDIN_FAULT)");
       comm->async = ncclSystemError;
       int none = 0;
       comm->shm.header().failed_rank.compare_exchange_strong(none, comm->rank + 1);

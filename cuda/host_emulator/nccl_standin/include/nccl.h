@@ -13,7 +13,7 @@
 #define NCCL_MINOR 28
 #define NCCL_PATCH 0
 #define NCCL_VERSION(X, Y, Z) \
-  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+  (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 #define NCCL_VERSION_CODE NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH)
 
 #define NCCL_UNIQUE_ID_BYTES 128
@@ -66,10 +66,10 @@ typedef struct ncclConfig_v22800 {
   const char* commName;
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER                                                        \
-  {                                                                                    \
+#define NCCL_CONFIG_INITIALIZER                                                         \
+  {                                                                                     \
     sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR                                   \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR                                    \
   }
 
 // C linkage, as NCCL's; only C++ includes this header.
@@ -92,8 +92,7 @@ ncclResult_t ncclAllReduce(const void* sendbuff, void* recvbuff, size_t count,
                            ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
                            cudaStream_t stream);
 ncclResult_t ncclBroadcast(const void* sendbuff, void* recvbuff, size_t count,
-                           ncclDataType_t datatype, int root, ncclComm_t comm,
-                           cudaStream_t stream);
+                           ncclDataType_t datatype, int root, ncclComm_t comm, cudaStream_t stream);
 ncclResult_t ncclGroupStart(void);
 ncclResult_t ncclGroupEnd(void);
 }
