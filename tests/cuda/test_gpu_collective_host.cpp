@@ -162,3 +162,37 @@ TEST_CASE("GpuCollective's abort wakes a barrier waiting for another process", "
   CHECK(after_abort >= 0.0);
   CHECK(after_abort < 2.0);
 }
+
+TEST_CASE("GpuCollective over processes with different device layouts", "[nccl_host]") {
+  // Process 0: workers on devices 0 and 1 (two NCCL ranks); process 1: both workers on device 2
+  // (one NCCL rank, a device group of two). NCCL ranks: 0 = p0 w0, 1 = p0 w1, 2 = p1 w0 + w1.
+  auto job = std::make_shared<dl::test::ThreadJob>(2);
+  const std::vector<std::vector<int>> devices{{0, 1}, {2, 2}};
+  // Broadcast roots are process 0's workers: one on each of its devices.
+  const std::vector<int> roots{1, 0};
+  std::vector<std::vector<std::vector<float>>> seen(4);
+  std::vector<int> nccl_ranks(2, 0);
+  dl::test::on_threads(2, [&](int p) {
+    dl::test::ThreadProcessGroup processes(job, p);
+    auto workers = make_workers(devices[static_cast<std::size_t>(p)]);
+    GpuCollective collective(participants(workers), processes, dl::gpu::LaunchLimits{2, 33});
+    nccl_ranks[static_cast<std::size_t>(p)] = collective.layout().nccl_ranks;
+    dl::test::on_threads(2, [&](int w) {
+      seen[static_cast<std::size_t>(2 * p + w)] =
+          run_worker(collective, *workers[static_cast<std::size_t>(w)], w, 2 * p + w, roots);
+    });
+  });
+  CHECK(nccl_ranks == std::vector<int>{3, 3});
+  for (std::size_t round = 0; round < roots.size(); ++round) {
+    const int r = static_cast<int>(round);
+    const std::vector<float> process1 =
+        dl::test::naive_sum({dl::test::rank_values(2, r), dl::test::rank_values(3, r)});
+    const std::vector<float> sum =
+        dl::test::naive_sum({dl::test::rank_values(0, r), dl::test::rank_values(1, r), process1});
+    for (std::size_t g = 0; g < 4; ++g) {
+      INFO("global worker " << g << ", round " << round << ", root " << roots[round]);
+      CHECK(seen[g][2 * round] == sum);
+      CHECK(seen[g][2 * round + 1] == dl::test::rank_values(roots[round], 100 + r));
+    }
+  }
+}
