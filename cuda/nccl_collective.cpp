@@ -9,7 +9,7 @@
 
 #include "core/error.hpp"
 #include "cuda_check.hpp"
-#include "library_check.hpp"
+#include "nccl_check.hpp"
 #include "parallel/collective.hpp"
 
 namespace dl::gpu {

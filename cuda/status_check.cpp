@@ -42,9 +42,4 @@ void check_cublas(cublasStatus_t status, const char* call, const char* file, int
        file, line);
 }
 
-void check_nccl(ncclResult_t status, const char* call, const char* file, int line) {
-  if (status == ncclSuccess) return;
-  fail("NCCL", ncclGetErrorString(status), call, file, line);
-}
-
 }  // namespace dl::gpu

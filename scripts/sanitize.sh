@@ -60,10 +60,12 @@ meson test -C "$build_dir" --no-rebuild --print-errorlogs --num-processes 1 "${n
   status=$?
 echo "==> sanitize: ASan + UBSan: $((SECONDS - start)) s"
 
-# The CUDA kernels on the host grid once more under ThreadSanitizer, and the CPU backend's thread
-# pool (its helpers join and leave calls through atomics alone), not every suite (a TSan build of
-# all would double this script's time): a shared-memory access in a kernel that lacks its
-# __syncthreads is a race there (docs/CUDA.md, "Kernels on the host grid").
+# The CUDA kernels on the host grid once more under ThreadSanitizer, the CPU backend's thread
+# pool (its helpers join and leave calls through atomics alone) and the GPU collective on the
+# host (nccl_on_host: worker threads, the emulator's progress thread and the stand-in NCCL's
+# ranks), not every suite (a TSan build of all would double this script's time): a shared-memory
+# access in a kernel that lacks its __syncthreads is a race there (docs/CUDA.md, "Kernels on the
+# host grid").
 # DL_SANITIZE_TSAN=0 skips it (about 1.5 minutes on two busy cores).
 tsan_dir=build-tsan
 tsan_start=$SECONDS
@@ -77,10 +79,11 @@ else
     -Dbuildtype=plain "-Dcpp_args=['-O1', '-g1']" -Dtests=true -Dcuda=disabled -Dmpi=disabled >/dev/null
 fi
 if [[ "${DL_SANITIZE_TSAN:-1}" != 0 ]]; then
-  echo "==> sanitize: building and running cuda_kernels_on_host and backend_thread_pool under TSan"
-  ninja -C "$tsan_dir" -j2 tests/cuda/test_cuda_kernels_on_host tests/backend/test_backend_thread_pool
+  echo "==> sanitize: building and running cuda_kernels_on_host, backend_thread_pool and nccl_on_host under TSan"
+  ninja -C "$tsan_dir" -j2 tests/cuda/test_cuda_kernels_on_host tests/backend/test_backend_thread_pool \
+    tests/cuda/test_nccl_on_host
   TSAN_OPTIONS=halt_on_error=1:exitcode=66 meson test -C "$tsan_dir" --no-rebuild --print-errorlogs \
-    --num-processes 1 cuda_kernels_on_host backend_thread_pool || status=$?
+    --num-processes 1 cuda_kernels_on_host backend_thread_pool nccl_on_host || status=$?
   echo "==> sanitize: TSan: $((SECONDS - tsan_start)) s"
 fi
 echo "==> sanitize: $((SECONDS - start)) s in all"

@@ -376,6 +376,14 @@ const char* cudaGetErrorName(cudaError_t error) {
       return "cudaErrorInvalidValue";
     case cudaErrorInvalidConfiguration:
       return "cudaErrorInvalidConfiguration";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle:
+      return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady:
+      return "cudaErrorNotReady";
   }
   return "cudaErrorUnknown";
 }
@@ -383,15 +391,4 @@ const char* cudaGetErrorName(cudaError_t error) {
 const char* cudaGetErrorString(cudaError_t error) {
   return error == cudaErrorInvalidConfiguration ? "invalid configuration argument"
                                                 : cudaGetErrorName(error);
-}
-
-cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind,
-                            cudaStream_t) {
-  if (bytes > 0) std::memmove(dst, src, bytes);
-  return cudaSuccess;
-}
-
-cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t) {
-  if (bytes > 0) std::memset(dst, value, bytes);
-  return cudaSuccess;
 }

@@ -19,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "host_streams.hpp"
+
 // ---- types of the runtime API ------------------------------------------------------------------
 
 struct dim3 {
@@ -26,14 +28,14 @@ struct dim3 {
   constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
 };
 
-// Work on a host stream runs when it is queued, in order, so a stream is only a name.
-struct CUstream_st;
-using cudaStream_t = CUstream_st*;
-
 enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorInvalidConfiguration = 9,
+  cudaErrorMemoryAllocation = 2,
+  cudaErrorInvalidDevice = 101,
+  cudaErrorInvalidResourceHandle = 400,
+  cudaErrorNotReady = 600,
 };
 enum cudaMemcpyKind {
   cudaMemcpyHostToHost = 0,
@@ -50,6 +52,25 @@ const char* cudaGetErrorString(cudaError_t error);
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                             cudaStream_t stream);
 cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t stream);
+// Devices, memory, streams and events (host_streams.hpp, host_streams.cpp).
+cudaError_t cudaGetDeviceCount(int* count);
+cudaError_t cudaGetDevice(int* device);
+cudaError_t cudaSetDevice(int device);
+cudaError_t cudaDeviceGetPCIBusId(char* id, int length, int device);
+cudaError_t cudaMalloc(void** p, std::size_t bytes);
+cudaError_t cudaFree(void* p);
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind);
+cudaError_t cudaStreamCreate(cudaStream_t* stream);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* stream, unsigned flags);
+cudaError_t cudaStreamDestroy(cudaStream_t stream);
+cudaError_t cudaStreamSynchronize(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned flags = 0);
+cudaError_t cudaEventCreate(cudaEvent_t* event);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* event, unsigned flags);
+cudaError_t cudaEventDestroy(cudaEvent_t event);
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = nullptr);
+cudaError_t cudaEventQuery(cudaEvent_t event);
+cudaError_t cudaEventSynchronize(cudaEvent_t event);
 
 // ---- qualifiers --------------------------------------------------------------------------------
 
@@ -90,12 +111,15 @@ struct KernelCall {
   void (*kernel)(P...);
   const char* name;
   dim3 grid, block;
+  cudaStream_t stream;
 
   template <typename... A>
   void operator()(A&&... args) const {
     // Arguments are converted to the parameter types once, as the launch copies them; each
     // thread then gets its own copy, as each CUDA thread has its own parameters.
     const std::tuple<std::decay_t<P>...> values(std::forward<A>(args)...);
+    // The grid runs on this thread, so it first waits for the work queued before it.
+    wait_stream_idle(stream);
     run_grid(name, reinterpret_cast<const void*>(kernel), grid, block,
              [&] { std::apply(kernel, values); });
   }
@@ -107,8 +131,7 @@ template <typename... P>
 KernelCall<P...> launch(void (*kernel)(P...), const char* name, dim3 grid, dim3 block,
                         std::size_t shared_bytes = 0, cudaStream_t stream = nullptr) {
   (void)shared_bytes;
-  (void)stream;
-  return {kernel, name, grid, block};
+  return {kernel, name, grid, block, stream};
 }
 
 // ---- 16-bit storage types, round to nearest even -------------------------------------------

@@ -211,6 +211,8 @@ fi
 programs=(dl-train "${test_programs[@]}")
 # The generator of CIFAR-format batches, for gpu_checks.sh's cifar stage (no CIFAR-10 here).
 ((with_mpi)) || programs+=(tests/tools/make_cifar_dataset)
+# The parameters of two runs' models, for gpu_checks.sh's nccl2 stage.
+((with_mpi)) || programs+=(tests/tools/compare_models)
 echo "==> ninja -j$jobs ${programs[*]}"
 ninja -C "$build_dir" -j"$jobs" -k 0 "${programs[@]}" || true
 

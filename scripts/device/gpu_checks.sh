@@ -17,7 +17,7 @@
 #             not by the GPU's arithmetic (what the CUDA-graph work must remove)
 #   mpi       mpirun -np 1 dl-train, backend cuda, cuda.nccl always (NCCL bootstrapped over MPI
 #             with one rank), from the MPI kit (device-kit-mpi)
-#   graphs, profile, cifar, resnet: see gpu_stages_more.sh (where scale and bench live too)
+#   graphs, profile, cifar, resnet, nccl2: see gpu_stages_more.sh (where scale and bench live too)
 # Every invocation first prints the machine (nvidia-smi, CPU), where the CUDA libraries were
 # found, and `dl-train info`; it stops with exit 3 when no GPU is visible.
 #
@@ -39,7 +39,7 @@ set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo_root" || exit 2
 
-readonly kStages=" tests sanitize train bench scale mpi graphs profile cifar "
+readonly kStages=" tests sanitize train bench scale mpi graphs profile cifar resnet nccl2 "
 readonly kNoGpuExit=3
 readonly kUsageExit=2
 readonly kMinStepSeconds=20   # a step with less time left is skipped, not started
@@ -303,16 +303,22 @@ stage_train() {
   done
 }
 
-stage_mpi() {
-  local mpirun="$MPI_KIT/bin/mpirun"
-  if [[ ! -x "$mpirun" || ! -x "$MPI_KIT/bin/dl-train" ]]; then
-    fail_check "mpi: $MPI_KIT/bin/mpirun or dl-train missing; carry device-kit-mpi (scripts/device/build_mpi_kit.sh)"
-    return
+# use_mpi_kit STAGE: Open MPI from the MPI kit, for this process and what it starts; fails the
+# stage's check (returns 1) when the kit is missing.
+use_mpi_kit() {
+  if [[ ! -x "$MPI_KIT/bin/mpirun" || ! -x "$MPI_KIT/bin/dl-train" ]]; then
+    fail_check "$1: $MPI_KIT/bin/mpirun or dl-train missing; carry device-kit-mpi (scripts/device/build_kit.sh --mpi)"
+    return 1
   fi
   # Open MPI finds its plugins, help texts and default parameters relative to OPAL_PREFIX.
   export OPAL_PREFIX="$MPI_KIT"
   export PMIX_PKGLIBDIR="$MPI_KIT/pmix/lib/pmix" PMIX_PKGDATADIR="$MPI_KIT/pmix/share/pmix"
-  export LD_LIBRARY_PATH="$MPI_KIT/lib:$LD_LIBRARY_PATH"
+  [[ ":$LD_LIBRARY_PATH:" == *":$MPI_KIT/lib:"* ]] || export LD_LIBRARY_PATH="$MPI_KIT/lib:$LD_LIBRARY_PATH"
+}
+
+stage_mpi() {
+  local mpirun="$MPI_KIT/bin/mpirun"
+  use_mpi_kit mpi || return
   step mpi-version 30 "$mpirun" --version
   local run_dir="$work/mpi-1rank"
   # cuda.nccl=always: one rank with one GPU still bootstraps NCCL over MPI and sums through it.

@@ -14,6 +14,13 @@
 #             FLOAT, HALF and BFLOAT16 with 1 worker, FLOAT with 2 synchronous workers, each with
 #             cuda.graphs false and true (scores.csv must be the same bytes); and a run killed
 #             mid-epoch and resumed must end with the uninterrupted run's scores.csv
+#   nccl2     two MPI ranks on the one GPU, each with its own NCCL_HOSTID, so that NCCL (and
+#             dl-train) take them for two machines and build a 2-rank communicator (socket
+#             transport over NCCL_SOCKET_IFNAME, default lo): FLOAT, synchronous, 20,000 images,
+#             2 ranks x 1 worker against 1 process x 2 workers (scores.csv compared byte for
+#             byte, reported; the models by compare_models within 1e-5, required); then rank 1
+#             killed (SIGKILL) mid-epoch in a longer run: mpirun must end the job, and the time
+#             from the kill to its exit is reported (a GPU peer's NCCL would wait for ever)
 
 stage_graphs() {
   local setup dtype workers mode name
@@ -170,5 +177,96 @@ stage_resnet() {
     say "      resnet: resumed from $(basename "$first"): scores.csv identical"
   else
     fail_check "resnet: the resumed run's scores.csv differs from the uninterrupted one"
+  fi
+}
+
+# The nccl2 stage's limits: the end of a job after a kill (cli_mpi_kill: about 2 s on the CPU),
+# the rows of scores.csv to wait for before killing (the job is then mid-epoch), and its epochs.
+readonly kNccl2EndSeconds=60
+readonly kNccl2KillAfterRows=3
+readonly kNccl2KillEpochs=5
+
+# nccl2_launch: sets the caller's `launch` to mpirun for 2 ranks on this machine, each rank its
+# own NCCL_HOSTID (single quotes: each rank's shell expands its own OMPI_COMM_WORLD_RANK); the
+# program and its arguments follow.
+nccl2_launch() {
+  launch=("$MPI_KIT/bin/mpirun" --allow-run-as-root -np 2 --bind-to none --mca btl self,vader
+    -x LD_LIBRARY_PATH -x OPAL_PREFIX -x PMIX_PKGLIBDIR -x PMIX_PKGDATADIR -x NCCL_DEBUG
+    -x NCCL_DEBUG_SUBSYS -x NCCL_SOCKET_IFNAME -x NCCL_IB_DISABLE
+    bash -c 'NCCL_HOSTID="dl-train-nccl2-rank$OMPI_COMM_WORLD_RANK" exec "$@"' nccl2)
+}
+
+stage_nccl2() {
+  use_mpi_kit nccl2 || return
+  export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT NCCL_SOCKET_IFNAME="${NCCL_SOCKET_IFNAME:-lo}"
+  export NCCL_IB_DISABLE=1
+  local launch common=(--config "$kConfig" --set backend=cuda --set epochs=1
+    --set data.trainLimit=20000 --set parallel.mode=synchronous "${data_overrides[@]}" --overwrite)
+  nccl2_launch
+  step nccl2-1process-2workers "$kMpiLimitSeconds" "$MPI_KIT/bin/dl-train" "${common[@]}" \
+    --set parallel.workers=2 --set "output.directory=$work/nccl2-1p2w" "${extra_set[@]}"
+  step nccl2-2ranks-1worker "$kMpiLimitSeconds" "${launch[@]}" "$MPI_KIT/bin/dl-train" \
+    "${common[@]}" --set parallel.workers=1 --set "output.directory=$work/nccl2-2r1w" "${extra_set[@]}"
+  grep -E "NCCL version|nRanks 2|Init COMPLETE|NCCL over|^done:|[Ee]rror" "$work/nccl2-2ranks-1worker.out" |
+    head -n 12 | sed 's/^/      /' | tee -a "$log"
+  grep -q "NCCL over 2 GPU(s) of 2 process(es)" "$work/nccl2-2ranks-1worker.out" ||
+    fail_check "nccl2: the 2 ranks did not form one 2-rank NCCL communicator"
+  if cmp -s "$work/nccl2-1p2w/scores.csv" "$work/nccl2-2r1w/scores.csv"; then
+    say "      nccl2: scores.csv of 2 ranks x 1 worker and 1 process x 2 workers: identical"
+  else
+    say "      nccl2: scores.csv of 2 ranks x 1 worker and 1 process x 2 workers: differ (first rows below)"
+    diff <(head -n 4 "$work/nccl2-1p2w/scores.csv" 2>&1) <(head -n 4 "$work/nccl2-2r1w/scores.csv" 2>&1) |
+      sed 's/^/      /' | tee -a "$log"
+  fi
+  step nccl2-compare-models 30 "$KIT/bin/compare_models" "$work/nccl2-1p2w/model.dlm" \
+    "$work/nccl2-2r1w/model.dlm" 1e-5
+  sed 's/^/      /' "$work/nccl2-compare-models.out" | tee -a "$log"
+  nccl2_kill_run
+}
+
+# Rank 1 of a 2-rank job killed mid-epoch: the job must end (mpirun kills rank 0, whose NCCL
+# would wait for rank 1 for ever) within kNccl2EndSeconds; the time is reported.
+nccl2_kill_run() {
+  local remaining=$((deadline - SECONDS)) launch dir="$work/nccl2-killed"
+  if ((remaining < kMpiLimitSeconds / 2)); then
+    say "SKIP  nccl2-kill: only ${remaining}s of the ${budget_s}s budget left"
+    printf '%s\t%s\t%s\t%s\n' nccl2-kill skipped 0 budget >>"$steps_tsv"
+    failures=$((failures + 1))
+    return
+  fi
+  nccl2_launch
+  timeout --kill-after="$kKillGraceSeconds" "$kMpiLimitSeconds" "${launch[@]}" "$MPI_KIT/bin/dl-train" \
+    --config "$kConfig" --set backend=cuda --set "epochs=$kNccl2KillEpochs" --set parallel.workers=1 \
+    --set parallel.mode=synchronous --set output.scoreEveryIterations=50 "${data_overrides[@]}" \
+    --set "output.directory=$dir" --overwrite "${extra_set[@]}" >"$work/nccl2-kill.out" 2>&1 &
+  local timer=$! victim="" mpirun_pid="" child _
+  for _ in $(seq 1 1200); do
+    [[ -f "$dir/scores.csv" ]] && (($(wc -l <"$dir/scores.csv") > kNccl2KillAfterRows)) && break
+    kill -0 "$timer" 2>/dev/null || break
+    sleep 0.1
+  done
+  mpirun_pid="$(pgrep -P "$timer" | head -n 1)"
+  for child in $(pgrep -P "${mpirun_pid:-0}"); do
+    tr '\0' '\n' <"/proc/$child/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=1" && victim=$child
+  done
+  if [[ -z "$victim" ]]; then
+    fail_check "nccl2-kill: rank 1 not found (the job ended or never reached row $kNccl2KillAfterRows of scores.csv)"
+    tail -n 6 "$work/nccl2-kill.out" | sed 's/^/      /' | tee -a "$log"
+    wait "$timer"
+    return
+  fi
+  local start_ns rc=0
+  start_ns=$(date +%s%N)
+  kill -KILL "$victim"
+  wait "$timer" || rc=$?
+  local ms=$((($(date +%s%N) - start_ns) / 1000000))
+  cat "$work/nccl2-kill.out" >>"$log"
+  printf '%s\t%s\t%s\t%s\n' nccl2-kill "$rc" "$((ms / 1000))" "end $ms ms after the kill" >>"$steps_tsv"
+  # timeout's 124 (or its KILL's 137 after the limit, which the time then shows) means a hang.
+  if ((rc != 0 && rc != 124 && ms < kNccl2EndSeconds * 1000)); then
+    say "OK    nccl2-kill: rank 1 killed after $(($(wc -l <"$dir/scores.csv") - 1)) score rows; mpirun exit $rc ${ms} ms later"
+  else
+    failures=$((failures + 1))
+    say "FAIL  nccl2-kill: mpirun exit $rc ${ms} ms after the kill (limit ${kNccl2EndSeconds}s; 124: cut, the job hung)"
   fi
 }
