@@ -34,7 +34,8 @@ std::unique_ptr<Collective> make_collective(BackendKind kind, const Config& conf
   limits.max_block = config.cuda.maximumBlockSize;
   return std::make_unique<gpu::GpuCollective>(
       std::move(participants), processes, limits,
-      force_nccl ? gpu::NcclUse::kAlways : gpu::NcclUse::kWhenNeeded);
+      force_nccl ? gpu::NcclUse::kAlways : gpu::NcclUse::kWhenNeeded,
+      std::chrono::seconds(config.parallel.timeout));
 }
 
 }  // namespace dl

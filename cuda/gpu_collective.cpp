@@ -76,7 +76,7 @@ struct GpuCollective::Group {
 };
 
 GpuCollective::GpuCollective(std::vector<GpuParticipant> participants, ProcessGroup& processes,
-                             LaunchLimits limits, NcclUse nccl)
+                             LaunchLimits limits, NcclUse nccl, std::chrono::milliseconds timeout)
     : participants_(std::move(participants)),
       limits_(limits),
       processes_(processes.size()),
@@ -117,7 +117,7 @@ GpuCollective::GpuCollective(std::vector<GpuParticipant> participants, ProcessGr
     for (std::size_t g = 0; g < layout_.groups.size(); ++g) {
       ranks.push_back({layout_.groups[g].device, layout_.nccl_rank_of_group(static_cast<int>(g))});
     }
-    nccl_ = std::make_unique<NcclCommunicator>(ranks, layout_.nccl_ranks, processes);
+    nccl_ = std::make_unique<NcclCommunicator>(ranks, layout_.nccl_ranks, processes, timeout);
   }
 
   try {

@@ -30,6 +30,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -60,8 +61,10 @@ class GpuCollective final : public Collective {
   // at the same point, on the thread that may call MPI): device counts are gathered, the GPUs
   // are checked for being shared between processes, and the NCCL communicator is set up.
   // Throws ConfigError when two processes of one machine would drive the same GPU.
+  // `timeout` bounds each wait for the other ranks' NCCL work (NcclCommunicator::wait).
   GpuCollective(std::vector<GpuParticipant> participants, ProcessGroup& processes,
-                LaunchLimits limits, NcclUse nccl = NcclUse::kWhenNeeded);
+                LaunchLimits limits, NcclUse nccl = NcclUse::kWhenNeeded,
+                std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
   ~GpuCollective() override;
   GpuCollective(const GpuCollective&) = delete;
   GpuCollective& operator=(const GpuCollective&) = delete;

@@ -7,6 +7,8 @@
 #include <string>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "cuda_check.hpp"
 #include "nccl_check.hpp"
@@ -21,6 +23,12 @@ namespace {
 constexpr auto kPollInterval = std::chrono::microseconds(50);
 // Shown in NCCL's own log lines (NCCL_DEBUG=INFO).
 constexpr const char* kCommunicatorName = "dl-train";
+
+// "3 s", or "250 ms" below a second (tests use short timeouts).
+std::string timeout_text(std::chrono::milliseconds timeout) {
+  if (timeout.count() % 1000 == 0) return fmt::format("{} s", timeout.count() / 1000);
+  return fmt::format("{} ms", timeout.count());
+}
 
 std::string nccl_failure(const char* what, ncclResult_t status, ncclComm* comm) {
   std::string message = std::string("NCCL: ") + what + " failed: " + ncclGetErrorString(status);
@@ -45,8 +53,8 @@ void abort_grouped(const std::vector<ncclComm*>& communicators) {
 }  // namespace
 
 NcclCommunicator::NcclCommunicator(const std::vector<LocalRank>& local, int ranks,
-                                   ProcessGroup& processes)
-    : local_(local), ranks_(ranks), communicators_(local.size(), nullptr) {
+                                   ProcessGroup& processes, std::chrono::milliseconds timeout)
+    : local_(local), ranks_(ranks), timeout_(timeout), communicators_(local.size(), nullptr) {
   for (std::size_t r = 0; r < local_.size(); ++r)
     call_mutexes_.push_back(std::make_unique<std::mutex>());
   DL_CHECK(!local_.empty(), "an NCCL communicator needs at least one local rank");
@@ -222,6 +230,7 @@ void NcclCommunicator::broadcast(int local, float* data, std::size_t n, int root
 }
 
 void NcclCommunicator::wait(int local, cudaEvent_t event) {
+  const auto start = std::chrono::steady_clock::now();
   for (;;) {
     throw_if_aborted();
     const cudaError_t state = cudaEventQuery(event);
@@ -235,6 +244,15 @@ void NcclCommunicator::wait(int local, cudaEvent_t event) {
       DL_CUDA_CALL(state);
     }
     check_async_error(local);
+    if (timeout_.count() > 0 && std::chrono::steady_clock::now() - start > timeout_) {
+      throw Error(ExitCode::kFailure,
+                  fmt::format("NCCL rank {}: a collective has waited {} (parallel.timeout) for the "
+                              "other ranks of the job: one of them is stopped, hangs (a stuck "
+                              "file system, a lost link) or died unnoticed; ending the job. Raise "
+                              "parallel.timeout if a rank works longer than that between steps",
+                              local_[static_cast<std::size_t>(local)].rank,
+                              timeout_text(timeout_)));
+    }
     std::this_thread::sleep_for(kPollInterval);
   }
 }

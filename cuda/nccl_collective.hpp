@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -40,7 +41,9 @@ class NcclCommunicator {
 
   // Collective over `processes`: every process calls it with its own ranks; `ranks` is the
   // communicator's size over all processes. Throws dl::Error when NCCL cannot set it up.
-  NcclCommunicator(const std::vector<LocalRank>& local, int ranks, ProcessGroup& processes);
+  // `timeout` (parallel.timeout; zero: none) bounds each wait() for the other ranks.
+  NcclCommunicator(const std::vector<LocalRank>& local, int ranks, ProcessGroup& processes,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds::zero());
   ~NcclCommunicator();
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -54,7 +57,9 @@ class NcclCommunicator {
   void broadcast(int local, float* data, std::size_t n, int root, cudaStream_t stream);
   // Blocks until `event` (recorded after this rank's NCCL work) has completed. Polls rather than
   // sleeping in the CUDA runtime, so that abort() ends the wait at once and an asynchronous NCCL
-  // error (a peer or a link lost) is reported instead of waiting for ever.
+  // error (a peer or a link lost) is reported instead of waiting for ever. A wait longer than
+  // the timeout throws (exit 1): a peer that hangs without failing is noticed by neither NCCL nor
+  // its kernels, which would spin for ever; the error aborts the collective and ends the job.
   void wait(int local, cudaEvent_t event);
 
   // ncclCommAbort on every local rank: NCCL kernels still waiting for a peer quit, so every
@@ -90,6 +95,7 @@ class NcclCommunicator {
 
   std::vector<LocalRank> local_;
   int ranks_ = 0;
+  std::chrono::milliseconds timeout_;
   std::vector<ncclComm*> communicators_;
   std::atomic<bool> aborted_{false};
   // One per local rank: held around every NCCL call on that rank's communicator, and by abort()

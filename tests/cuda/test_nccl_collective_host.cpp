@@ -323,3 +323,50 @@ TEST_CASE("abort() racing with collectives in flight on every local rank reports
     CHECK(ended[static_cast<std::size_t>(r)] == "aborted");
   }
 }
+
+TEST_CASE("A wait longer than parallel.timeout fails with its message instead of waiting for ever",
+          "[nccl_host]") {
+  // absent: rank 1 never calls; hung: rank 1 calls, but its collective never runs. Nothing
+  // reports either to rank 0: only its own clock can end the wait.
+  const bool peer_hangs = GENERATE(false, true);
+  INFO((peer_hangs ? "peer's collective hangs" : "peer never arrives"));
+  std::unique_ptr<dl::test::ScopedEnv> fault;
+  if (peer_hangs) {
+    fault =
+        std::make_unique<dl::test::ScopedEnv>("DL_NCCL_STANDIN_FAULT", "rank=1,call=1,kind=hang");
+  }
+  auto job = std::make_shared<ThreadJob>(1);
+  ThreadProcessGroup one(job, 0);
+  const auto timeout = std::chrono::milliseconds(300);
+  NcclCommunicator comm(local_ranks(0, 2), 2, one, timeout);
+  const int waiters = peer_hangs ? 2 : 1;
+  std::vector<std::string> messages(2);
+  std::vector<double> waited(2, 0.0);
+  dl::test::on_threads(waiters, [&](int r) {
+    RankBuffer b;
+    b.upload(dl::test::rank_values(r, 0));
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      comm.all_reduce_sum(r, b.data, b.n, b.stream);
+      DL_CUDA_CALL(cudaEventRecord(b.done, b.stream));
+      comm.wait(r, b.done);
+    } catch (const dl::CollectiveAborted&) {
+      messages[static_cast<std::size_t>(r)] = "aborted";  // woken by the other rank's abort
+    } catch (const dl::Error& e) {
+      messages[static_cast<std::size_t>(r)] = e.what();
+    }
+    waited[static_cast<std::size_t>(r)] = dl::test::seconds_since(start);
+    // What the trainer does with a worker's failure: abort the collective, which wakes the rest.
+    comm.abort();
+  });
+  for (int r = 0; r < waiters; ++r) {
+    INFO("local rank " << r);
+    const std::string& message = messages[static_cast<std::size_t>(r)];
+    if (message == "aborted") continue;
+    CHECK_THAT(message, Catch::Contains("a collective has waited 300 ms (parallel.timeout)"));
+    CHECK_THAT(message, Catch::Contains("Raise parallel.timeout"));
+    CHECK(waited[static_cast<std::size_t>(r)] >= 0.3);
+    CHECK(waited[static_cast<std::size_t>(r)] < 3.0);
+  }
+  CHECK_THAT(messages[0], Catch::Contains("NCCL rank 0: a collective has waited"));
+}
