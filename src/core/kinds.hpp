@@ -18,7 +18,8 @@ enum class Activation {
   kGelu,
   kSilu,
   kElu,
-  kHardswish
+  kHardswish,
+  kMish
 };
 enum class PoolingType { kMax, kAvg };
 enum class ConvolutionMode { kTruncate, kSame };

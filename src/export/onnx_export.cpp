@@ -119,7 +119,7 @@ void add_window(onnx::NodeProto& n, const PlannedLayer& p) {
        truncate ? c.padding[1] : std::max<std::int64_t>(pad_right, 0)});
 }
 
-// Opset 13 has no Gelu (opset 20), HardSwish (14) or SiLU: each is written as the nodes of its
+// Opset 13 has no Gelu (opset 20), HardSwish (14), Mish (18) or SiLU: each is written as the nodes of its
 // formula (backend/ops/activation.hpp), which any runtime fuses back where it can.
 std::string add_decomposed_activation(GraphBuilder& g, Activation a, const std::string& x,
                                       const std::string& out) {
@@ -146,8 +146,13 @@ std::string add_decomposed_activation(GraphBuilder& g, Activation a, const std::
       g.node("Mul", {x, out + ".gate"}, out);
       return out;
     }
+    case Activation::kMish:  // x tanh(softplus(x))
+      g.node("Softplus", {x}, out + ".softplus");
+      g.node("Tanh", {out + ".softplus"}, out + ".tanh");
+      g.node("Mul", {x, out + ".tanh"}, out);
+      return out;
     default:
-      DL_CHECK(false, "only GELU, SiLU and hardswish are decomposed");
+      DL_CHECK(false, "only GELU, SiLU, hardswish and mish are decomposed");
   }
   return out;
 }
@@ -183,6 +188,7 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
     case Activation::kGelu:
     case Activation::kSilu:
     case Activation::kHardswish:
+    case Activation::kMish:
       return add_decomposed_activation(g, p.activation, x, out);
   }
   return x;

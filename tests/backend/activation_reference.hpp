@@ -32,6 +32,7 @@ inline double reference_activate(Activation a, double x) {
     case Activation::kSilu: return x / (1 + std::exp(-x));
     case Activation::kElu: return x > 0 ? x : std::exp(x) - 1;
     case Activation::kHardswish: return x * std::fmin(std::fmax(x + 3, 0.0), 6.0) / 6;
+    case Activation::kMish: return x * std::tanh(std::log1p(std::exp(x)));
     case Activation::kSoftmax: break;
   }
   return NAN;
@@ -56,6 +57,10 @@ inline double reference_derivative(Activation a, double x) {
     }
     case Activation::kElu: return x > 0 ? 1 : std::exp(x);
     case Activation::kHardswish: return x < -3 ? 0 : x > 3 ? 1 : (2 * x + 3) / 6;
+    case Activation::kMish: {
+      const double t = std::tanh(std::log1p(std::exp(x)));
+      return t + x * (1 - t * t) / (1 + std::exp(-x));
+    }
     case Activation::kSoftmax: break;
   }
   return NAN;

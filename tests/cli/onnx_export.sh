@@ -85,7 +85,7 @@ for pooling in avg max; do
   check "global-$pooling" "$WORK/global-$pooling.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
 done
 # Activation layers in the order modern CNNs use (convolution -> batch normalization -> GELU),
-# and the activations opset 13 writes as their formulas (GELU, SiLU, hardswish) or as Elu.
+# and the activations opset 13 writes as their formulas (GELU, SiLU, hardswish, mish) or as Elu.
 cat >"$WORK/modern.yaml" <<YAML
 seed: 5
 updater: {type: adam, learningRate: 0.005}
@@ -100,11 +100,12 @@ layers:
   - activation: {activation: elu}
   - dense: {nOut: 16, activation: hardswish}
   - activation: {}
+  - dense: {nOut: 12, activation: mish}
   - output: {nOut: 10, activation: softmax}
 $(digits_data)
 YAML
 check modern "$WORK/modern.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
-for node in Erf HardSigmoid Elu Relu; do
+for node in Erf HardSigmoid Elu Relu Softplus; do
   grep -q "$node" "$WORK/modern.onnx" || fail "no $node node in the exported modern network"
 done
 

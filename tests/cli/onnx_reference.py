@@ -88,6 +88,8 @@ def run_node(op, attrs, ins):
         return np.vectorize(math.erf)(x).astype(x.dtype)
     if op == "Elu":
         return np.where(x > 0, x, attrs.get("alpha", 1.0) * (np.exp(x) - 1.0))
+    if op == "Softplus":
+        return np.logaddexp(0.0, x).astype(x.dtype)
     if op == "HardSigmoid":
         return np.clip(attrs.get("alpha", 0.2) * x + attrs.get("beta", 0.5), 0.0, 1.0)
     if op == "GlobalMaxPool":

@@ -3,7 +3,7 @@
 // the CPU's loops, the CUDA kernels and the host grid that runs those kernels in CI.
 //
 // The gradient takes the forward input x and output y: tanh and sigmoid read y (cheaper, and the
-// bits the CPU always had), GELU, SiLU, ELU and hardswish read x (their derivative is no function
+// bits the CPU always had), GELU, SiLU, ELU, hardswish and mish read x (their derivative is no function
 // of y alone). A layer keeps its pre-activation for the backward pass exactly when
 // activation_reads_input() says so; otherwise x may be null.
 //
@@ -16,6 +16,7 @@
 //   silu      x sigmoid(x)  (swish)               s + x s (1 - s), s = sigmoid(x)
 //   elu       x > 0 ? x : e^x - 1                 x > 0 ? 1 : e^x
 //   hardswish x min(max(x + 3, 0), 6) / 6         x < -3: 0, x > 3: 1, else (2x + 3) / 6
+//   mish      x tanh(softplus(x))                 t + x (1 - t^2) sigmoid(x), t = tanh(softplus(x))
 //
 // Softmax is not elementwise: it works per row (dx = y (dy - <dy, y>)), in each backend's own
 // row kernel, and reads y.
@@ -38,12 +39,16 @@ inline constexpr float kInverseSqrt2Pi = 0.39894228040143268f;
 
 constexpr bool activation_reads_input(Activation a) {
   return a == Activation::kGelu || a == Activation::kSilu || a == Activation::kElu ||
-         a == Activation::kHardswish;
+         a == Activation::kHardswish || a == Activation::kMish;
 }
 
 constexpr bool activation_is_elementwise(Activation a) {
   return a != Activation::kSoftmax;
 }
+
+// log(1 + e^x), without overflow: above the threshold e^x alone is x's value in float.
+inline constexpr float kSoftplusLinearAbove = 20.0f;
+constexpr float softplus(float x) { return x > kSoftplusLinearAbove ? x : log1pf(expf(x)); }
 
 // y = f(x). Templates, so each backend's loop or kernel has no switch in its body; the C math
 // functions (expf, tanhf, erff) exist on the host and on the device alike.
@@ -61,6 +66,7 @@ constexpr float activate(float x) {
     const float knee = fminf(fmaxf(x + kHardswishKnee, 0.0f), 2.0f * kHardswishKnee);
     return x * knee * kHardswishScale;
   }
+  if constexpr (A == Activation::kMish) return x * tanhf(softplus(x));
   return x;
 }
 
@@ -85,6 +91,11 @@ constexpr float activation_gradient(float x, float y, float dy) {
     if (x < -kHardswishKnee) return 0.0f;
     if (x > kHardswishKnee) return dy;
     return dy * (2.0f * x + kHardswishKnee) * kHardswishScale;
+  }
+  if constexpr (A == Activation::kMish) {
+    const float t = tanhf(softplus(x));
+    const float s = 1.0f / (1.0f + expf(-x));  // softplus'(x)
+    return dy * (t + x * (1.0f - t * t) * s);
   }
   return dy;
 }
@@ -114,6 +125,8 @@ bool visit_elementwise_activation(Activation a, Visitor&& visit) {
       return visit(ActivationTag<Activation::kElu>{}), true;
     case Activation::kHardswish:
       return visit(ActivationTag<Activation::kHardswish>{}), true;
+    case Activation::kMish:
+      return visit(ActivationTag<Activation::kMish>{}), true;
     case Activation::kIdentity:
     case Activation::kSoftmax:
       return false;
