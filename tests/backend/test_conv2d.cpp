@@ -145,7 +145,7 @@ std::vector<Conv2dGeometry> geometries() {
       truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2),
       truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
       truncate_geometry({1, 1, 17, 40, 1, 3, 7}, 2, 3),
-      truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW in groups of 13 samples, then 6
+      truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW tasks of 16 and 3 samples, in groups of 13
       // The Winograd path (conv2d_winograd.hpp): tiles cut by the plane's edge (odd outputs),
       // padding, channel counts that leave remainders in the products' register blocks, batches
       // that end inside a task, and planes wider than one run of tiles.
@@ -349,9 +349,12 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
 TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
   const Path& path = kPaths[GENERATE(0, 2, 4)];
-  // LeNet's second layer (dispatched to the Winograd path), then a first layer.
+  // LeNet's second layer (dispatched to the Winograd path), a first layer, and a 3x3 layer as
+  // ResNet-20's (dispatched to Winograd for y and dx, to the direct path's loops for dW: 3 tasks
+  // of 16, 16 and 5 samples).
   const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
-                                    truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0));
+                                    truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0),
+                                    truncate_geometry({37, 16, 8, 8, 16, 3, 3}, 1, 1));
   if (!takes(path, g)) return;
   INFO(path.name << ", " << describe(g));
   const Problem p = random_problem(g, rng);

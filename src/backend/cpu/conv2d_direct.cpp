@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/cpu/conv2d_direct_kernels.hpp"
+#include "backend/cpu/conv2d_winograd_lanes.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
 // Stride 1 makes output position p = oh * out_w + ow read input (ci, oh + i, ow + j) for tap
@@ -59,6 +60,11 @@ constexpr std::size_t kMacsPerPartialFloat = 4096;
 // group of samples where one sample has fewer. 12x12 -> 50 x 8x8 from one channel (64
 // positions): 283 us one sample at a time, 154 in groups of 4 samples, 138 of 8, 143 of 16.
 constexpr std::size_t kGroupPositions = 512;
+// Samples a dW task takes at most: 8 tasks at batch 128 on small planes (ResNet-20's 3x3 layers on
+// 8x8, which would take 64), for the threads of a larger machine. Cutting the tasks' output
+// channels instead rebuilt each sample's shifted planes in every task: the 8x8 layer's dW took 3x
+// as long with 16 groups of 4 channels.
+constexpr int kMostPartialSamples = 16;
 
 // The kSumLanes lanes at v added in one fixed order.
 float lane_sum(const float* v) {
@@ -80,6 +86,7 @@ struct Layout {
   std::size_t x_sample = 0, y_sample = 0, weights = 0;
   int forward_samples = 1, gradient_samples = 1;  // per task
   int group = 1;             // samples a dW register block runs through before it stores its sums
+  int partials = 1;          // dW tasks, of gradient_samples each
   std::vector<int> offsets;  // tap (ci, i, j) -> X[ci][j] + i * out_w
 };
 
@@ -101,8 +108,10 @@ Layout layout_of(const Conv2dGeometry& g) {
   l.y_sample = static_cast<std::size_t>(g.out_channels) * l.positions;
   l.weights = static_cast<std::size_t>(g.out_channels) * l.taps;
   l.forward_samples = samples_for(g, l.weights * l.positions, kTaskMacs);
-  l.gradient_samples = samples_for(g, l.positions, kMacsPerPartialFloat);
+  l.gradient_samples =
+      std::min(samples_for(g, l.positions, kMacsPerPartialFloat), kMostPartialSamples);
   l.group = std::min(samples_for(g, l.positions, kGroupPositions), l.gradient_samples);
+  l.partials = task_count(g.batch, l.gradient_samples);
   for (int ci = 0; ci < g.in_channels; ++ci) {
     for (int i = 0; i < g.kernel_height; ++i) {
       for (int j = 0; j < g.kernel_width; ++j) {
@@ -118,17 +127,37 @@ std::size_t partial_floats(const Conv2dGeometry& g, const Layout& l) {
   return round_up_to_lines(l.weights + g.out_channels);
 }
 
-// Row r of one plane: x's row r - pad_top (src, already moved by the plane's shift), columns
-// [lo, hi) of the row; zeros elsewhere.
-__attribute__((noinline)) void padded_row(const float* src, int lo, int hi, int ow, float* row) {
-  std::fill(row, row + lo, 0.0f);
-  std::copy(src + lo, src + hi, row + lo);
-  std::fill(row + hi, row + ow, 0.0f);
+// count floats from src to dst in vectors, the last one overlapping its neighbour, and in pieces
+// of 8, 4, 2 and 1 below one vector: library calls per row of a few dozen floats cost LeNet's
+// first layer 4% of its forward pass (355 us against 342), and a quarter of the dW of ResNet-20's
+// 3x3 layers, whose padded rows have 8 to 32 floats.
+inline void copy_floats(const float* __restrict src, int count, float* __restrict dst) {
+  if (count >= kNative) {
+    for (int e = 0; e + kNative < count; e += kNative) store(dst + e, load(src + e));
+    store(dst + count - kNative, load(src + count - kNative));
+    return;
+  }
+  winograd::copy_short_row(src, count, dst);
+}
+// count zeros at dst, as copy_floats moves floats.
+inline void zero_floats(int count, float* dst) {
+  if (count >= kNative) {
+    for (int e = 0; e + kNative < count; e += kNative) store(dst + e, Vec{});
+    store(dst + count - kNative, Vec{});
+    return;
+  }
+  for (int e = 0; e < count; ++e) dst[e] = 0.0f;
 }
 
-// One sample's shifted planes (the layout above) from its input x. Rows without horizontal
-// padding are copied in whole vectors, the last one overlapping its neighbour: library calls per
-// row of a few dozen floats cost LeNet's first layer 4% of its forward pass (355 us against 342).
+// Row r of one plane: x's row r - pad_top (src, already moved by the plane's shift), columns
+// [lo, hi) of the row; zeros elsewhere.
+inline void padded_row(const float* src, int lo, int hi, int ow, float* row) {
+  for (int q = 0; q < lo; ++q) row[q] = 0.0f;
+  copy_floats(src + lo, hi - lo, row + lo);
+  for (int q = hi; q < ow; ++q) row[q] = 0.0f;
+}
+
+// One sample's shifted planes (the layout above) from its input x.
 void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, float* planes) {
   const int ow = g.out_width, in_w = g.in_width;
   // Rows [top, bottom) of every plane read x, the others are padding.
@@ -137,8 +166,8 @@ void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, flo
   for (int ci = 0; ci < g.in_channels; ++ci) {
     for (int j = 0; j < g.kernel_width; ++j) {
       float* plane = planes + (ci * g.kernel_width + j) * l.plane;
-      std::fill(plane, plane + top * ow, 0.0f);
-      std::fill(plane + bottom * ow, plane + l.rows * ow, 0.0f);
+      zero_floats(top * ow, plane);
+      zero_floats((l.rows - bottom) * ow, plane + bottom * ow);
       // Columns q in [lo, hi) read x's columns q + shift; the others are padding.
       const int shift = j - g.pad_left;
       const int lo = std::clamp(-shift, 0, ow);
@@ -146,14 +175,7 @@ void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, flo
       const float* src =
           x + (static_cast<std::size_t>(ci) * g.in_height + top - g.pad_top) * in_w + shift;
       float* row = plane + top * ow;
-      if (lo > 0 || hi < ow || ow < kNative) {
-        for (int r = top; r < bottom; ++r, src += in_w, row += ow) padded_row(src, lo, hi, ow, row);
-        continue;
-      }
-      for (int r = top; r < bottom; ++r, src += in_w, row += ow) {
-        for (int q = 0; q + kNative < ow; q += kNative) store(row + q, load(src + q));
-        store(row + ow - kNative, load(src + ow - kNative));
-      }
+      for (int r = top; r < bottom; ++r, src += in_w, row += ow) padded_row(src, lo, hi, ow, row);
     }
   }
   const std::size_t used = l.plane * g.in_channels * g.kernel_width;
@@ -238,7 +260,7 @@ bool conv2d_direct_applies(const Conv2dGeometry& g) {
 
 std::size_t conv2d_direct_workspace_floats(const Conv2dGeometry& g) {
   const Layout l = layout_of(g);
-  return partial_floats(g, l) * (task_count(g.batch, l.gradient_samples) - 1);
+  return partial_floats(g, l) * (l.partials - 1);
 }
 
 void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
@@ -260,11 +282,20 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
                                    float* dw, float* db, float* workspace,
                                    const DyOfSamples& dy_of) {
+  conv2d_direct_weight_gradient_beside(g, x, dy, dw, db, workspace, 0, {}, dy_of);
+}
+
+void conv2d_direct_weight_gradient_beside(const Conv2dGeometry& g, const float* x,
+                                          const float* dy, float* dw, float* db,
+                                          float* workspace, int other_tasks,
+                                          const std::function<void(int)>& other,
+                                          const DyOfSamples& dy_of) {
   const Layout l = layout_of(g);
-  const int tasks = task_count(g.batch, l.gradient_samples);
   const std::size_t stride = partial_floats(g, l);
-  // Task 0 sums into dw and db, the others into their part of the workspace: dW, then db.
-  parallel_slices(tasks, [&](int i) {
+  // Task 0 sums into dw and db, the others into their part of the workspace: dW, then db. The dW
+  // tasks come first, so that they start first.
+  parallel_slices(l.partials + other_tasks, [&](int i) {
+    if (i >= l.partials) return other(i - l.partials);
     float* pdw = i == 0 ? dw : workspace + (i - 1) * stride;
     float* pdb = i == 0 ? db : pdw + l.weights;
     const SliceRange r = samples_of(g, l.gradient_samples, i);
@@ -276,7 +307,7 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
   parallel_ranges(l.weights + g.out_channels, [&](std::size_t begin, std::size_t end) {
     for (std::size_t e = begin; e < end; ++e) {
       float* out = e < l.weights ? dw + e : db + (e - l.weights);
-      for (int p = 1; p < tasks; ++p) *out += workspace[(p - 1) * stride + e];
+      for (int p = 1; p < l.partials; ++p) *out += workspace[(p - 1) * stride + e];
     }
   });
 }
