@@ -12,6 +12,7 @@ namespace winograd {
 namespace {
 
 constexpr int kN = Matrices<3>::n;  // 4: a tile's input rows and columns
+constexpr int kM = kTileOutputs;    // 2: its output rows and columns
 
 template <int L, typename Pick, std::size_t... kLane>
 constexpr LaneIndex<L> mask_of(Pick pick, std::index_sequence<kLane...>) {
@@ -40,29 +41,31 @@ struct Picks {
       mask_of<L>([](int f) { return f % 2 == 0 ? (f + L) / 2 : L + (f + L) / 2; });
 };
 
-// Where a lane group's kSegs tile rows read or write their kN input rows (null: outside the
-// plane or past the chunk), as offsets of channel 0 from `base`, the chunk's first sample; and
-// whether each row already holds an earlier tile row's part (the two rows consecutive tile rows
-// share: a gradient adds to them).
-template <int L, int kSegs, typename T>
+// Where a lane group's kSegs tile rows read or write their kRows rows of a plane (input rows from
+// 2 * tile_row - pad_top, or output rows from 2 * tile_row: `above` rows above it; null outside
+// the plane or past the chunk), for channel 0 of planes of `channels`, from `base`, the chunk's
+// first sample; and whether each row already holds an earlier tile row's part (the two rows
+// consecutive tile rows share: a gradient adds to them).
+template <int L, int kSegs, typename T, int kRows>
 struct GroupRows {
-  T* row[kN][kSegs];
-  bool shared[kN][kSegs];
-  GroupRows(const Conv2dGeometry& g, const Chunk& c, std::size_t first, T* base) {
+  T* row[kRows][kSegs];
+  bool shared[kRows][kSegs];
+  GroupRows(const Conv2dGeometry& g, const Chunk& c, std::size_t first, int channels, int above,
+            T* base) {
     constexpr int kCols = L / kSegs;
     const int tile_rows = (g.out_height + 1) / 2;
     const std::size_t per_sample = static_cast<std::size_t>(tile_rows) * kCols;
     const std::size_t chunk_tiles = per_sample * c.samples;
     const std::size_t sample_floats =
-        static_cast<std::size_t>(g.in_channels) * g.in_height * g.in_width;
+        static_cast<std::size_t>(channels) * g.out_height * g.out_width;
     for (int s = 0; s < kSegs; ++s) {
       const std::size_t tile = first + static_cast<std::size_t>(s) * kCols;
       const int tile_row = static_cast<int>(tile % per_sample) / kCols;
-      for (int k = 0; k < kN; ++k) {
-        const int r = 2 * tile_row - g.pad_top + k;
-        const bool in = tile < chunk_tiles && r >= 0 && r < g.in_height;
-        row[k][s] = in ? base + tile / per_sample * sample_floats + r * g.in_width : nullptr;
-        shared[k][s] = k < kN - 2 && tile_row > 0;
+      for (int k = 0; k < kRows; ++k) {
+        const int r = 2 * tile_row - above + k;
+        const bool in = tile < chunk_tiles && r >= 0 && r < g.out_height;
+        row[k][s] = in ? base + tile / per_sample * sample_floats + r * g.out_width : nullptr;
+        shared[k][s] = k < kRows - 2 && tile_row > 0;
       }
     }
   }
@@ -130,7 +133,7 @@ void inputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* x, float*
   const std::size_t plane = static_cast<std::size_t>(g.in_height) * g.in_width;
   const float* x0 = x + static_cast<std::size_t>(c.first_sample) * plane * g.in_channels;
   for (std::size_t first = 0; first < c.tiles; first += L) {
-    const GroupRows<L, kSegs, const float> rows(g, c, first, x0);
+    const GroupRows<L, kSegs, const float, kN> rows(g, c, first, g.in_channels, g.pad_top, x0);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       Lanes<L> d[kN * 2], t[kN * 2], h[kN * kN], out[kN * kN];
       for (int k = 0; k < kN; ++k) load_pair<L, kSegs>(rows.row[k], ci * plane, d[2 * k], d[2 * k + 1]);
@@ -158,7 +161,7 @@ void gradients_rows(const Conv2dGeometry& g, const Chunk& c, const float* dv, fl
   const std::size_t plane = static_cast<std::size_t>(g.in_height) * g.in_width;
   float* dx0 = dx + static_cast<std::size_t>(c.first_sample) * plane * g.in_channels;
   for (std::size_t first = 0; first < c.tiles; first += L) {
-    const GroupRows<L, kSegs, float> rows(g, c, first, dx0);
+    const GroupRows<L, kSegs, float, kN> rows(g, c, first, g.in_channels, g.pad_top, dx0);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       Lanes<L> t[kN * kN], dd[kN * kN], lo[kN], hi[kN];
       for (int p = 0; p < kN * kN; ++p) {
@@ -180,6 +183,58 @@ void gradients_rows(const Conv2dGeometry& g, const Chunk& c, const float* dv, fl
           float* row = rows.row[i][s] != nullptr ? rows.row[i][s] + ci * plane : nullptr;
           put_segment<L, kSegs>(row, rows.shared[i][s], s, lo[i], hi[i]);
         }
+      }
+    }
+  }
+}
+
+template <int L, int kSegs>
+void outputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
+                  float* y) {
+  using P = Picks<L, L / kSegs>;
+  const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
+  for (std::size_t first = 0; first < c.tiles; first += L) {
+    // y starts at the chunk's first sample.
+    const GroupRows<L, kSegs, float, kM> rows(g, c, first, g.out_channels, 0, y);
+    for (int co = 0; co < g.out_channels; ++co) {
+      Lanes<L> t[kN * kN], out[kM * kM];
+      for (int p = 0; p < kN * kN; ++p) {
+        t[p] = load_lanes<L>(domain_at(m, p, g.out_channels, co, c, first));
+      }
+      output_transform<3>(t, out);
+      for (Lanes<L>& v : out) v += bias[co];
+      // Row i of each tile: its columns 0 and 1 are the row's even and odd floats.
+      for (int s = 0; s < kSegs; ++s) {
+        for (int i = 0; i < kM; ++i) {
+          if (rows.row[i][s] == nullptr) continue;
+          const Lanes<L> lo = __builtin_shuffle(out[i * kM], out[i * kM + 1], P::first_half);
+          const Lanes<L> hi = __builtin_shuffle(out[i * kM], out[i * kM + 1], P::second_half);
+          put_segment<L, kSegs>(rows.row[i][s] + co * plane, false, s, lo, hi);
+        }
+      }
+    }
+  }
+}
+
+template <int L, int kSegs>
+void output_gradients_rows(const Conv2dGeometry& g, const Chunk& c, const float* dy, float* dm) {
+  using P = Picks<L, L / kSegs>;
+  const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
+  const float* dy0 = dy + static_cast<std::size_t>(c.first_sample) * plane * g.out_channels;
+  for (std::size_t first = 0; first < c.tiles; first += L) {
+    const GroupRows<L, kSegs, const float, kM> rows(g, c, first, g.out_channels, 0, dy0);
+    for (int co = 0; co < g.out_channels; ++co) {
+      Lanes<L> d[kM * kM], t[kN * kN];
+      for (int i = 0; i < kM; ++i) {
+        Lanes<L> lo, hi;
+        load_pair<L, kSegs>(rows.row[i], co * plane, lo, hi);
+        // Added to zero as the tiles' code does, for the same bits (a -0 becomes +0).
+        d[i * kM] = Lanes<L>{} + __builtin_shuffle(lo, hi, P::even);
+        d[i * kM + 1] = Lanes<L>{} + __builtin_shuffle(lo, hi, P::odd);
+      }
+      output_transform_adjoint<3>(d, t);
+      for (int p = 0; p < kN * kN; ++p) {
+        store_lanes<L>(domain_at(dm, p, g.out_channels, co, c, first), t[p]);
       }
     }
   }
@@ -221,6 +276,20 @@ void input_gradients_from_domain_rows(const Conv2dGeometry& g, const Chunk& c, c
                                       float* dx) {
   by_group(g, c.lanes, [&](auto l, auto s) {
     gradients_rows<decltype(l)::value, decltype(s)::value>(g, c, dv, dx);
+  });
+}
+
+void outputs_from_domain_rows(const Conv2dGeometry& g, const Chunk& c, const float* m,
+                              const float* bias, float* y) {
+  by_group(g, c.lanes, [&](auto l, auto s) {
+    outputs_rows<decltype(l)::value, decltype(s)::value>(g, c, m, bias, y);
+  });
+}
+
+void output_gradients_to_domain_rows(const Conv2dGeometry& g, const Chunk& c, const float* dy,
+                                     float* dm) {
+  by_group(g, c.lanes, [&](auto l, auto s) {
+    output_gradients_rows<decltype(l)::value, decltype(s)::value>(g, c, dy, dm);
   });
 }
 

@@ -380,12 +380,14 @@ void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, f
 }
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y) {
+  if (rows_apply(g, c.lanes)) return outputs_from_domain_rows(g, c, m, bias, y);
   by_shape(g, c.lanes, [&](auto l, auto r) {
     outputs_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, m, bias, y);
   });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                 float* dm) {
+  if (rows_apply(g, c.lanes)) return output_gradients_to_domain_rows(g, c, dy, dm);
   by_shape(g, c.lanes, [&](auto l, auto r) {
     output_gradients_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dy, dm);
   });
