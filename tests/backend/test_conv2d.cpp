@@ -60,7 +60,8 @@ void direct_backward(const Conv2dGeometry& g, const float* x, const float* w, co
 }
 
 // The Winograd path's y and dx with L tiles per lane vector (its transformed filters after the
-// columns' partials in the workspace), with dW and db by columns, as conv2d_backward does it.
+// columns' partials in the workspace), with dW and db in the domain for 3x3 filters and by
+// columns for 5x5, as conv2d_backward does it.
 template <int L>
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                       float* y, float* workspace) {
@@ -70,11 +71,14 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
 template <int L>
 void winograd_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db, float* workspace) {
-  dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
-  if (dx == nullptr) return;
-  const dl::cpu::WinogradInputGradient winograd(
-      g, w, dy, dx, workspace + dl::cpu::conv2d_columns_workspace_floats(g), L);
+  const bool domain = dl::cpu::winograd_sums_weights(g);
+  if (!domain) dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
+  if (dx == nullptr && !domain) return;
+  const dl::cpu::WinogradBackward winograd(g, w, dy, dx, domain ? x : nullptr,
+                                           workspace + dl::cpu::conv2d_columns_workspace_floats(g),
+                                           L);
   for (int task = 0; task < winograd.tasks(); ++task) winograd.run(task);
+  if (domain) winograd.finish(dw, db);
 }
 // Its geometries, in builds that compile L lanes (8 in all, 16 with AVX-512).
 template <int L>
@@ -146,7 +150,7 @@ std::vector<Conv2dGeometry> geometries() {
       truncate_geometry({3, 2, 11, 13, 7, 3, 5}, 1, 2),
       truncate_geometry({2, 3, 5, 4, 6, 2, 3}),
       truncate_geometry({1, 1, 17, 40, 1, 3, 7}, 2, 3),
-      truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW tasks of 16 and 3 samples, in groups of 13
+      truncate_geometry({19, 2, 6, 7, 5, 3, 3}, 1, 1),  // dW in groups of 13 samples, then 6
       // The Winograd path (conv2d_winograd.hpp): tiles cut by the plane's edge (odd outputs),
       // padding, channel counts that leave remainders in the products' register blocks, batches
       // that end inside a task, and planes wider than one run of tiles.
@@ -368,8 +372,7 @@ TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d
   std::mt19937 rng(kSeed);
   const Path& path = kPaths[GENERATE(0, 2, 4)];
   // LeNet's second layer (dispatched to the Winograd path), a first layer, and a 3x3 layer as
-  // ResNet-20's (dispatched to Winograd for y and dx, to the direct path's loops for dW: 3 tasks
-  // of 16, 16 and 5 samples).
+  // ResNet-20's (Winograd for y, dx and dW: tasks of 16 samples, the last of 5).
   const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
                                     truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0),
                                     truncate_geometry({37, 16, 8, 8, 16, 3, 3}, 1, 1));

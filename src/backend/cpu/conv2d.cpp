@@ -274,29 +274,18 @@ void backward_columns(const Conv2dGeometry& g, const float* x, const float* w, c
       dy_of);
 }
 
-// Where the Winograd path's transformed filters start in the workspace: after the partial dW and
-// db of whichever weight-gradient path the layer takes, sized for both so that tests can run
-// either in any build.
+// Where the Winograd path's transformed filters (and its partial dW) start in the workspace:
+// after the columns' partial dW and db, sized for both so that tests can run either in any build.
 std::size_t winograd_workspace_offset(const Conv2dGeometry& g) {
-  return std::max(conv2d_columns_workspace_floats(g), conv2d_direct_workspace_floats(g));
-}
-
-// Winograd layers with 3x3 filters take dW and db from the direct path's loops, which need no
-// im2col columns: one thread, batch 128, microseconds, direct against columns (oneDNN), on
-// ResNet-20's layers: 16 channels on 32x32 5,098 / 12,145; 32 on 16x16 4,761 / 9,770; 64 on 8x8
-// 6,096 / 7,427. On LeNet's 5x5 layer (20 -> 50 channels, 8x8 outputs) the columns won (2,814
-// against 2,192: conv2d_direct.cpp), so 5x5 layers keep them.
-bool direct_weight_gradient(const Conv2dGeometry& g) {
-  return winograd_applies(g) && conv2d_direct_pays() && g.kernel_height == 3;
+  return conv2d_columns_workspace_floats(g);
 }
 
 }  // namespace
 
 // The layer's path, by its geometry: direct for stride-1 layers with few taps (conv2d_direct.hpp;
 // dx by columns), Winograd for stride-1 3x3 and 5x5 layers with many input channels
-// (conv2d_winograd.hpp: y and dx; dW and db by the direct path's loops for 3x3 filters and by
-// columns for 5x5, whose partials come first in the workspace, then the transformed filters),
-// else columns.
+// (conv2d_winograd.hpp: y and dx, and dW and db in the domain for 3x3 filters; by columns for
+// 5x5, whose partials come first in the workspace, then the transformed filters), else columns.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const std::size_t columns = conv2d_columns_workspace_floats(g);
   // Sized for the Winograd path on its geometries whether or not the build takes it, so that
@@ -323,17 +312,16 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     if (dx != nullptr) conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
     return;
   }
-  if (winograd_applies(g) && dx != nullptr) {
-    const WinogradInputGradient winograd(g, w, dy, dx, workspace + winograd_workspace_offset(g));
-    const auto dx_task = [&](int i) { winograd.run(i); };
-    if (dw != nullptr && direct_weight_gradient(g)) {
-      return conv2d_direct_weight_gradient_beside(g, x, dy, dw, db, workspace, winograd.tasks(),
-                                                  dx_task);
-    }
-    return backward_by_columns(g, x, dy, dw, db, workspace, winograd.tasks(), dx_task, {});
+  float* filters = workspace + winograd_workspace_offset(g);
+  if (winograd_applies(g) && winograd_sums_weights(g) && dw != nullptr) {
+    const WinogradBackward both(g, w, dy, dx, x, filters, winograd_lanes(), dy_of);
+    parallel_slices(both.tasks(), [&](int i) { both.run(i); });
+    return both.finish(dw, db);
   }
-  if (dw != nullptr && direct_weight_gradient(g)) {
-    return conv2d_direct_weight_gradient(g, x, dy, dw, db, workspace, dy_of);
+  if (winograd_applies(g) && dx != nullptr) {
+    const WinogradBackward winograd(g, w, dy, dx, nullptr, filters);
+    return backward_by_columns(g, x, dy, dw, db, workspace, winograd.tasks(),
+                               [&](int i) { winograd.run(i); }, {});
   }
   backward_columns(g, x, w, dy, dx, dw, db, workspace, dy_of);
 }

@@ -60,11 +60,6 @@ constexpr std::size_t kMacsPerPartialFloat = 4096;
 // group of samples where one sample has fewer. 12x12 -> 50 x 8x8 from one channel (64
 // positions): 283 us one sample at a time, 154 in groups of 4 samples, 138 of 8, 143 of 16.
 constexpr std::size_t kGroupPositions = 512;
-// Samples a dW task takes at most: 8 tasks at batch 128 on small planes (ResNet-20's 3x3 layers on
-// 8x8, which would take 64), for the threads of a larger machine. Cutting the tasks' output
-// channels instead rebuilt each sample's shifted planes in every task: the 8x8 layer's dW took 3x
-// as long with 16 groups of 4 channels.
-constexpr int kMostPartialSamples = 16;
 
 // The kSumLanes lanes at v added in one fixed order.
 float lane_sum(const float* v) {
@@ -108,8 +103,7 @@ Layout layout_of(const Conv2dGeometry& g) {
   l.y_sample = static_cast<std::size_t>(g.out_channels) * l.positions;
   l.weights = static_cast<std::size_t>(g.out_channels) * l.taps;
   l.forward_samples = samples_for(g, l.weights * l.positions, kTaskMacs);
-  l.gradient_samples =
-      std::min(samples_for(g, l.positions, kMacsPerPartialFloat), kMostPartialSamples);
+  l.gradient_samples = samples_for(g, l.positions, kMacsPerPartialFloat);
   l.group = std::min(samples_for(g, l.positions, kGroupPositions), l.gradient_samples);
   l.partials = task_count(g.batch, l.gradient_samples);
   for (int ci = 0; ci < g.in_channels; ++ci) {
@@ -129,8 +123,9 @@ std::size_t partial_floats(const Conv2dGeometry& g, const Layout& l) {
 
 // count floats from src to dst in vectors, the last one overlapping its neighbour, and in pieces
 // of 8, 4, 2 and 1 below one vector: library calls per row of a few dozen floats cost LeNet's
-// first layer 4% of its forward pass (355 us against 342), and a quarter of the dW of ResNet-20's
-// 3x3 layers, whose padded rows have 8 to 32 floats.
+// first layer 4% of its forward pass (355 us against 342), and, for padded rows (8 to 32 floats),
+// build_shifted with its memset and memmove calls took 30% of the dW of ResNet-20's 3x3 layers
+// when they came this way.
 inline void copy_floats(const float* __restrict src, int count, float* __restrict dst) {
   if (count >= kNative) {
     for (int e = 0; e + kNative < count; e += kNative) store(dst + e, load(src + e));
@@ -282,20 +277,10 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
                                    float* dw, float* db, float* workspace,
                                    const DyOfSamples& dy_of) {
-  conv2d_direct_weight_gradient_beside(g, x, dy, dw, db, workspace, 0, {}, dy_of);
-}
-
-void conv2d_direct_weight_gradient_beside(const Conv2dGeometry& g, const float* x,
-                                          const float* dy, float* dw, float* db,
-                                          float* workspace, int other_tasks,
-                                          const std::function<void(int)>& other,
-                                          const DyOfSamples& dy_of) {
   const Layout l = layout_of(g);
   const std::size_t stride = partial_floats(g, l);
-  // Task 0 sums into dw and db, the others into their part of the workspace: dW, then db. The dW
-  // tasks come first, so that they start first.
-  parallel_slices(l.partials + other_tasks, [&](int i) {
-    if (i >= l.partials) return other(i - l.partials);
+  // Task 0 sums into dw and db, the others into their part of the workspace: dW, then db.
+  parallel_slices(l.partials, [&](int i) {
     float* pdw = i == 0 ? dw : workspace + (i - 1) * stride;
     float* pdb = i == 0 ? db : pdw + l.weights;
     const SliceRange r = samples_of(g, l.gradient_samples, i);

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/isa_namespace.hpp"
@@ -34,14 +33,6 @@ void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float*
 void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, const float* dy,
                                    float* dw, float* db, float* workspace,
                                    const DyOfSamples& dy_of = {});
-
-// The same, with `other_tasks` more tasks, other(0) .. other(other_tasks - 1), run in the same
-// parallel call (the Winograd path's dx beside this dW: conv2d.cpp).
-void conv2d_direct_weight_gradient_beside(const Conv2dGeometry& g, const float* x,
-                                          const float* dy, float* dw, float* db,
-                                          float* workspace, int other_tasks,
-                                          const std::function<void(int)>& other,
-                                          const DyOfSamples& dy_of = {});
 
 }  // namespace DL_CPU_ISA
 }  // namespace dl::cpu
