@@ -8,8 +8,8 @@
 //   dx       dM = Att dY At; dV[p] = U[p]t dM[p]; dx = the sum over tiles of Btt dV Bt
 //   dW       (3x3 filters) dU[p] = the sum over tiles of dM[p] V[p]t; dw = Gt dU G. The tiles
 //            are the lanes, so each sum keeps its lanes apart over a task's 256 tiles or more and
-//            adds them once (conv2d_winograd_weights.hpp): an earlier prototype that added them
-//            more often lost to the columns path (docs/ARCHITECTURE.md). 5x5 layers take dW from
+//            adds them once (conv2d_winograd_weights.hpp); an earlier prototype lost more to
+//            the sums across lanes than it saved (docs/ARCHITECTURE.md). 5x5 layers take dW from
 //            the columns path.
 // y and dx stay near 1e-5 relative to a double reference (LeNet's second layer at batch 128).
 // Results are the same on any thread count (tasks fixed by the layer's size, no shared sums).
