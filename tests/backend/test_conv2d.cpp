@@ -239,8 +239,8 @@ TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
     CHECK(dl::cpu::winograd::rows_apply(same_geometry({3, 8, 7, 16, 5, 3, 3}), lanes));
     CHECK(dl::cpu::winograd::rows_apply(same_geometry({5, 9, 6, 8, 6, 3, 3}), lanes));
     CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 9, 33, 20, 4, 3, 3}), lanes));
-    CHECK_FALSE(dl::cpu::winograd::rows_apply(truncate_geometry({5, 16, 6, 6, 32, 3, 3}, 1, 1),
-                                              lanes));
+    CHECK_FALSE(
+        dl::cpu::winograd::rows_apply(truncate_geometry({5, 16, 6, 6, 32, 3, 3}, 1, 1), lanes));
     CHECK_FALSE(dl::cpu::winograd::rows_apply(truncate_geometry({5, 12, 6, 8, 13, 3, 3}), lanes));
   }
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));

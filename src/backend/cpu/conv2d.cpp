@@ -290,7 +290,8 @@ std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const std::size_t columns = conv2d_columns_workspace_floats(g);
   // Sized for the Winograd path on its geometries whether or not the build takes it, so that
   // tests can run it in any build.
-  if (winograd_geometry(g)) return winograd_workspace_offset(g) + conv2d_winograd_workspace_floats(g);
+  if (winograd_geometry(g))
+    return winograd_workspace_offset(g) + conv2d_winograd_workspace_floats(g);
   return std::max(columns, conv2d_direct_workspace_floats(g));
 }
 

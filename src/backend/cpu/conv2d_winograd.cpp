@@ -207,8 +207,8 @@ void WinogradBackward::finish(float* dw, float* db) const {
   float* first = u_ + filters_floats(s);
   const std::size_t du_floats = s.positions * s.pairs;
   // The tasks' parts added in task order, element by element, into the first.
-  const int ranges = static_cast<int>((du_floats + g_.out_channels + kReduceFloats - 1) /
-                                      kReduceFloats);
+  const int ranges =
+      static_cast<int>((du_floats + g_.out_channels + kReduceFloats - 1) / kReduceFloats);
   parallel_slices(ranges, [&](int i) {
     const std::size_t begin = i * kReduceFloats;
     const std::size_t end = std::min(du_floats + g_.out_channels, begin + kReduceFloats);

@@ -115,9 +115,8 @@ void put_segment(float* row, bool shared, int s, Lanes<L> lo, Lanes<L> hi) {
     put<L>(row, shared, s == 0 ? lo : hi);
   } else {
     const Lanes<L> v = s < 2 ? lo : hi;
-    const Half<L> part = s % 2 == 0
-                             ? __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
-                             : __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+    const Half<L> part = s % 2 == 0 ? __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)
+                                    : __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
     put<L / 2>(row, shared, part);
   }
 }
@@ -136,7 +135,8 @@ void inputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* x, float*
     const GroupRows<L, kSegs, const float, kN> rows(g, c, first, g.in_channels, g.pad_top, x0);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       Lanes<L> d[kN * 2], t[kN * 2], h[kN * kN], out[kN * kN];
-      for (int k = 0; k < kN; ++k) load_pair<L, kSegs>(rows.row[k], ci * plane, d[2 * k], d[2 * k + 1]);
+      for (int k = 0; k < kN; ++k)
+        load_pair<L, kSegs>(rows.row[k], ci * plane, d[2 * k], d[2 * k + 1]);
       // Bt d on the row pairs, then each tile's columns 0 to 3 and d Btt, as input_transform.
       left<kN, kN, 2, kN, 1>(kMatrices<3>.bt, d, t);
       for (int i = 0; i < kN; ++i) {
