@@ -24,9 +24,15 @@ constexpr int kWinogradMinChannels = 8;
 constexpr int kTaskTiles = 64;
 // Tiles per task, at least, where the backward pass sums dW too: its products add each sum's
 // lanes once per task (conv2d_winograd_weights.hpp), so each lane needs 16 multiply-adds
-// between two such additions to keep them near a tenth of the products (ResNet-20's 3x3
-// layers: 1 sample on 32x32, 4 on 16x16, 16 on 8x8). dx does not depend on the tasks' size.
+// between two such additions to keep them near a tenth of the products; but the task's dM and
+// V, positions x channels x tiles floats, should stay within kWeightTaskBytes of the core's
+// L2 cache, down to kLeastWeightTaskTiles. ResNet-20's 3x3 layers at batch 128 (one thread,
+// backward, us): 1 sample per task on 32x32 planes; 4 on 16x16 (5,119 with 2); 8 on 8x8 with
+// 64 channels (4,331; 4,687 with 16 samples, whose 2 MB left the cache). dx does not depend on
+// the tasks' size.
 constexpr int kWeightTaskTiles = 256;
+constexpr int kLeastWeightTaskTiles = 128;
+constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
 // Filter pairs' lane groups transformed per task.
 constexpr int kFilterGroupsPerTask = 4;
 // Floats of dU each task of the partials' sum adds up.
@@ -56,6 +62,14 @@ Plan plan_of(const Conv2dGeometry& g, int lanes, int task_tiles = kTaskTiles) {
   const std::size_t tiles = static_cast<std::size_t>(s.task_samples) * per_sample;
   s.tiles = (tiles + lanes - 1) / lanes * lanes;
   return s;
+}
+
+int weight_task_tiles(const Conv2dGeometry& g) {
+  const int n = kTileOutputs + g.kernel_height - 1;
+  const std::size_t per_tile =
+      static_cast<std::size_t>(n) * n * (g.in_channels + g.out_channels) * sizeof(float);
+  const int fitting = static_cast<int>(kWeightTaskBytes / std::max<std::size_t>(per_tile, 1));
+  return std::clamp(fitting, kLeastWeightTaskTiles, kWeightTaskTiles);
 }
 
 Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {
@@ -125,7 +139,7 @@ bool winograd_geometry(const Conv2dGeometry& g) {
 }
 
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
-  const Plan s = plan_of(g, kWidestLanes, kWeightTaskTiles);
+  const Plan s = plan_of(g, kWidestLanes, weight_task_tiles(g));
   const int parts = winograd_sums_weights(g) ? s.tasks : 0;
   return filters_floats(s) + parts * partial_floats(s, g.out_channels);
 }
@@ -163,11 +177,11 @@ WinogradBackward::WinogradBackward(const Conv2dGeometry& g, const float* w, cons
 }
 
 int WinogradBackward::tasks() const {
-  return plan_of(g_, lanes_, x_ != nullptr ? kWeightTaskTiles : kTaskTiles).tasks;
+  return plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles).tasks;
 }
 
 void WinogradBackward::run(int task) const {
-  const Plan s = plan_of(g_, lanes_, x_ != nullptr ? kWeightTaskTiles : kTaskTiles);
+  const Plan s = plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles);
   const int cin = g_.in_channels, cout = g_.out_channels;
   const std::size_t dm_floats = s.positions * cout * s.tiles;
   const Chunk chunk = chunk_of(g_, s, task);
@@ -202,7 +216,7 @@ void WinogradBackward::run(int task) const {
 }
 
 void WinogradBackward::finish(float* dw, float* db) const {
-  const Plan s = plan_of(g_, lanes_, kWeightTaskTiles);
+  const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
   const std::size_t stride = partial_floats(s, g_.out_channels);
   float* first = u_ + filters_floats(s);
   const std::size_t du_floats = s.positions * s.pairs;

@@ -7,7 +7,7 @@
 //            positions p (U = G w Gt, the filters transformed once per call); y = At M Att
 //   dx       dM = Att dY At; dV[p] = U[p]t dM[p]; dx = the sum over tiles of Btt dV Bt
 //   dW       (3x3 filters) dU[p] = the sum over tiles of dM[p] V[p]t; dw = Gt dU G. The tiles
-//            are the lanes, so each sum keeps its lanes apart over a task's 256 tiles or more and
+//            are the lanes, so each sum keeps its lanes apart over a task's 128 tiles or more and
 //            adds them once (conv2d_winograd_weights.hpp); an earlier prototype lost more to
 //            the sums across lanes than it saved (docs/ARCHITECTURE.md). 5x5 layers take dW from
 //            the columns path.
