@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "backend/cpu/conv2d_direct_kernels.hpp"
-#include "backend/cpu/conv2d_winograd_lanes.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
 // Stride 1 makes output position p = oh * out_w + ow read input (ci, oh + i, ow + j) for tap
@@ -81,7 +80,6 @@ struct Layout {
   std::size_t x_sample = 0, y_sample = 0, weights = 0;
   int forward_samples = 1, gradient_samples = 1;  // per task
   int group = 1;             // samples a dW register block runs through before it stores its sums
-  int partials = 1;          // dW tasks, of gradient_samples each
   std::vector<int> offsets;  // tap (ci, i, j) -> X[ci][j] + i * out_w
 };
 
@@ -105,7 +103,6 @@ Layout layout_of(const Conv2dGeometry& g) {
   l.forward_samples = samples_for(g, l.weights * l.positions, kTaskMacs);
   l.gradient_samples = samples_for(g, l.positions, kMacsPerPartialFloat);
   l.group = std::min(samples_for(g, l.positions, kGroupPositions), l.gradient_samples);
-  l.partials = task_count(g.batch, l.gradient_samples);
   for (int ci = 0; ci < g.in_channels; ++ci) {
     for (int i = 0; i < g.kernel_height; ++i) {
       for (int j = 0; j < g.kernel_width; ++j) {
@@ -121,38 +118,17 @@ std::size_t partial_floats(const Conv2dGeometry& g, const Layout& l) {
   return round_up_to_lines(l.weights + g.out_channels);
 }
 
-// count floats from src to dst in vectors, the last one overlapping its neighbour, and in pieces
-// of 8, 4, 2 and 1 below one vector: library calls per row of a few dozen floats cost LeNet's
-// first layer 4% of its forward pass (355 us against 342), and, for padded rows (8 to 32 floats),
-// build_shifted with its memset and memmove calls took 30% of the dW of ResNet-20's 3x3 layers
-// when they came this way.
-inline void copy_floats(const float* __restrict src, int count, float* __restrict dst) {
-  if (count >= kNative) {
-    for (int e = 0; e + kNative < count; e += kNative) store(dst + e, load(src + e));
-    store(dst + count - kNative, load(src + count - kNative));
-    return;
-  }
-  winograd::copy_short_row(src, count, dst);
-}
-// count zeros at dst, as copy_floats moves floats.
-inline void zero_floats(int count, float* dst) {
-  if (count >= kNative) {
-    for (int e = 0; e + kNative < count; e += kNative) store(dst + e, Vec{});
-    store(dst + count - kNative, Vec{});
-    return;
-  }
-  for (int e = 0; e < count; ++e) dst[e] = 0.0f;
-}
-
 // Row r of one plane: x's row r - pad_top (src, already moved by the plane's shift), columns
 // [lo, hi) of the row; zeros elsewhere.
-inline void padded_row(const float* src, int lo, int hi, int ow, float* row) {
-  for (int q = 0; q < lo; ++q) row[q] = 0.0f;
-  copy_floats(src + lo, hi - lo, row + lo);
-  for (int q = hi; q < ow; ++q) row[q] = 0.0f;
+__attribute__((noinline)) void padded_row(const float* src, int lo, int hi, int ow, float* row) {
+  std::fill(row, row + lo, 0.0f);
+  std::copy(src + lo, src + hi, row + lo);
+  std::fill(row + hi, row + ow, 0.0f);
 }
 
-// One sample's shifted planes (the layout above) from its input x.
+// One sample's shifted planes (the layout above) from its input x. Rows without horizontal
+// padding are copied in whole vectors, the last one overlapping its neighbour: library calls per
+// row of a few dozen floats cost LeNet's first layer 4% of its forward pass (355 us against 342).
 void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, float* planes) {
   const int ow = g.out_width, in_w = g.in_width;
   // Rows [top, bottom) of every plane read x, the others are padding.
@@ -161,8 +137,8 @@ void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, flo
   for (int ci = 0; ci < g.in_channels; ++ci) {
     for (int j = 0; j < g.kernel_width; ++j) {
       float* plane = planes + (ci * g.kernel_width + j) * l.plane;
-      zero_floats(top * ow, plane);
-      zero_floats((l.rows - bottom) * ow, plane + bottom * ow);
+      std::fill(plane, plane + top * ow, 0.0f);
+      std::fill(plane + bottom * ow, plane + l.rows * ow, 0.0f);
       // Columns q in [lo, hi) read x's columns q + shift; the others are padding.
       const int shift = j - g.pad_left;
       const int lo = std::clamp(-shift, 0, ow);
@@ -170,7 +146,14 @@ void build_shifted(const Conv2dGeometry& g, const Layout& l, const float* x, flo
       const float* src =
           x + (static_cast<std::size_t>(ci) * g.in_height + top - g.pad_top) * in_w + shift;
       float* row = plane + top * ow;
-      for (int r = top; r < bottom; ++r, src += in_w, row += ow) padded_row(src, lo, hi, ow, row);
+      if (lo > 0 || hi < ow || ow < kNative) {
+        for (int r = top; r < bottom; ++r, src += in_w, row += ow) padded_row(src, lo, hi, ow, row);
+        continue;
+      }
+      for (int r = top; r < bottom; ++r, src += in_w, row += ow) {
+        for (int q = 0; q + kNative < ow; q += kNative) store(row + q, load(src + q));
+        store(row + ow - kNative, load(src + ow - kNative));
+      }
     }
   }
   const std::size_t used = l.plane * g.in_channels * g.kernel_width;
@@ -255,7 +238,7 @@ bool conv2d_direct_applies(const Conv2dGeometry& g) {
 
 std::size_t conv2d_direct_workspace_floats(const Conv2dGeometry& g) {
   const Layout l = layout_of(g);
-  return partial_floats(g, l) * (l.partials - 1);
+  return partial_floats(g, l) * (task_count(g.batch, l.gradient_samples) - 1);
 }
 
 void conv2d_direct_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
@@ -278,9 +261,10 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
                                    float* dw, float* db, float* workspace,
                                    const DyOfSamples& dy_of) {
   const Layout l = layout_of(g);
+  const int tasks = task_count(g.batch, l.gradient_samples);
   const std::size_t stride = partial_floats(g, l);
   // Task 0 sums into dw and db, the others into their part of the workspace: dW, then db.
-  parallel_slices(l.partials, [&](int i) {
+  parallel_slices(tasks, [&](int i) {
     float* pdw = i == 0 ? dw : workspace + (i - 1) * stride;
     float* pdb = i == 0 ? db : pdw + l.weights;
     const SliceRange r = samples_of(g, l.gradient_samples, i);
@@ -292,7 +276,7 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
   parallel_ranges(l.weights + g.out_channels, [&](std::size_t begin, std::size_t end) {
     for (std::size_t e = begin; e < end; ++e) {
       float* out = e < l.weights ? dw + e : db + (e - l.weights);
-      for (int p = 1; p < l.partials; ++p) *out += workspace[(p - 1) * stride + e];
+      for (int p = 1; p < tasks; ++p) *out += workspace[(p - 1) * stride + e];
     }
   });
 }
