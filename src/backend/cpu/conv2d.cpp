@@ -274,24 +274,18 @@ void backward_columns(const Conv2dGeometry& g, const float* x, const float* w, c
       dy_of);
 }
 
-// Where the Winograd path's transformed filters (and its partial dW) start in the workspace:
-// after the columns' partial dW and db, sized for both so that tests can run either in any build.
-std::size_t winograd_workspace_offset(const Conv2dGeometry& g) {
-  return conv2d_columns_workspace_floats(g);
-}
-
 }  // namespace
 
 // The layer's path, by its geometry: direct for stride-1 layers with few taps (conv2d_direct.hpp;
 // dx by columns), Winograd for stride-1 3x3 and 5x5 layers with many input channels
 // (conv2d_winograd.hpp: y and dx, and dW and db in the domain for 3x3 filters; by columns for
-// 5x5, whose partials come first in the workspace, then the transformed filters), else columns.
+// 5x5, whose partials come first in the workspace, then the transformed filters and the
+// domain's partials), else columns.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const std::size_t columns = conv2d_columns_workspace_floats(g);
   // Sized for the Winograd path on its geometries whether or not the build takes it, so that
   // tests can run it in any build.
-  if (winograd_geometry(g))
-    return winograd_workspace_offset(g) + conv2d_winograd_workspace_floats(g);
+  if (winograd_geometry(g)) return columns + conv2d_winograd_workspace_floats(g);
   return std::max(columns, conv2d_direct_workspace_floats(g));
 }
 
@@ -299,7 +293,8 @@ void conv2d_forward(const Conv2dGeometry& g, const float* x, const float* w, con
                     float* y, float* workspace, const SamplesHook& done) {
   if (conv2d_direct_applies(g)) return conv2d_direct_forward(g, x, w, b, y, done);
   if (winograd_applies(g)) {
-    return conv2d_winograd_forward(g, x, w, b, y, workspace + winograd_workspace_offset(g), done);
+    return conv2d_winograd_forward(g, x, w, b, y, workspace + conv2d_columns_workspace_floats(g),
+                                   done);
   }
   conv2d_forward_columns(g, x, w, b, y, workspace, done);
 }
@@ -313,7 +308,8 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
     if (dx != nullptr) conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
     return;
   }
-  float* filters = workspace + winograd_workspace_offset(g);
+  // The Winograd path's filters and partial dW follow the columns' partials.
+  float* filters = workspace + conv2d_columns_workspace_floats(g);
   if (winograd_applies(g) && winograd_sums_weights(g) && dw != nullptr) {
     const WinogradBackward both(g, w, dy, dx, x, filters, winograd_lanes(), dy_of);
     parallel_slices(both.tasks(), [&](int i) { both.run(i); });
