@@ -20,6 +20,7 @@
 #include "backend/cpu/conv2d.hpp"
 #include "backend/cpu/conv2d_direct.hpp"
 #include "backend/cpu/conv2d_winograd.hpp"
+#include "backend/cpu/conv2d_winograd_rows.hpp"
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
@@ -59,7 +60,8 @@ void direct_backward(const Conv2dGeometry& g, const float* x, const float* w, co
 }
 
 // The Winograd path's y and dx with L tiles per lane vector (its transformed filters after the
-// columns' partials in the workspace), with dW and db by columns, as conv2d_backward does it.
+// columns' partials in the workspace), with dW and db in the domain for 3x3 filters and by
+// columns for 5x5, as conv2d_backward does it.
 template <int L>
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                       float* y, float* workspace) {
@@ -69,11 +71,14 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
 template <int L>
 void winograd_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db, float* workspace) {
-  dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
-  if (dx == nullptr) return;
-  const dl::cpu::WinogradInputGradient winograd(
-      g, w, dy, dx, workspace + dl::cpu::conv2d_columns_workspace_floats(g), L);
+  const bool domain = dl::cpu::winograd_sums_weights(g);
+  if (!domain) dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
+  if (dx == nullptr && !domain) return;
+  const dl::cpu::WinogradBackward winograd(g, w, dy, dx, domain ? x : nullptr,
+                                           workspace + dl::cpu::conv2d_columns_workspace_floats(g),
+                                           L);
   for (int task = 0; task < winograd.tasks(); ++task) winograd.run(task);
+  if (domain) winograd.finish(dw, db);
 }
 // Its geometries, in builds that compile L lanes (8 in all, 16 with AVX-512).
 template <int L>
@@ -153,6 +158,12 @@ std::vector<Conv2dGeometry> geometries() {
       truncate_geometry({5, 12, 6, 7, 13, 3, 3}),
       same_geometry({2, 9, 33, 20, 4, 3, 3}),
       truncate_geometry({7, 10, 13, 11, 3, 5, 5}, 1, 2),
+      // Its row transforms (conv2d_winograd_rows.hpp): padding 1 on planes 32 wide (one tile row
+      // per group of 16 lanes), 16 wide with an odd height (two, or one with 8 lanes) and 8 wide
+      // (four, or two) on 6 rows, where groups straddle samples and the batch ends inside one.
+      same_geometry({2, 8, 32, 32, 4, 3, 3}),
+      same_geometry({3, 8, 7, 16, 5, 3, 3}),
+      same_geometry({5, 9, 6, 8, 6, 3, 3}),
   };
 }
 
@@ -219,9 +230,19 @@ TEST_CASE("conv2d matches a direct convolution, forward and backward", "[conv2d]
 TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
   int winograd_layers = 0;
   for (const Conv2dGeometry& g : geometries()) winograd_layers += dl::cpu::winograd_geometry(g);
-  // LeNet's second layer, the batch of several tasks, the 16-channel 3x3 layer and the four
-  // Winograd cases.
-  CHECK(winograd_layers == 7);
+  // LeNet's second layer, the batch of several tasks, the 16-channel 3x3 layer, the four
+  // Winograd cases and the three of its row transforms, which take them with the lanes they fit.
+  CHECK(winograd_layers == 10);
+  CHECK(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 32, 32, 4, 3, 3}), 16));
+  CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 32, 32, 4, 3, 3}), 8));
+  for (int lanes : {8, 16}) {
+    CHECK(dl::cpu::winograd::rows_apply(same_geometry({3, 8, 7, 16, 5, 3, 3}), lanes));
+    CHECK(dl::cpu::winograd::rows_apply(same_geometry({5, 9, 6, 8, 6, 3, 3}), lanes));
+    CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 9, 33, 20, 4, 3, 3}), lanes));
+    CHECK_FALSE(
+        dl::cpu::winograd::rows_apply(truncate_geometry({5, 16, 6, 6, 32, 3, 3}, 1, 1), lanes));
+    CHECK_FALSE(dl::cpu::winograd::rows_apply(truncate_geometry({5, 12, 6, 8, 13, 3, 3}), lanes));
+  }
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 3, 9, 8, 5, 3, 3, 2, 2})));
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 20, 12, 12, 50, 3, 5})));
   CHECK_FALSE(dl::cpu::winograd_geometry(truncate_geometry({2, 7, 12, 12, 50, 5, 5})));
@@ -319,6 +340,7 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
       truncate_geometry({2, 2, 7, 6, 2, 3, 2, 2, 1}, 1, 1),
       same_geometry({1, 2, 7, 8, 3, 4, 3, 2, 2}),
       same_geometry({1, 8, 5, 6, 2, 3, 3}),      // Winograd, 3x3
+      same_geometry({2, 8, 5, 8, 2, 3, 3}),      // Winograd, 3x3, row transforms
       truncate_geometry({1, 8, 7, 6, 2, 5, 5}),  // Winograd, 5x5, cut tiles
   };
   for (const Conv2dGeometry& g : cases) {
@@ -349,9 +371,11 @@ TEST_CASE("conv2d gradients match finite differences", "[conv2d][gradient]") {
 TEST_CASE("conv2d gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[conv2d]") {
   std::mt19937 rng(kSeed);
   const Path& path = kPaths[GENERATE(0, 2, 4)];
-  // LeNet's second layer (dispatched to the Winograd path), then a first layer.
+  // LeNet's second layer (dispatched to the Winograd path), a first layer, and a 3x3 layer as
+  // ResNet-20's (Winograd for y, dx and dW: tasks of 16 samples, the last of 5).
   const Conv2dGeometry g = GENERATE(truncate_geometry({19, 20, 12, 12, 50, 5, 5}),
-                                    truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0));
+                                    truncate_geometry({19, 1, 28, 28, 13, 5, 5}, 1, 0),
+                                    truncate_geometry({37, 16, 8, 8, 16, 3, 3}, 1, 1));
   if (!takes(path, g)) return;
   INFO(path.name << ", " << describe(g));
   const Problem p = random_problem(g, rng);

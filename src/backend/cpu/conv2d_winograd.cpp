@@ -5,6 +5,7 @@
 #include "backend/cpu/conv2d_winograd_products.hpp"
 #include "backend/cpu/conv2d_winograd_tiles.hpp"
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
+#include "backend/cpu/conv2d_winograd_weights.hpp"
 #include "backend/cpu/thread_pool.hpp"
 
 namespace dl::cpu {
@@ -21,8 +22,23 @@ constexpr int kWinogradMinChannels = 8;
 // (LeNet's second layer: 4 samples of 16 tiles, 32 tasks at batch 128). With 8 lanes, 32 and 128
 // tiles were slower (forward 2,097 and 2,237 us against 2,008, LeNet's second layer).
 constexpr int kTaskTiles = 64;
+// Tiles per task, at least, where the backward pass sums dW too: its products add each sum's
+// lanes once per task (conv2d_winograd_weights.hpp), so each lane needs 16 multiply-adds
+// between two such additions to keep them near a tenth of the products; but the task's dM and
+// V, positions x channels x tiles floats, should stay within kWeightTaskBytes of the core's
+// L2 cache, down to kLeastWeightTaskTiles. ResNet-20's 3x3 layers at batch 128 (one thread,
+// backward, us): 1 sample per task on 32x32 planes; 4 on 16x16 (5,119 with 2); 8 on 8x8 with
+// 64 channels (4,331; 4,687 with 16 samples, whose 2 MB left the cache). dx does not depend on
+// the tasks' size.
+constexpr int kWeightTaskTiles = 256;
+constexpr int kLeastWeightTaskTiles = 128;
+constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
 // Filter pairs' lane groups transformed per task.
 constexpr int kFilterGroupsPerTask = 4;
+// Floats of dU each task of the partials' sum adds up.
+constexpr std::size_t kReduceFloats = 4096;
+// Partial sums kept side by side in db's plane sums.
+constexpr int kSumLanes = 16;
 
 struct Plan {
   int lanes = 0;
@@ -33,19 +49,27 @@ struct Plan {
   std::size_t tiles = 0;  // lane-padded tiles of a task's chunk
 };
 
-Plan plan_of(const Conv2dGeometry& g, int lanes) {
+Plan plan_of(const Conv2dGeometry& g, int lanes, int task_tiles = kTaskTiles) {
   Plan s;
   s.lanes = lanes;
   const int n = kTileOutputs + g.kernel_height - 1;
   s.positions = n * n;
   s.pairs = static_cast<std::size_t>(g.out_channels) * g.in_channels;
   const int per_sample = tiles_per_sample(g);
-  s.task_samples = std::clamp((kTaskTiles + per_sample - 1) / per_sample, 1, std::max(g.batch, 1));
+  s.task_samples = std::clamp((task_tiles + per_sample - 1) / per_sample, 1, std::max(g.batch, 1));
   s.tasks = task_count(g.batch, s.task_samples);
   // Whole lane vectors of tiles.
   const std::size_t tiles = static_cast<std::size_t>(s.task_samples) * per_sample;
   s.tiles = (tiles + lanes - 1) / lanes * lanes;
   return s;
+}
+
+int weight_task_tiles(const Conv2dGeometry& g) {
+  const int n = kTileOutputs + g.kernel_height - 1;
+  const std::size_t per_tile =
+      static_cast<std::size_t>(n) * n * (g.in_channels + g.out_channels) * sizeof(float);
+  const int fitting = static_cast<int>(kWeightTaskBytes / std::max<std::size_t>(per_tile, 1));
+  return std::clamp(fitting, kLeastWeightTaskTiles, kWeightTaskTiles);
 }
 
 Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {
@@ -65,7 +89,36 @@ void transform_filters(const Conv2dGeometry& g, const Plan& s, const float* w, f
   });
 }
 
+// One task's part of dU (positions x pairs) and of db (out_channels), in the workspace after U.
+std::size_t partial_floats(const Plan& s, int out_channels) {
+  return round_up_to_lines(s.positions * s.pairs + out_channels);
+}
+std::size_t filters_floats(const Plan& s) {
+  return round_up_to_lines(s.positions * s.pairs);
+}
+
+// out[c] = the sum over `samples` samples of channel c's plane of dy, in a fixed order.
+void plane_sums(const float* dy, int samples, int channels, std::size_t plane, float* out) {
+  for (int c = 0; c < channels; ++c) {
+    float lanes[kSumLanes] = {};
+    float tail = 0.0f;
+    for (int n = 0; n < samples; ++n) {
+      const float* v = dy + (static_cast<std::size_t>(n) * channels + c) * plane;
+      std::size_t i = 0;
+      for (; i + kSumLanes <= plane; i += kSumLanes)
+        for (int l = 0; l < kSumLanes; ++l) lanes[l] += v[i + l];
+      for (; i < plane; ++i) tail += v[i];
+    }
+    for (int l = 0; l < kSumLanes; ++l) tail += lanes[l];
+    out[c] = tail;
+  }
+}
+
 }  // namespace
+
+bool winograd_sums_weights(const Conv2dGeometry& g) {
+  return winograd_geometry(g) && g.kernel_height == 3;
+}
 
 bool winograd_applies(const Conv2dGeometry& g) {
   return kTakenLanes > 0 && winograd_geometry(g);
@@ -86,8 +139,9 @@ bool winograd_geometry(const Conv2dGeometry& g) {
 }
 
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
-  const Plan s = plan_of(g, kWidestLanes);
-  return round_up_to_lines(s.positions * s.pairs);
+  const Plan s = plan_of(g, kWidestLanes, weight_task_tiles(g));
+  const int parts = winograd_sums_weights(g) ? s.tasks : 0;
+  return filters_floats(s) + parts * partial_floats(s, g.out_channels);
 }
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
@@ -115,31 +169,83 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
   });
 }
 
-WinogradInputGradient::WinogradInputGradient(const Conv2dGeometry& g, const float* w,
-                                             const float* dy, float* dx, float* workspace,
-                                             int lanes)
-    : g_(g), dy_(dy), dx_(dx), u_(workspace), lanes_(lanes) {
-  transform_filters(g, plan_of(g, lanes), w, workspace);
+WinogradBackward::WinogradBackward(const Conv2dGeometry& g, const float* w, const float* dy,
+                                   float* dx, const float* x, float* workspace, int lanes,
+                                   const DyOfSamples& dy_of)
+    : g_(g), dy_(dy), dx_(dx), x_(x), u_(workspace), lanes_(lanes), dy_of_(dy_of) {
+  if (dx != nullptr) transform_filters(g, plan_of(g, lanes), w, workspace);
 }
 
-int WinogradInputGradient::tasks() const {
-  return plan_of(g_, lanes_).tasks;
+int WinogradBackward::tasks() const {
+  return plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles).tasks;
 }
 
-void WinogradInputGradient::run(int task) const {
-  const Plan s = plan_of(g_, lanes_);
+void WinogradBackward::run(int task) const {
+  const Plan s = plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles);
   const int cin = g_.in_channels, cout = g_.out_channels;
   const std::size_t dm_floats = s.positions * cout * s.tiles;
   const Chunk chunk = chunk_of(g_, s, task);
   float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
   float* dv = dm + dm_floats;
-  output_gradients_to_domain(g_, chunk, dy_, dm);
-  for (int p = 0; p < s.positions; ++p) {
-    // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
-    lanes_product(s.lanes, cin, cout, u_ + p * s.pairs, 1, cin, dm + p * cout * s.tiles,
-                  dv + p * cin * s.tiles, s.tiles);
+  // The chunk's dy as a batch of its own, where dy_of makes it for this task.
+  const std::size_t y_sample = ops::conv_output_per_sample(g_);
+  const int end = chunk.first_sample + chunk.samples;
+  const float* dy = dy_of_ ? dy_of_(chunk.first_sample, end) : dy_ + chunk.first_sample * y_sample;
+  Conv2dGeometry chunk_g = g_;
+  chunk_g.batch = chunk.samples;
+  output_gradients_to_domain(chunk_g, Chunk{0, chunk.samples, chunk.tiles, chunk.lanes}, dy, dm);
+  if (dx_ != nullptr) {
+    for (int p = 0; p < s.positions; ++p) {
+      // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
+      lanes_product(s.lanes, cin, cout, u_ + p * s.pairs, 1, cin, dm + p * cout * s.tiles,
+                    dv + p * cin * s.tiles, s.tiles);
+    }
+    input_gradients_from_domain(g_, chunk, dv, dx_);
   }
-  input_gradients_from_domain(g_, chunk, dv, dx_);
+  if (x_ == nullptr) return;
+  // dU[p] = the sum over the chunk's tiles of dM[p] V[p]t, V in dV's place; db beside it.
+  float* v = dv;
+  inputs_to_domain(g_, chunk, x_, v);
+  float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
+  for (int p = 0; p < s.positions; ++p) {
+    lanes_weight_product(s.lanes, cout, cin, dm + p * cout * s.tiles, v + p * cin * s.tiles,
+                         s.tiles, part + p * s.pairs);
+  }
+  const std::size_t plane = static_cast<std::size_t>(g_.out_height) * g_.out_width;
+  plane_sums(dy, chunk.samples, cout, plane, part + s.positions * s.pairs);
+}
+
+void WinogradBackward::finish(float* dw, float* db) const {
+  const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
+  const std::size_t stride = partial_floats(s, g_.out_channels);
+  float* first = u_ + filters_floats(s);
+  const std::size_t du_floats = s.positions * s.pairs;
+  // The tasks' parts added in task order, element by element, into the first.
+  const int ranges =
+      static_cast<int>((du_floats + g_.out_channels + kReduceFloats - 1) / kReduceFloats);
+  parallel_slices(ranges, [&](int i) {
+    const std::size_t begin = i * kReduceFloats;
+    const std::size_t end = std::min(du_floats + g_.out_channels, begin + kReduceFloats);
+    for (int t = 1; t < s.tasks; ++t) {
+      const float* __restrict part = first + t * stride;
+      for (std::size_t e = begin; e < end; ++e) first[e] += part[e];
+    }
+  });
+  std::copy(first + du_floats, first + du_floats + g_.out_channels, db);
+  // dW = Gt dU G for each filter pair.
+  const int r = g_.kernel_height;
+  parallel_ranges(s.pairs, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t pair = begin; pair < end; ++pair) {
+      float du[36], out[25];
+      for (int p = 0; p < s.positions; ++p) du[p] = first[p * s.pairs + pair];
+      if (r == 3) {
+        filter_transform_adjoint<3>(du, out);
+      } else {
+        filter_transform_adjoint<5>(du, out);
+      }
+      std::copy(out, out + r * r, dw + pair * r * r);
+    }
+  });
 }
 
 }  // namespace DL_CPU_ISA

@@ -6,10 +6,12 @@
 //   forward  V = Bt d Btt per input tile and channel; M[p] = U[p] V[p] for each of the n^2
 //            positions p (U = G w Gt, the filters transformed once per call); y = At M Att
 //   dx       dM = Att dY At; dV[p] = U[p]t dM[p]; dx = the sum over tiles of Btt dV Bt
-// The weight gradient stays on the columns path (conv2d.cpp), which is faster: in the Winograd
-// domain its products sum over the tiles the lanes hold, and the sums across lanes ate the 2.8x
-// fewer multiplications (docs/ARCHITECTURE.md has the figures). y and dx stay near 1e-5 relative
-// to a double reference (LeNet's second layer at batch 128).
+//   dW       (3x3 filters) dU[p] = the sum over tiles of dM[p] V[p]t; dw = Gt dU G. The tiles
+//            are the lanes, so each sum keeps its lanes apart over a task's 128 tiles or more and
+//            adds them once (conv2d_winograd_weights.hpp); an earlier prototype lost more to
+//            the sums across lanes than it saved (docs/ARCHITECTURE.md). 5x5 layers take dW from
+//            the columns path.
+// y and dx stay near 1e-5 relative to a double reference (LeNet's second layer at batch 128).
 // Results are the same on any thread count (tasks fixed by the layer's size, no shared sums).
 #pragma once
 
@@ -41,22 +43,35 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
                              const float* b, float* y, float* workspace,
                              const SamplesHook& done = {}, int lanes = winograd_lanes());
 
-// The input gradient as tasks, for the backward pass to run beside its weight gradient's
-// (conv2d.cpp). Constructing it transforms the filters into the workspace (over the threads).
-class WinogradInputGradient {
+// Whether the backward pass sums the weight gradient in the domain too (3x3 filters), where
+// winograd_applies; 5x5 layers (LeNet's second) take theirs from the columns path.
+bool winograd_sums_weights(const Conv2dGeometry& g);
+
+// The backward pass as tasks (conv2d.cpp runs them). With dx, each task writes its samples' dx
+// (constructing the object transforms the filters into the workspace, over the threads). With
+// x, each task also sums its samples' part of the weight gradient in the domain, dU[p] = the
+// sum over their tiles of dM[p] V[p]t (V recomputed from x), and of db, into the workspace after
+// the filters; finish adds the parts up in task order and makes dW = Gt dU G. With dy_of, each
+// task takes its samples' dy from it (samples_hook.hpp).
+class WinogradBackward {
  public:
-  WinogradInputGradient(const Conv2dGeometry& g, const float* w, const float* dy, float* dx,
-                        float* workspace, int lanes = winograd_lanes());
+  WinogradBackward(const Conv2dGeometry& g, const float* w, const float* dy, float* dx,
+                   const float* x, float* workspace, int lanes = winograd_lanes(),
+                   const DyOfSamples& dy_of = {});
   int tasks() const;
-  // The dx of the task's samples; tasks write disjoint samples.
+  // Tasks write disjoint samples of dx and their own part of dW and db.
   void run(int task) const;
+  // dw and db (overwritten), after every task has run; only where x was given.
+  void finish(float* dw, float* db) const;
 
  private:
   const Conv2dGeometry& g_;
   const float* dy_;
   float* dx_;
-  const float* u_;
+  const float* x_;
+  float* u_;
   int lanes_;
+  DyOfSamples dy_of_;
 };
 
 }  // namespace DL_CPU_ISA

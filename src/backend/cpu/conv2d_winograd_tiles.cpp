@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "backend/cpu/conv2d_winograd_lanes.hpp"
+#include "backend/cpu/conv2d_winograd_rows.hpp"
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
 
 namespace dl::cpu {
@@ -372,24 +373,28 @@ int tiles_per_sample(const Conv2dGeometry& g) {
 }
 
 void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
+  if (rows_apply(g, c.lanes)) return inputs_to_domain_rows(g, c, x, v);
   by_shape(g, c.lanes, [&](auto l, auto r) {
     inputs_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, x, v);
   });
 }
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y) {
+  if (rows_apply(g, c.lanes)) return outputs_from_domain_rows(g, c, m, bias, y);
   by_shape(g, c.lanes, [&](auto l, auto r) {
     outputs_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, m, bias, y);
   });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                 float* dm) {
+  if (rows_apply(g, c.lanes)) return output_gradients_to_domain_rows(g, c, dy, dm);
   by_shape(g, c.lanes, [&](auto l, auto r) {
     output_gradients_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dy, dm);
   });
 }
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx) {
+  if (rows_apply(g, c.lanes)) return input_gradients_from_domain_rows(g, c, dv, dx);
   by_shape(g, c.lanes, [&](auto l, auto r) {
     input_gradients_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dv, dx);
   });

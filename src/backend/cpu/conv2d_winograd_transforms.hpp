@@ -191,6 +191,15 @@ inline void filter_transform(const V* g, V* u) {
   right<n, R, n, R, 1>(kMatrices<R>.g, tmp, u);
 }
 
+// dw = Gt dU G, the adjoint (a weight gradient from the domain's).
+template <int R, typename V>
+inline void filter_transform_adjoint(const V* du, V* dw) {
+  constexpr int n = Matrices<R>::n;
+  V tmp[R * n];
+  left<R, n, n, 1, R>(kMatrices<R>.g, du, tmp);
+  right<R, n, R, 1, R>(kMatrices<R>.g, tmp, dw);
+}
+
 }  // namespace winograd
 }  // namespace DL_CPU_ISA
 }  // namespace dl::cpu
