@@ -3,7 +3,8 @@
 # Only packages that are missing are installed, so a re-run is fast and works offline.
 #
 # Usage: scripts/install_packages.sh [--bench] [--mpi]
-#   --bench  also the PyTorch peer for bench/ (python3-torch, python3-numpy)
+#   --bench  also the PyTorch peers for bench/ (python3-torch, python3-numpy, and python3-torchvision
+#            for bench/compare_decode.sh's ImageFolder + DataLoader)
 #   --mpi    also OpenMPI for the MPI collective and its tests
 set -euo pipefail
 
@@ -20,7 +21,7 @@ packages=(build-essential meson ninja-build pkg-config libyaml-cpp-dev libcli11-
   libfmt-dev nlohmann-json3-dev catch2 libopenblas-dev zlib1g-dev libspng-dev libturbojpeg0-dev dataset-fashion-mnist python3 time
   python3-yaml python3-jsonschema shellcheck libprotobuf-dev protobuf-compiler python3-onnx
   libdnnl-dev help2man chromium qemu-user python3-pil)
-bench_packages=(python3-torch python3-numpy)
+bench_packages=(python3-torch python3-numpy python3-torchvision)
 mpi_packages=(libopenmpi-dev openmpi-bin)
 
 usage() {
