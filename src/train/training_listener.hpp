@@ -49,6 +49,8 @@ struct RunInfo {
   // What reading the data found besides samples (data_sources.hpp's origin_notes): image sizes,
   // files skipped under data.onBadFile: skip.
   std::vector<std::string> data_notes;
+  // The files data.onBadFile: skip left out of the training and test sets ("path: why").
+  std::vector<std::string> skipped_files;
   std::int64_t rounds_per_epoch = 0;
   int max_epochs = 0;  // the epoch limit (earlyStopping.maxEpochs or epochs)
   std::size_t parameters = 0;

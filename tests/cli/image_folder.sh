@@ -167,4 +167,13 @@ grep -q "data: skipped 2 in $WORK/skip (data.onBadFile: skip):" "$WORK/skip.txt"
 grep -q "data:   skipped $WORK/skip/a/0.png: is not an image" "$WORK/skip.txt" ||
   fail "skip: 0.png not named: $(head -8 "$WORK/skip.txt")"
 grep -q "data: 3 training and 3 test examples" "$WORK/skip.txt" || fail "skip: $(head -3 "$WORK/skip.txt")"
+# summary.json names them too, for scripts that read the run afterwards.
+skip_summary=$WORK/bad-run/summary.json
+[ -f "$skip_summary" ] || fail "skip: no summary.json of the run"
+"${PYTHON3:-/usr/bin/python3}" - "$skip_summary" "$WORK/skip" <<'PY' || fail "skip: summary.json lacks the skipped files"
+import json, sys
+names = json.load(open(sys.argv[1])).get("skipped_files", [])
+want = [sys.argv[2] + "/a/0.png: is not an image", sys.argv[2] + "/b/2.jpg"]
+sys.exit(0 if len(names) == 2 and names[0].startswith(want[0]) and names[1].startswith(want[1]) else 1)
+PY
 echo "ok: onBadFile: skip: $(grep -c 'skipped /' "$WORK/skip.txt") lines name the skipped files"

@@ -51,6 +51,7 @@ class SummaryJson final : public TrainingListener {
     provenance_["resumed_from"] = info.resumed_from;
     provenance_["start_epoch"] = info.start.epoch;
     provenance_["start_time"] = utc_now();
+    skipped_files_ = info.skipped_files;
   }
 
   void on_finish(RunEnd& end) override {
@@ -66,6 +67,7 @@ class SummaryJson final : public TrainingListener {
     summary["workers"] = workers_;
     summary["stopped_by"] = end.stopped_by;
     summary["skipped_steps"] = end.loss_scaling ? end.loss_scaling->skipped_steps : 0;
+    if (!skipped_files_.empty()) summary["skipped_files"] = skipped_files_;
     if (end.early_stopping) summary["early_stopping"] = end.early_stopping->to_json();
     if (end.loss_scaling) {
       Json scaling = Json::object();
@@ -90,6 +92,7 @@ class SummaryJson final : public TrainingListener {
   std::uint64_t config_hash_;
   std::string path_;
   Json provenance_ = Json::object();
+  std::vector<std::string> skipped_files_;  // data.onBadFile: skip's, from the start
 };
 
 }  // namespace
