@@ -88,6 +88,9 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
     const bool stop = end_epoch(epoch, epoch_seconds, progress_.samples_trained - samples_before);
     outcome.epochs_completed = epoch + 1;
     if (stop) {
+      // Early stopping's verdict at an epoch's end (patience, a score reached, its maxEpochs):
+      // summary.json says so, as for a stop inside an epoch, unless the epochs ran out anyway.
+      if (epoch + 1 < max_epochs) stopped_by = "early stopping";
       ++epoch;
       break;
     }

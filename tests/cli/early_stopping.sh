@@ -9,6 +9,8 @@ mapfile -t args < <(small_args "$WORK/data" "$WORK/run" epochs=20 earlyStopping.
 "$DL_TRAIN" "${args[@]}" >"$WORK/log.txt"
 grep -qi "patience" "$WORK/run/early_stopping.json" || fail "termination reason is not patience: $(cat "$WORK/run/early_stopping.json")"
 [ -s "$WORK/run/best_model.dlm" ] || fail "no best model saved"
+grep -q '"stopped_by": "early stopping"' "$WORK/run/summary.json" ||
+  fail "summary.json does not say early stopping ended the run: $(grep stopped_by "$WORK/run/summary.json")"
 epochs=$(grep -c '"epoch"' "$WORK/run/metrics.jsonl")
 [ "$epochs" = 3 ] || fail "expected 3 evaluated epochs (1 best + patience 2), got $epochs"
 # The best model is the epoch with the highest accuracy.

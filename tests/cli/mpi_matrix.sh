@@ -65,3 +65,26 @@ for mode in averaging synchronous; do
     fail "$mode: 2 ranks x 2 workers differ from 1 process x 4 workers beyond rounding"
   echo "ok: $mode: 2x1 == 1x2 byte for byte; 2x2 == 1x4 within $kRoundingTolerance"
 done
+
+# Early stopping (at an epoch's end, on patience) and dynamic loss scaling take the same
+# decisions on 2 ranks as on one process of 2 workers: the same rows, model, stop and scale.
+for mode in averaging synchronous; do
+  extra=("parallel.mode=$mode" parallel.reportScoreAfterAveraging=false epochs=6
+    earlyStopping.enabled=true earlyStopping.patience=1 earlyStopping.minImprovement=0.5
+    earlyStopping.scoreCalculator=accuracy lossScaling.mode=dynamic lossScaling.initialScale=1024
+    lossScaling.growthInterval=4)
+  run "$mode-stop-1x2" 1 2 "${extra[@]}"
+  run "$mode-stop-2x1" 2 1 "${extra[@]}"
+  cmp "$WORK/$mode-stop-1x2/scores.csv" "$WORK/$mode-stop-2x1/scores.csv" ||
+    fail "$mode with early stopping and loss scaling: 2x1 wrote another scores.csv than 1x2"
+  "$COMPARE_MODELS" "$WORK/$mode-stop-1x2/model.dlm" "$WORK/$mode-stop-2x1/model.dlm" 0 ||
+    fail "$mode with early stopping and loss scaling: 2x1 trained another model than 1x2"
+  for layout in 1x2 2x1; do
+    grep -q '"stopped_by": "early stopping"' "$WORK/$mode-stop-$layout/summary.json" ||
+      fail "$mode $layout: early stopping did not end the run"
+  done
+  scale() { grep -o '"final_scale": [0-9.e+]*' "$1" | head -1; }
+  [ "$(scale "$WORK/$mode-stop-1x2/summary.json")" = "$(scale "$WORK/$mode-stop-2x1/summary.json")" ] ||
+    fail "$mode: the final loss scales differ between 1x2 and 2x1"
+  echo "ok: $mode with early stopping and loss scaling: 2x1 == 1x2 ($(scale "$WORK/$mode-stop-2x1/summary.json"))"
+done
