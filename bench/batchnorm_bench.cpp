@@ -6,7 +6,6 @@
 // layer's tensors fit); the table gives the minimum and the median in microseconds per call.
 // Inputs are random; the numbers say nothing about accuracy.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -15,47 +14,23 @@
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "op_timing.hpp"
 
 namespace {
+
+using dl::bench::time_calls;
+using dl::bench::Timing;
 
 constexpr int kBatch = 128;
 constexpr int kDefaultRepetitions = 50;
 constexpr float kEps = 1e-5f;
 constexpr float kDecay = 0.9f;
 
-struct Timing {
-  double min = 0.0, median = 0.0;
-};
-
-Timing time_calls(int repetitions, const std::function<void()>& call) {
-  call();  // warm-up: first touch of the buffers, the pool's threads started
-  std::vector<double> samples;
-  for (int r = 0; r < repetitions; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    call();
-    const auto end = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::micro>(end - start).count());
-  }
-  std::sort(samples.begin(), samples.end());
-  return {samples.front(), samples[samples.size() / 2]};
-}
-
 std::vector<float> random_values(std::size_t n, std::mt19937& rng, float low, float high) {
   std::uniform_real_distribution<float> u(low, high);
   std::vector<float> v(n);
   for (float& x : v) x = u(rng);
   return v;
-}
-
-std::vector<int> parse_counts(const std::string& text) {
-  std::vector<int> counts;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    counts.push_back(std::max(1, std::atoi(text.substr(at, comma - at).c_str())));
-    at = comma + 1;
-  }
-  return counts;
 }
 
 void time_shape(dl::CpuBackend& be, const dl::BatchNormShape& s, int repetitions,
@@ -91,7 +66,7 @@ void time_shape(dl::CpuBackend& be, const dl::BatchNormShape& s, int repetitions
     std::printf("| %dx%dx%d | %s |", s.n, s.channels, s.spatial, k.name);
     for (int threads : thread_counts) {
       dl::set_cpu_threads(threads);
-      const Timing t = time_calls(repetitions, k.call);
+      const Timing t = time_calls(repetitions, false, k.call);
       std::printf(" %.0f | %.0f |", t.min, t.median);
     }
     std::printf("\n");
@@ -102,12 +77,9 @@ void time_shape(dl::CpuBackend& be, const dl::BatchNormShape& s, int repetitions
 
 int main(int argc, char** argv) {
   const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
-  const std::vector<int> thread_counts = parse_counts(argc > 2 ? argv[2] : "1,2");
-  std::printf("| shape (n x channels x spatial) | kernel |");
-  for (int threads : thread_counts) std::printf(" %d min us | %d median us |", threads, threads);
-  std::printf("\n|---|---|");
-  for (std::size_t i = 0; i < thread_counts.size(); ++i) std::printf("---|---|");
-  std::printf("\n");
+  const std::vector<int> thread_counts =
+      dl::bench::thread_counts_of(argc > 2 ? argv[2] : "1,2", "batchnorm_bench");
+  dl::bench::print_min_median_header("shape (n x channels x spatial)", "kernel", thread_counts);
   dl::CpuBackend be;
   for (const dl::BatchNormShape& s :
        {dl::BatchNormShape{kBatch, 16, 32 * 32}, dl::BatchNormShape{kBatch, 32, 16 * 16},

@@ -8,64 +8,29 @@
 // calling thread's CPU time (on a busy machine that leaves out other processes' time). Inputs
 // are random; the numbers say nothing about accuracy.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "op_timing.hpp"
 
 namespace {
 
+using dl::bench::time_calls;
+using dl::bench::Timing;
+
 constexpr int kBatch = 128;
 constexpr int kDefaultRepetitions = 20;
-
-struct Timing {
-  double min = 0.0, median = 0.0;
-};
-
-double microseconds_of(const std::function<void()>& f, bool cpu_time) {
-  if (cpu_time) {
-    timespec start{}, end{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
-    f();
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
-    return (end.tv_sec - start.tv_sec) * 1e6 + (end.tv_nsec - start.tv_nsec) * 1e-3;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  const auto end = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::micro>(end - start).count();
-}
-
-Timing time_calls(int repetitions, bool cpu_time, const std::function<void()>& call) {
-  call();  // warm-up: first touch of the buffers, the pool's threads started
-  std::vector<double> samples;
-  for (int r = 0; r < repetitions; ++r) samples.push_back(microseconds_of(call, cpu_time));
-  std::sort(samples.begin(), samples.end());
-  return {samples.front(), samples[samples.size() / 2]};
-}
 
 std::vector<float> random_values(std::size_t n, std::mt19937& rng) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> v(n);
   for (float& x : v) x = u(rng);
   return v;
-}
-
-std::vector<int> parse_counts(const std::string& text) {
-  std::vector<int> counts;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    counts.push_back(std::max(1, std::atoi(text.substr(at, comma - at).c_str())));
-    at = comma + 1;
-  }
-  return counts;
 }
 
 dl::Conv2dGeometry conv3x3(int channels, int plane) {
@@ -107,7 +72,7 @@ void time_shape(dl::CpuBackend& be, const dl::Conv2dGeometry& g, int repetitions
          be.conv2d_backward(g, x.data(), w.data(), dy.data(), dx.data(), dw.data(), db.data(), ws);
        }},
   };
-  const bool cpu_time = std::getenv("PROFILE_CPU_TIME") != nullptr;
+  const bool cpu_time = dl::bench::cpu_time_requested();
   for (const auto& op : ops) {
     std::printf("| %d x %dx%d | %s |", g.in_channels, g.in_height, g.in_width, op.name);
     for (int threads : thread_counts) {
@@ -123,12 +88,9 @@ void time_shape(dl::CpuBackend& be, const dl::Conv2dGeometry& g, int repetitions
 
 int main(int argc, char** argv) {
   const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
-  const std::vector<int> thread_counts = parse_counts(argc > 2 ? argv[2] : "1,2");
-  std::printf("| layer (channels x plane) | op |");
-  for (int threads : thread_counts) std::printf(" %d min us | %d median us |", threads, threads);
-  std::printf("\n|---|---|");
-  for (std::size_t i = 0; i < thread_counts.size(); ++i) std::printf("---|---|");
-  std::printf("\n");
+  const std::vector<int> thread_counts =
+      dl::bench::thread_counts_of(argc > 2 ? argv[2] : "1,2", "conv3x3_bench");
+  dl::bench::print_min_median_header("layer (channels x plane)", "op", thread_counts);
   dl::CpuBackend be;
   for (const dl::Conv2dGeometry& g : {conv3x3(16, 32), conv3x3(32, 16), conv3x3(64, 8)})
     time_shape(be, g, repetitions, thread_counts);

@@ -10,10 +10,8 @@
 // next; the "in step" columns give each op's median inside it. Inputs are random; the numbers say
 // nothing about accuracy.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <functional>
 #include <random>
 #include <string>
@@ -23,8 +21,15 @@
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/gemm.hpp"
+#include "op_timing.hpp"
 
 namespace {
+
+using dl::bench::median_of;
+using dl::bench::microseconds_of;
+using dl::bench::thread_counts_of;
+using dl::bench::time_calls;
+using dl::bench::Timing;
 
 constexpr int kBatch = 128;
 constexpr int kClasses = 10;
@@ -87,41 +92,6 @@ struct Op {
   std::function<void()> run;
 };
 
-// With PROFILE_CPU_TIME set, the calling thread's CPU time instead of the wall clock: on a busy
-// machine that leaves out the time other processes took the core, so 1-thread figures stay
-// comparable (2-thread ones do not: the helper's time is not counted).
-double microseconds_of(const std::function<void()>& f) {
-  static const bool cpu_time = std::getenv("PROFILE_CPU_TIME") != nullptr;
-  if (cpu_time) {
-    timespec start{}, end{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start);
-    f();
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &end);
-    return (end.tv_sec - start.tv_sec) * 1e6 + (end.tv_nsec - start.tv_nsec) * 1e-3;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  const auto end = std::chrono::steady_clock::now();
-  return std::chrono::duration<double, std::micro>(end - start).count();
-}
-
-struct Timing {
-  double min = 0.0, median = 0.0;
-};
-
-double median_of(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  return samples.empty() ? 0.0 : samples[samples.size() / 2];
-}
-
-Timing time_of(const std::function<void()>& f, int repetitions) {
-  f();  // warm-up: first-touch page faults, BLAS thread start
-  std::vector<double> t;
-  for (int r = 0; r < repetitions; ++r) t.push_back(microseconds_of(f));
-  std::sort(t.begin(), t.end());
-  return {t.front(), t[t.size() / 2]};
-}
-
 // A training step: the ops, by index, in the order the model calls them.
 struct Step {
   std::string name;
@@ -158,27 +128,6 @@ std::string columns_of(int threads, const char* noun) {
   return text;
 }
 
-// "1,4,16" -> {1, 4, 16}; exits naming the fix on anything else.
-std::vector<int> thread_counts_of(const std::string& list) {
-  std::vector<int> counts;
-  std::size_t begin = 0;
-  while (begin <= list.size()) {
-    const std::size_t end = std::min(list.find(',', begin), list.size());
-    const std::string item = list.substr(begin, end - begin);
-    const int count = std::atoi(item.c_str());
-    if (count < 1 || std::to_string(count) != item) {
-      std::fprintf(stderr,
-                   "cpu_step_profile: THREADS '%s': '%s' is not a positive thread count; "
-                   "give e.g. 1,2 or 1,4,16\n",
-                   list.c_str(), item.c_str());
-      std::exit(2);
-    }
-    counts.push_back(count);
-    begin = end + 1;
-  }
-  return counts;
-}
-
 // Each op repeated alone (hot caches), each step as a whole, and each op's median inside the
 // first step that runs it (from the caches the ops before it left, as in training): the
 // difference is what the op pays for the data the ops before it pushed out.
@@ -194,19 +143,21 @@ void print_table(const std::string& kernels, const std::vector<Op>& ops,
     rule += " ---: | ---: | ---: |";
   }
   std::printf("%s\n%s\n", head.c_str(), rule.c_str());
+  // With PROFILE_CPU_TIME set, the calling thread's CPU time (op_timing.hpp).
+  const bool cpu_time = dl::bench::cpu_time_requested();
   const std::size_t rows = ops.size() + steps.size();
   std::vector<std::vector<Timing>> alone(thread_counts.size());
   std::vector<std::vector<double>> in_step(thread_counts.size(), std::vector<double>(rows));
   for (std::size_t t = 0; t < thread_counts.size(); ++t) {
     dl::set_cpu_threads(thread_counts[t]);
-    for (const Op& op : ops) alone[t].push_back(time_of(op.run, repetitions));
+    for (const Op& op : ops) alone[t].push_back(time_calls(repetitions, cpu_time, op.run));
     std::vector<bool> seen(ops.size(), false);
     for (const Step& step : steps) {
       std::vector<std::vector<double>> samples(ops.size());
       const auto run = [&] {
-        for (std::size_t i : step.ops) samples[i].push_back(microseconds_of(ops[i].run));
+        for (std::size_t i : step.ops) samples[i].push_back(microseconds_of(ops[i].run, cpu_time));
       };
-      alone[t].push_back(time_of(run, repetitions));
+      alone[t].push_back(time_calls(repetitions, cpu_time, run));
       in_step[t][alone[t].size() - 1] = alone[t].back().median;
       for (std::size_t i : step.ops) {
         if (!seen[i]) in_step[t][i] = median_of(samples[i]);
@@ -230,7 +181,7 @@ int main(int argc, char** argv) {
   const int repetitions = argc > 1 ? std::max(1, std::atoi(argv[1])) : kDefaultRepetitions;
   const std::string kernel_name = argc > 2 ? argv[2] : "auto";
   const std::vector<int> thread_counts =
-      thread_counts_of(argc > 3 ? argv[3] : kDefaultThreadCounts);
+      thread_counts_of(argc > 3 ? argv[3] : kDefaultThreadCounts, "cpu_step_profile");
   dl::CpuKernels kernels = dl::CpuKernels::kAuto;
   if (kernel_name == "onednn") kernels = dl::CpuKernels::kOnednn;
   if (kernel_name == "cblas") kernels = dl::CpuKernels::kCblas;
