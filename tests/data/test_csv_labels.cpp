@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "data/csv_labels.hpp"
 #include "data/csv_reader.hpp"
-#include "idx_test_files.hpp"
+#include "csv_test_files.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -18,26 +18,14 @@ namespace {
 
 using Names = std::vector<std::string>;
 
-dl::CsvRequest request(const std::string& path) {
-  dl::CsvRequest r;
-  r.path = path;
-  r.skip_lines = 1;
-  r.features = 2;
-  r.num_classes = 3;
-  return r;
-}
-
-std::string write(const dl::test::TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir.file(name);
-  dl::test::write_plain(path, dl::test::Bytes(text.begin(), text.end()));
-  return path;
-}
+using dl::test::csv_request;
+using dl::test::write_text;
 
 // The training file's classes, then `path` read with them, as the test split reads its file.
 dl::Dataset read_with_training_classes(const std::string& train, const std::string& path,
                                        dl::BadFileAction action = dl::BadFileAction::kStop) {
-  dl::CsvRequest r = request(path);
-  r.classes = dl::read_csv_classes(request(train));
+  dl::CsvRequest r = csv_request(path);
+  r.classes = dl::read_csv_classes(csv_request(train));
   r.classes_source = "the training file " + train;
   r.on_bad_row = action;
   return dl::read_csv(r);
@@ -82,38 +70,38 @@ TEST_CASE("csv labels: a message lists a few classes and counts the rest", "[csv
 TEST_CASE("csv labels: text labels become sorted class names and the labels their positions",
           "[csv][labels]") {
   dl::test::TempDir dir;
-  const std::string train = write(dir, "train.csv",
+  const std::string train = write_text(dir, "train.csv",
                                   "a,b,species\n1,2,virginica\n3,4,setosa\n5,6,\"versicolor\"\n"
                                   "7,8, setosa \n");
-  const dl::Dataset set = dl::read_csv(request(train));
+  const dl::Dataset set = dl::read_csv(csv_request(train));
   CHECK(set.origin().class_names == Names{"setosa", "versicolor", "virginica"});
   CHECK(set.labels() == std::vector<std::int32_t>{2, 0, 1, 0});
   CHECK(set.features() == std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8});
 
-  const std::string test = write(dir, "test.csv", "a,b,species\n1,1,versicolor\n2,2,setosa\n");
+  const std::string test = write_text(dir, "test.csv", "a,b,species\n1,1,versicolor\n2,2,setosa\n");
   const dl::Dataset tested = read_with_training_classes(train, test);
   CHECK(tested.labels() == std::vector<std::int32_t>{1, 0});
   CHECK(tested.origin().class_names == set.origin().class_names);
 
   // Numbers mixed with text are names too: "1" is the class "1", not index 1.
-  const std::string mixed = write(dir, "mixed.csv", "a,b,c\n1,2,1\n3,4,other\n5,6,0\n");
-  const dl::Dataset read = dl::read_csv(request(mixed));
+  const std::string mixed = write_text(dir, "mixed.csv", "a,b,c\n1,2,1\n3,4,other\n5,6,0\n");
+  const dl::Dataset read = dl::read_csv(csv_request(mixed));
   CHECK(read.origin().class_names == Names{"0", "1", "other"});
   CHECK(read.labels() == std::vector<std::int32_t>{1, 2, 0});
 }
 
 TEST_CASE("csv labels: a number label file reads as before", "[csv][labels]") {
   dl::test::TempDir dir;
-  const std::string train = write(dir, "train.csv", "a,b,c\n1,2,2\n3,4,0.0\n");
-  const dl::Dataset set = dl::read_csv(request(train));
+  const std::string train = write_text(dir, "train.csv", "a,b,c\n1,2,2\n3,4,0.0\n");
+  const dl::Dataset set = dl::read_csv(csv_request(train));
   CHECK(set.origin().class_names.empty());
   CHECK(set.labels() == std::vector<std::int32_t>{2, 0});
-  const std::string big = write(dir, "big.csv", "a,b,c\n1,2,2\n3,4,12\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(big)),
+  const std::string big = write_text(dir, "big.csv", "a,b,c\n1,2,2\n3,4,12\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(big)),
                     Contains("big.csv: line 3: the label (field 3) is 12, not a class index from "
                              "0 to 2"));
   // A test file with a word where the training file has indices.
-  const std::string test = write(dir, "test.csv", "a,b,c\n1,2,rose\n");
+  const std::string test = write_text(dir, "test.csv", "a,b,c\n1,2,rose\n");
   CHECK_THROWS_WITH(read_with_training_classes(train, test),
                     Contains("test.csv: line 2: the label (field 3) is rose, not a class index"));
 }
@@ -122,8 +110,8 @@ TEST_CASE("csv labels: a test label that is no training class is one line naming
           "[csv][labels]") {
   dl::test::TempDir dir;
   const std::string train =
-      write(dir, "train.csv", "a,b,c\n1,2,setosa\n3,4,virginica\n5,6,versicolor\n");
-  const std::string test = write(dir, "test.csv", "a,b,c\n1,2,setosa\n\n3,4,rose\n5,6,virginica\n");
+      write_text(dir, "train.csv", "a,b,c\n1,2,setosa\n3,4,virginica\n5,6,versicolor\n");
+  const std::string test = write_text(dir, "test.csv", "a,b,c\n1,2,setosa\n\n3,4,rose\n5,6,virginica\n");
   try {
     read_with_training_classes(train, test);
     FAIL("an unknown label was read");
@@ -144,17 +132,17 @@ TEST_CASE("csv labels: a test label that is no training class is one line naming
 TEST_CASE("csv labels: more names than numClasses, and labels that are no names",
           "[csv][labels]") {
   dl::test::TempDir dir;
-  const std::string four = write(dir, "four.csv", "a,b,c\n1,2,3\n1,2,a\n1,2,b\n1,2,c\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(four)),
+  const std::string four = write_text(dir, "four.csv", "a,b,c\n1,2,3\n1,2,a\n1,2,b\n1,2,c\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(four)),
                     Contains("four.csv: the labels name 4 classes ('3', 'a', 'b', 'c'), more than "
                              "data.numClasses 3") &&
                         Contains("the label 'a' on line 3 is not a class index") &&
                         Contains("set data.numClasses: 4"));
-  const std::string empty = write(dir, "empty.csv", "a,b,c\n1,2,x\n1,2,\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(empty)),
+  const std::string empty = write_text(dir, "empty.csv", "a,b,c\n1,2,x\n1,2,\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(empty)),
                     Contains("empty.csv: line 3: the label (field 3) is empty"));
-  const std::string control = write(dir, "control.csv", "a,b,c\n1,2,x\n1,2,\"a\tb\"\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(control)),
+  const std::string control = write_text(dir, "control.csv", "a,b,c\n1,2,x\n1,2,\"a\tb\"\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(control)),
                     Contains("control.csv: line 3: the label (field 3) 'a\\tb' is not UTF-8 text"));
 }
 
@@ -162,10 +150,10 @@ TEST_CASE("csv labels: under onBadFile stop the rows before the first bad one de
           "[csv][labels]") {
   dl::test::TempDir dir;
   // Line 3 is bad; the text label after it neither decides nor hides that error.
-  const std::string path = write(dir, "bad.csv", "a,b,c\n1,2,0\n1,x,1\n1,2,cat\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(path)),
+  const std::string path = write_text(dir, "bad.csv", "a,b,c\n1,2,0\n1,x,1\n1,2,cat\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(path)),
                     Contains("bad.csv: line 3: field 2 ('x') is not a finite number"));
-  dl::CsvRequest skip = request(path);
+  dl::CsvRequest skip = csv_request(path);
   skip.on_bad_row = dl::BadFileAction::kSkip;
   const dl::Dataset set = dl::read_csv(skip);
   CHECK(set.origin().class_names == Names{"0", "cat"});

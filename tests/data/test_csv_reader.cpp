@@ -7,34 +7,22 @@
 
 #include "core/error.hpp"
 #include "data/csv_reader.hpp"
-#include "idx_test_files.hpp"
+#include "csv_test_files.hpp"
 
 using Catch::Matchers::Contains;
 
 namespace {
 
-dl::CsvRequest request(const std::string& path) {
-  dl::CsvRequest r;
-  r.path = path;
-  r.skip_lines = 1;
-  r.features = 2;
-  r.num_classes = 3;
-  return r;
-}
-
-std::string write(const dl::test::TempDir& dir, const std::string& name, const std::string& text) {
-  const std::string path = dir.file(name);
-  dl::test::write_plain(path, dl::test::Bytes(text.begin(), text.end()));
-  return path;
-}
+using dl::test::csv_request;
+using dl::test::write_text;
 
 }  // namespace
 
 TEST_CASE("csv: quoted fields, a byte order mark and CRLF read as the plain file does", "[csv]") {
   dl::test::TempDir dir;
   const dl::Dataset plain =
-      dl::read_csv(request(write(dir, "plain.csv", "a,b,label\n0.5,1,2\n-3,4.25,0\n")));
-  const dl::Dataset quoted = dl::read_csv(request(write(
+      dl::read_csv(csv_request(write_text(dir, "plain.csv", "a,b,label\n0.5,1,2\n-3,4.25,0\n")));
+  const dl::Dataset quoted = dl::read_csv(csv_request(write_text(
       dir, "quoted.csv",
       "\xEF\xBB\xBF\"pixel, a\",\"b \"\"x\"\"\",label\r\n\"0.5\", 1 ,\"2\"\r\n -3 ,\"4.25\" , 0\r\n")));
   REQUIRE(plain.size() == 2);
@@ -46,7 +34,7 @@ TEST_CASE("csv: quoted fields, a byte order mark and CRLF read as the plain file
 
 TEST_CASE("csv: a byte order mark without a header is not part of the first number", "[csv]") {
   dl::test::TempDir dir;
-  dl::CsvRequest r = request(write(dir, "bom.csv", "\xEF\xBB\xBF" "1,2,1\n"));
+  dl::CsvRequest r = csv_request(write_text(dir, "bom.csv", "\xEF\xBB\xBF" "1,2,1\n"));
   r.skip_lines = 0;
   const dl::Dataset d = dl::read_csv(r);
   CHECK(d.features() == std::vector<float>{1.0f, 2.0f});
@@ -55,18 +43,18 @@ TEST_CASE("csv: a byte order mark without a header is not part of the first numb
 TEST_CASE("csv: a quote left open or text after a closing quote is one line naming the row",
           "[csv]") {
   dl::test::TempDir dir;
-  const std::string open = write(dir, "open.csv", "h\n1,2,0\n1,\"2,0\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(open)),
+  const std::string open = write_text(dir, "open.csv", "h\n1,2,0\n1,\"2,0\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(open)),
                     Contains("open.csv: line 3: field 2 has an unterminated quote") &&
                         Contains("close the quote"));
-  const std::string after = write(dir, "after.csv", "h\n\"1\"5,2,0\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(after)),
+  const std::string after = write_text(dir, "after.csv", "h\n\"1\"5,2,0\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(after)),
                     Contains("after.csv: line 2: field 1 has text after a closing quote"));
   // A quoted field holding the delimiter is one field, and not a number.
-  const std::string comma = write(dir, "comma.csv", "h\n\"1,5\",2,0\n");
-  CHECK_THROWS_WITH(dl::read_csv(request(comma)),
+  const std::string comma = write_text(dir, "comma.csv", "h\n\"1,5\",2,0\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(comma)),
                     Contains("line 2: field 1 ('1,5') is not a finite number"));
-  dl::CsvRequest skip = request(open);
+  dl::CsvRequest skip = csv_request(open);
   skip.on_bad_row = dl::BadFileAction::kSkip;
   CHECK(dl::read_csv(skip).size() == 1);
 }
