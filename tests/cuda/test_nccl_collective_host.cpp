@@ -87,6 +87,21 @@ void as_processes(int ranks, const std::function<void(NcclCommunicator&, int, Ra
   });
 }
 
+// The stand-in's hang fault on rank 1's first call, while the returned guard lives (none when
+// `hang` is false).
+std::unique_ptr<dl::test::ScopedEnv> hang_rank_1_if(bool hang) {
+  if (!hang) return nullptr;
+  return std::make_unique<dl::test::ScopedEnv>("DL_NCCL_STANDIN_FAULT", "rank=1,call=1,kind=hang");
+}
+
+// Local rank r's all-reduce of its round-0 values into b, waited for.
+void sum_and_wait(NcclCommunicator& comm, int r, RankBuffer& b) {
+  b.upload(dl::test::rank_values(r, 0));
+  comm.all_reduce_sum(r, b.data, b.n, b.stream);
+  DL_CUDA_CALL(cudaEventRecord(b.done, b.stream));
+  comm.wait(r, b.done);
+}
+
 }  // namespace
 
 TEST_CASE("NCCL ranks of one process sum and broadcast, each driven by its own thread",
@@ -199,11 +214,7 @@ TEST_CASE("abort() wakes a rank waiting for a peer that never arrives", "[nccl_h
   // absent: rank 1 never calls; hung: rank 1 calls, but its collective never runs.
   const bool peer_hangs = GENERATE(false, true);
   INFO((peer_hangs ? "peer's collective hangs" : "peer never arrives"));
-  std::unique_ptr<dl::test::ScopedEnv> fault;
-  if (peer_hangs) {
-    fault =
-        std::make_unique<dl::test::ScopedEnv>("DL_NCCL_STANDIN_FAULT", "rank=1,call=1,kind=hang");
-  }
+  const auto fault = hang_rank_1_if(peer_hangs);
   auto job = std::make_shared<ThreadJob>(1);
   ThreadProcessGroup one(job, 0);
   NcclCommunicator comm(local_ranks(0, 2), 2, one);
@@ -221,11 +232,8 @@ TEST_CASE("abort() wakes a rank waiting for a peer that never arrives", "[nccl_h
   });
   dl::test::on_threads(waiters, [&](int r) {
     RankBuffer b;
-    b.upload(dl::test::rank_values(r, 0));
     try {
-      comm.all_reduce_sum(r, b.data, b.n, b.stream);
-      DL_CUDA_CALL(cudaEventRecord(b.done, b.stream));
-      comm.wait(r, b.done);
+      sum_and_wait(comm, r, b);
       outcome[static_cast<std::size_t>(r)] += "returned";
     } catch (const dl::CollectiveAborted&) {
       outcome[static_cast<std::size_t>(r)] += "aborted";
@@ -331,11 +339,7 @@ TEST_CASE("A wait longer than parallel.timeout fails with its message instead of
   // reports either to rank 0: only its own clock can end the wait.
   const bool peer_hangs = GENERATE(false, true);
   INFO((peer_hangs ? "peer's collective hangs" : "peer never arrives"));
-  std::unique_ptr<dl::test::ScopedEnv> fault;
-  if (peer_hangs) {
-    fault =
-        std::make_unique<dl::test::ScopedEnv>("DL_NCCL_STANDIN_FAULT", "rank=1,call=1,kind=hang");
-  }
+  const auto fault = hang_rank_1_if(peer_hangs);
   auto job = std::make_shared<ThreadJob>(1);
   ThreadProcessGroup one(job, 0);
   const auto timeout = std::chrono::milliseconds(300);
@@ -345,12 +349,9 @@ TEST_CASE("A wait longer than parallel.timeout fails with its message instead of
   std::vector<double> waited(2, 0.0);
   dl::test::on_threads(waiters, [&](int r) {
     RankBuffer b;
-    b.upload(dl::test::rank_values(r, 0));
     const auto start = std::chrono::steady_clock::now();
     try {
-      comm.all_reduce_sum(r, b.data, b.n, b.stream);
-      DL_CUDA_CALL(cudaEventRecord(b.done, b.stream));
-      comm.wait(r, b.done);
+      sum_and_wait(comm, r, b);
     } catch (const dl::CollectiveAborted&) {
       messages[static_cast<std::size_t>(r)] = "aborted";  // woken by the other rank's abort
     } catch (const dl::Error& e) {
