@@ -143,7 +143,7 @@ void ParallelTrainer::replicate_parameters() {
   model(0).download_parameters(host.data());
   if (processes_.size() > 1) {
     processes_.broadcast(host.data(), host.size() * sizeof(float), 0);
-    model(0).upload_parameters(host.data());
+    if (!processes_.is_root()) model(0).upload_parameters(host.data());
   }
   for (int w = 1; w < workers(); ++w) model(w).upload_parameters(host.data());
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iostream>
+#include <unordered_set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -111,11 +112,10 @@ void load_data(const Config& config, RunSetup& setup) {
   for (const std::string& line : origin_notes(test, test_source(d)))
     info.data_notes.push_back(line);
   // Once each: one folder may be both the training and the test folder.
+  std::unordered_set<std::string> listed;
   for (const Dataset* set : {&train, &test})
     for (const std::string& skipped : set->origin().skipped)
-      if (std::find(info.skipped_files.begin(), info.skipped_files.end(), skipped) ==
-          info.skipped_files.end())
-        info.skipped_files.push_back(skipped);
+      if (listed.insert(skipped).second) info.skipped_files.push_back(skipped);
 }
 
 // Before the first collective: ranks with other data would run other numbers of rounds, and
