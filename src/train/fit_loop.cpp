@@ -152,8 +152,7 @@ void FitLoop::report_scores(SyncEvent& event) {
 // averaging has just averaged them; a lone worker is replica 0), so it is each worker's own.
 double FitLoop::worker_score(const SyncPoint& point, int worker) {
   const std::size_t w = static_cast<std::size_t>(worker);
-  return point.loss_sum[w] / static_cast<double>(point.samples[w]) +
-         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+  return mean_with_regularization(point.loss_sum[w], point.samples[w]);
 }
 
 double FitLoop::aggregated_score(const SyncPoint& point) {
@@ -163,8 +162,7 @@ double FitLoop::aggregated_score(const SyncPoint& point) {
     loss += point.loss_sum[w];
     samples += point.samples[w];
   }
-  return (samples > 0 ? loss / static_cast<double>(samples) : 0.0) +
-         trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+  return mean_with_regularization(loss, samples);
 }
 
 // Keras's loss includes the regularization: the L2 term (0.5 * l2 * sum(w^2), as in scores.csv)
@@ -173,7 +171,13 @@ double FitLoop::aggregated_score(const SyncPoint& point) {
 // (0 without l2 and l2Bias).
 double FitLoop::epoch_train_loss() const {
   if (progress_.epoch_samples == 0) return 0.0;
-  return progress_.epoch_loss / static_cast<double>(progress_.epoch_samples) +
+  return mean_with_regularization(progress_.epoch_loss, progress_.epoch_samples);
+}
+
+// DL4J's score: the mean data loss (0 without samples) plus the L2 term at the current
+// parameters, which every replica holds at a sync point.
+double FitLoop::mean_with_regularization(double loss_sum, std::int64_t samples) const {
+  return (samples > 0 ? loss_sum / static_cast<double>(samples) : 0.0) +
          trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
 }
 

@@ -36,6 +36,7 @@ class FitLoop {
   double worker_score(const SyncPoint& point, int worker);
   double aggregated_score(const SyncPoint& point);
   double epoch_train_loss() const;
+  double mean_with_regularization(double loss_sum, std::int64_t samples) const;
   // Evaluates the epoch (rank 0); returns whether a listener stopped the run (on every rank).
   bool end_epoch(int epoch, double seconds, std::int64_t samples);
   void add_training_window(const SyncPoint& point);
