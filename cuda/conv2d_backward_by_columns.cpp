@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "cublas_library.hpp"
 #include "cuda_backend.hpp"
 #include "cuda_check.hpp"
 #include "library_check.hpp"
@@ -58,11 +59,11 @@ void CudaBackend::conv2d_backward_by_columns(const Conv2dGeometry& g, const floa
     } else {
       launch_convolution_columns(g, first, samples, x, columns, limits_, stream_.get());
       launch_channel_major(g, first, samples, dy, channel_major, limits_, stream_.get());
-      DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, window, g.out_channels, k,
+      DL_CUBLAS_CALL(cublas().sgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, window, g.out_channels, k,
                                  &one, columns, k, channel_major, k, first == 0 ? &zero : &one, dw,
                                  window));
       if (dx == nullptr) continue;
-      DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, k, window, g.out_channels,
+      DL_CUBLAS_CALL(cublas().sgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, k, window, g.out_channels,
                                  &one, channel_major, k, w, window, &zero, columns, k));
     }
     launch_columns_to_image(g, first, samples, columns, dx, limits_, stream_.get());

@@ -9,6 +9,7 @@
 
 #include "config/enum_names.hpp"
 #include "core/error.hpp"
+#include "cublas_library.hpp"
 #include "cuda_check.hpp"
 #include "cuda_memory.hpp"
 #include "library_check.hpp"
@@ -60,7 +61,7 @@ void CudaBackend::CudnnDeleter::operator()(cudnnContext* h) const {
   (void)cudnnDestroy(h);
 }
 void CudaBackend::CublasDeleter::operator()(cublasContext* h) const {
-  (void)cublasDestroy(h);
+  (void)cublas().destroy(h);
 }
 
 CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
@@ -93,17 +94,17 @@ CudaBackend::CudaBackend(const Config& config, int device, CacheShares shares)
   cudnn_.reset(cudnn);
   DL_CUDNN_CALL(cudnnSetStream(cudnn, stream));
 
-  cublasHandle_t cublas = nullptr;
-  DL_CUBLAS_CALL(cublasCreate(&cublas));
-  cublas_.reset(cublas);
-  DL_CUBLAS_CALL(cublasSetStream(cublas, stream));
+  cublasHandle_t handle = nullptr;
+  DL_CUBLAS_CALL(cublas().create(&handle));
+  cublas_.reset(handle);
+  DL_CUBLAS_CALL(cublas().set_stream(handle, stream));
   // Float32 GEMMs without TF32 tensor cores, like the CPU's sgemm. The 16-bit GEMMs of mixed
   // precision (cublasGemmEx with CUBLAS_COMPUTE_32F) use tensor cores under this mode too.
-  DL_CUBLAS_CALL(cublasSetMathMode(cublas, CUBLAS_DEFAULT_MATH));
+  DL_CUBLAS_CALL(cublas().set_math_mode(handle, CUBLAS_DEFAULT_MATH));
   const std::size_t cublas_workspace =
       major >= kHopperMajor ? kCublasWorkspaceHopper : kCublasWorkspaceEarlier;
   DL_CUBLAS_CALL(
-      cublasSetWorkspace(cublas, device_cache_->allocate(cublas_workspace), cublas_workspace));
+      cublas().set_workspace(handle, device_cache_->allocate(cublas_workspace), cublas_workspace));
 
   convolution_ = std::make_unique<CudnnConvolution>(
       cudnn, static_cast<std::size_t>(config.memory.maximumDeviceCacheableLength), half_format_,
@@ -183,7 +184,7 @@ void CudaBackend::gemm_half_format(bool transpose_a, bool transpose_b, int m, in
   const cudaDataType_t type = cuda_data_type(*half_format_);
   // CUBLAS_COMPUTE_32F takes float alpha and beta.
   const float one = 1.0f, zero = 0.0f;
-  DL_CUBLAS_CALL(cublasGemmEx(cublas_.get(), transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+  DL_CUBLAS_CALL(cublas().gemm_ex(cublas_.get(), transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                               transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &one, a, type, lda,
                               b, type, ldb, accumulate ? &one : &zero, c, CUDA_R_32F, ldc,
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -315,7 +316,7 @@ void CudaBackend::dense_forward(int n, int in, int out, const float* x, const fl
     return;
   }
   const float one = 1.0f;
-  DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in, &one, w, out, x,
+  DL_CUBLAS_CALL(cublas().sgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_N, out, n, in, &one, w, out, x,
                              in, &one, y, out));
 }
 
@@ -329,7 +330,7 @@ void CudaBackend::dense_backward(int n, int in, int out, const float* x, const f
   const float one = 1.0f, zero = 0.0f;
   if (in > 0 && out > 0) {
     if (n > 0) {
-      DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &one, dy, out,
+      DL_CUBLAS_CALL(cublas().sgemm(cublas_.get(), CUBLAS_OP_N, CUBLAS_OP_T, out, in, n, &one, dy, out,
                                  x, in, &zero, dw, out));
     } else {
       DL_CUDA_CALL(cudaMemsetAsync(dw, 0, static_cast<std::size_t>(in) * out * sizeof(float),
@@ -343,7 +344,7 @@ void CudaBackend::dense_backward(int n, int in, int out, const float* x, const f
         cudaMemsetAsync(dx, 0, static_cast<std::size_t>(n) * in * sizeof(float), stream_.get()));
     return;
   }
-  DL_CUBLAS_CALL(cublasSgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &one, w, out, dy,
+  DL_CUBLAS_CALL(cublas().sgemm(cublas_.get(), CUBLAS_OP_T, CUBLAS_OP_N, in, n, out, &one, w, out, dy,
                              out, &zero, dx, in));
 }
 

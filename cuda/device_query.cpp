@@ -1,11 +1,14 @@
 #include "device_query.hpp"
 
-#include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 #include <library_types.h>
 #include <nccl.h>
+
+#include <utility>
+
+#include "core/error.hpp"
+#include "cublas_library.hpp"
 
 namespace dl::gpu {
 
@@ -38,6 +41,28 @@ std::string with_build(const std::string& name, const std::string& loaded,
 std::string cuda_problem(const char* call, cudaError_t status) {
   (void)cudaGetLastError();  // not sticky; clear it so later checks do not report it again
   return std::string(call) + ": " + cudaGetErrorName(status) + ", " + cudaGetErrorString(status);
+}
+
+// cuBLAS's and cuBLASLt's lines, loading cuBLAS (cublas_library.hpp); where it cannot be
+// loaded, the one line that says why.
+std::vector<std::string> cublas_versions() {
+  const CublasLibrary* api = nullptr;
+  try {
+    api = &cublas();
+  } catch (const Error& e) {
+    return {std::string("cuBLAS: ") + e.what()};
+  }
+  std::vector<std::string> v;
+  int major = 0, minor = 0, patch = 0;
+  if (api->get_property(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+      api->get_property(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+      api->get_property(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
+    v.push_back(with_build(
+        "cuBLAS", std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch),
+        three_part(CUBLAS_VERSION, kMajorScale)));
+  }
+  v.push_back("cuBLASLt " + three_part(static_cast<long>(api->lt_version()), kMajorScale));
+  return v;
 }
 
 }  // namespace
@@ -96,15 +121,7 @@ std::vector<std::string> library_versions() {
   }
   v.push_back(with_build("cuDNN", three_part(static_cast<long>(cudnnGetVersion()), kMajorScale),
                          three_part(CUDNN_VERSION, kMajorScale)));
-  int major = 0, minor = 0, patch = 0;
-  if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
-      cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS) {
-    v.push_back(with_build(
-        "cuBLAS", std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch),
-        three_part(CUBLAS_VERSION, kMajorScale)));
-  }
-  v.push_back("cuBLASLt " + three_part(static_cast<long>(cublasLtGetVersion()), kMajorScale));
+  for (std::string& line : cublas_versions()) v.push_back(std::move(line));
   int nccl = 0;
   if (ncclGetVersion(&nccl) == ncclSuccess) {
     const long scale = nccl < kMajorScale ? kOldNcclMajorScale : kMajorScale;

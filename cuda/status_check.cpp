@@ -1,6 +1,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "cublas_library.hpp"
 #include "cuda_check.hpp"
 #include "library_check.hpp"
 
@@ -38,7 +39,7 @@ void check_cudnn(cudnnStatus_t status, const char* call, const char* file, int l
 void check_cublas(cublasStatus_t status, const char* call, const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
   fail("cuBLAS",
-       std::string(cublasGetStatusName(status)) + " (" + cublasGetStatusString(status) + ")", call,
+       std::string(cublas().status_name(status)) + " (" + cublas().status_string(status) + ")", call,
        file, line);
 }
 

@@ -10,6 +10,7 @@
 #include "backend/backend_registry.hpp"
 #include "backend_selection.hpp"
 #include "core/error.hpp"
+#include "cublas_library.hpp"
 #include "device_query.hpp"
 
 namespace {
@@ -71,6 +72,33 @@ TEST_CASE("availability lists the libraries, and why no device is visible", "[cu
       CHECK(d.compute_major > 0);
     }
   }
+}
+
+// cuBLAS is loaded, not linked (cuda/cublas_library.hpp): every function the backend calls must
+// be found in the library of the version the headers name. Needs no GPU: cuBLAS loads and
+// answers version queries without one.
+TEST_CASE("cuBLAS loads on demand with every function the backend calls", "[cuda_registry]") {
+  CHECK(dl::gpu::cublas_file_name() == "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR));
+  const dl::gpu::CublasLibrary& api = dl::gpu::cublas();
+  CHECK(&api == &dl::gpu::cublas());  // loaded once
+  CHECK(api.create != nullptr);
+  CHECK(api.destroy != nullptr);
+  CHECK(api.set_stream != nullptr);
+  CHECK(api.set_math_mode != nullptr);
+  CHECK(api.set_workspace != nullptr);
+  CHECK(api.sgemm != nullptr);
+  CHECK(api.gemm_ex != nullptr);
+  CHECK(api.status_name != nullptr);
+  CHECK(api.status_string != nullptr);
+  REQUIRE(api.get_property != nullptr);
+  int major = 0;
+  CHECK(api.get_property(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS);
+  CHECK(major == CUBLAS_VER_MAJOR);
+  REQUIRE(api.lt_version != nullptr);
+  constexpr std::size_t kLtMajorScale = 10000;  // cuBLASLt: 10000 * major + 100 * minor + patch
+  CHECK(api.lt_version() / kLtMajorScale == static_cast<std::size_t>(CUBLAS_VER_MAJOR));
+  CHECK(std::string(api.status_name(CUBLAS_STATUS_NOT_INITIALIZED)) ==
+        "CUBLAS_STATUS_NOT_INITIALIZED");
 }
 
 TEST_CASE("backend: cpu always resolves to the CPU backend", "[cuda_registry]") {
