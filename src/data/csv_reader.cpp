@@ -79,11 +79,13 @@ std::string_view trimmed(std::string_view field) {
 // One field of a row, from `start`: RFC 4180's quoting (a field in double quotes may hold the
 // delimiter, and "" stands for one quote) around the unquoted rule. `next` is where the next
 // field starts (row.size() + 1 after the last); `text` the field without its quotes or the
-// spaces around it. A quoted number keeps its quotes' "" pairs, which make it no number.
+// spaces around it, with its "" pairs still doubled (`doubled_quotes`): a label is unescaped
+// (unescaped_label), and a quoted number keeps them, which make it no number.
 struct Field {
   std::string_view text;
   std::size_t next = 0;
   const char* error = nullptr;
+  bool doubled_quotes = false;
 };
 
 Field next_field(std::string_view row, std::size_t start, char delimiter) {
@@ -95,16 +97,29 @@ Field next_field(std::string_view row, std::size_t start, char delimiter) {
     return {trimmed(row.substr(start, end - start)), end + 1, nullptr};
   }
   std::size_t close = open + 1;
+  bool doubled = false;
   for (;; close += 2) {
     close = row.find(kQuote, close);
     if (close == std::string_view::npos) return {{}, row.size() + 1, "an unterminated quote"};
     if (close + 1 >= row.size() || row[close + 1] != kQuote) break;
+    doubled = true;
   }
   std::size_t after = close + 1;
   while (after < row.size() && (row[after] == ' ' || row[after] == '\t')) ++after;
   if (after < row.size() && row[after] != delimiter)
     return {{}, row.size() + 1, "text after a closing quote"};
-  return {row.substr(open + 1, close - open - 1), after + 1, nullptr};
+  return {row.substr(open + 1, close - open - 1), after + 1, nullptr, doubled};
+}
+
+// A quoted field's text with each "" pair read as the one quote it stands for.
+std::string unescaped_label(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == kQuote) ++i;  // next_field found only pairs inside the quotes
+  }
+  return out;
 }
 
 // The label's field in a row, from 0.
@@ -124,9 +139,10 @@ std::optional<std::string> label_problem(std::string_view text, int field) {
 }
 
 // Parses `row` into features (`out`, unless null: the labels alone are wanted) and its label's
-// text; the error says what is wrong with it.
+// text, which views the row or, when its quotes had to be unescaped, `unescaped`; the error says
+// what is wrong with the row.
 std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, float* out,
-                                     std::string_view& label) {
+                                     std::string_view& label, std::string& unescaped) {
   const int fields = r.features + 1;
   const int label_at = label_field(r);
   int field = 0;
@@ -137,8 +153,12 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
       return fmt::format("field {} has {}; close the quote, or write the number unquoted",
                          field + 1, f.error);
     if (field == label_at) {
-      if (auto problem = label_problem(f.text, field)) return problem;
       label = f.text;
+      if (f.doubled_quotes) {
+        unescaped = unescaped_label(f.text);
+        label = unescaped;
+      }
+      if (auto problem = label_problem(label, field)) return problem;
     } else if (field < fields) {
       const std::string_view text = f.text;
       float value = 0.0f;
@@ -164,6 +184,7 @@ struct ParsedRows {
   std::vector<Row> rows;
   std::vector<float> features;
   std::vector<std::string_view> labels;
+  std::vector<std::string> unescaped_labels;  // the labels that had "" pairs (parse_row)
   std::vector<std::optional<std::string>> errors;
 };
 
@@ -178,10 +199,12 @@ ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool kee
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
   parsed.features.resize(rows.size() * width);
   parsed.labels.resize(rows.size());
+  parsed.unescaped_labels.resize(rows.size());
   parsed.errors.resize(rows.size());
   parallel_for_each_index(rows.size(), [&](std::size_t i) {
     float* out = keep_features ? parsed.features.data() + i * width : nullptr;
-    parsed.errors[i] = parse_row(rows[i].text, request, out, parsed.labels[i]);
+    parsed.errors[i] =
+        parse_row(rows[i].text, request, out, parsed.labels[i], parsed.unescaped_labels[i]);
     return !(parsed.errors[i] && request.on_bad_row == BadFileAction::kStop);
   });
   return parsed;

@@ -90,6 +90,22 @@ TEST_CASE("csv labels: text labels become sorted class names and the labels thei
   CHECK(read.labels() == std::vector<std::int32_t>{1, 2, 0});
 }
 
+TEST_CASE("csv labels: a quoted label's doubled quotes are one quote each", "[csv][labels]") {
+  dl::test::TempDir dir;
+  // RFC 4180: inside quotes, "" stands for one quote. The same class written with and without
+  // quoting is one class; a quote that is the whole label survives too.
+  const std::string train = write_text(dir, "train.csv",
+                                       "a,b,c\n1,2,\"say \"\"hi\"\"\"\n"
+                                       "5,6,\"\"\"\"\n7,8,\"plain\"\n9,10,plain\n");
+  const dl::Dataset set = dl::read_csv(csv_request(train));
+  CHECK(set.origin().class_names == Names{"\"", "plain", "say \"hi\""});
+  CHECK(set.labels() == std::vector<std::int32_t>{2, 0, 1, 1});
+  // A test file names the class in either spelling of the quotes.
+  const std::string test =
+      write_text(dir, "test.csv", "a,b,c\n1,1,\"say \"\"hi\"\"\"\n2,2,\"\"\"\"\n");
+  CHECK(read_with_training_classes(train, test).labels() == std::vector<std::int32_t>{2, 0});
+}
+
 TEST_CASE("csv labels: a number label file reads as before", "[csv][labels]") {
   dl::test::TempDir dir;
   const std::string train = write_text(dir, "train.csv", "a,b,c\n1,2,2\n3,4,0.0\n");
