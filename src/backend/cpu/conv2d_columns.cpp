@@ -255,6 +255,8 @@ void transpose_columns(const float* __restrict col, std::size_t k, std::size_t o
     im2col_unit_stride_unpadded<kWidePiece>(g, x, x_end, samples, col, row_stride);
   } else if (g.stride_width == 1) {
     im2col<1>(g, x, samples, col, row_stride);
+  } else if (g.stride_width == 2) {
+    im2col<2>(g, x, samples, col, row_stride);
   } else {
     im2col<0>(g, x, samples, col, row_stride);
   }
@@ -268,6 +270,8 @@ void transpose_columns(const float* __restrict col, std::size_t k, std::size_t o
     col2im_unit_stride_unpadded<0>(g, dcol, samples, row_stride, dx);
   } else if (g.stride_width == 1) {
     col2im<1>(g, dcol, samples, row_stride, dx);
+  } else if (g.stride_width == 2) {
+    col2im<2>(g, dcol, samples, row_stride, dx);
   } else {
     col2im<0>(g, dcol, samples, row_stride, dx);
   }
