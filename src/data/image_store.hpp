@@ -72,8 +72,10 @@ class ImageStore {
   // The byte counts per channel of the images at `entries` (for data.normalize without given
   // statistics): each image decoded once, on the readers' threads.
   ChannelByteCounts byte_counts(const std::vector<std::int64_t>& entries) const;
-  // A hash of the listing (names below the folder, labels, file sizes) for the ranks' agreement:
-  // what a hash of the decoded pixels says of a cached folder, without decoding it.
+  // A hash of the listing (each file's class folder and name, and its label) for the ranks'
+  // agreement: what a hash of the decoded pixels says of a cached folder, without decoding it.
+  // Contents and sizes are left out: reading or stat-ing every file at start-up is the cost a
+  // streamed folder exists to avoid.
   std::uint64_t listing_hash(const std::vector<std::int64_t>& entries) const;
 
  private:
