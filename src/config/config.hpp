@@ -111,8 +111,13 @@ struct DataConfig {
   BadFileAction onBadFile = BadFileAction::kStop;  // imagefolder: files; csv: rows
   // imagefolder: each folder's decoded images are kept in memory up to this many bytes; a folder
   // whose decoded size exceeds it is decoded ahead of training instead (data/image_store.hpp).
-  // Unset: auto, half the memory this process may use (core/memory_limits.hpp).
+  // Unset: auto, half the memory this process may use (core/memory_limits.hpp), split between
+  // cacheSharedBy processes.
   std::optional<std::uint64_t> cacheBytes;
+  // Not a key: how many processes of this run share this machine's memory (the trainer's setup
+  // counts them; 1 for validate, eval and predict), so that 8 ranks on one 8-GPU server do not
+  // each take half of its memory for cacheBytes: auto.
+  int cacheSharedBy = 1;
   // csv: rows of numbers, one of them the label (DL4J's CSVRecordReader: skipNumLines,
   // delimiter; labelIndex of RecordReaderDataSetIterator; -1: the last field).
   std::string trainFile = "data/train.csv";

@@ -2,6 +2,7 @@
 // (image_folder.hpp), fitted to inputType (grayscale for 1 channel, RGB for 3).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -16,7 +17,8 @@ constexpr int kGrayChannels = 1;
 constexpr int kRgbChannels = 3;
 
 // data.cacheBytes resolved, and where the number came from. auto takes half the memory this
-// process may use (physical memory or its cgroup's limit): the other half is left to the model,
+// process may use (physical memory or its cgroup's limit), split between the run's processes on
+// this machine (DataConfig::cacheSharedBy): the other half is left to the model,
 // its activations, the batch buffers and the page cache holding the image files themselves. The
 // limit, not the memory free at start, so that the same machine always makes the same choice.
 void resolve_cache(const DataConfig& data, ImageFolderRequest& request) {
@@ -30,9 +32,15 @@ void resolve_cache(const DataConfig& data, ImageFolderRequest& request) {
     request.cache_setting = "data.cacheBytes: auto (the memory limit is unknown: no limit)";
     return;
   }
-  request.cache_bytes = memory.bytes / 2;
-  request.cache_setting = fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {})",
-                                      request.cache_bytes, memory.bytes, memory.source);
+  const auto sharers = static_cast<std::uint64_t>(std::max(1, data.cacheSharedBy));
+  request.cache_bytes = memory.bytes / 2 / sharers;
+  request.cache_setting =
+      sharers == 1
+          ? fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {})",
+                        request.cache_bytes, memory.bytes, memory.source)
+          : fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {} split between "
+                        "the {} processes of this run on this machine)",
+                        request.cache_bytes, memory.bytes, memory.source, sharers);
 }
 
 ImageFolderRequest folder_request(const Config& config, const std::string& directory,

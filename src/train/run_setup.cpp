@@ -218,7 +218,13 @@ RunSetup set_up_run(const Config& config, ProcessGroup& processes) {
   info.global_workers = processes.size() * config.parallel.workers;
   info.max_epochs = epoch_limit(config);
   info.layer_table = layer_table(config);
-  load_data(config, setup);
+  // The ranks on this machine under the same memory limit split cacheBytes: auto between them.
+  const MemoryLimit memory = host_memory_limit();
+  Config data_config = config;
+  data_config.data.cacheSharedBy =
+      share_on_this_machine(processes, fmt::format("{} bytes of {}", memory.bytes, memory.source))
+          .count;
+  load_data(data_config, setup);
   build_trainer(config, processes, setup);
   return setup;
 }

@@ -77,6 +77,15 @@ if [ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null; then
   "$COMPARE_MODELS" "$WORK/held-mpi/model.dlm" "$WORK/streamed-mpi/model.dlm" 0 ||
     fail "MPI: the streamed model differs"
   echo "ok: 2 MPI ranks train the same bits from the held and the streamed folder"
+  # cacheBytes: auto is half this machine's memory split between its ranks, not half per rank.
+  "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$cfg" --set backend=cpu \
+    --set "data.trainDirectory=$WORK/folder/train" --set "data.testDirectory=$WORK/folder/test" \
+    --set epochs=1 --set output.console=epochs --set output.report=false \
+    --set "output.directory=$WORK/auto-mpi" >"$WORK/auto-mpi.txt" 2>&1 ||
+    fail "auto-mpi: $(tail -3 "$WORK/auto-mpi.txt")"
+  grep -Eq "^data: .*data\.cacheBytes: auto \([0-9]+ bytes, half the [0-9]+ bytes of .* split between the 2 processes of this run on this machine\)" \
+    "$WORK/auto-mpi.txt" || fail "auto-mpi: the data line: $(grep '^data:' "$WORK/auto-mpi.txt")"
+  echo "ok: $(grep -o 'data.cacheBytes: auto ([^)]*)' "$WORK/auto-mpi.txt" | head -1)"
 else
   echo "note: no MPI here; the 2-rank comparison was not run"
 fi
