@@ -251,7 +251,7 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   end.next_epoch = next_epoch;
   end.peak_rss_bytes = mine.peak_rss_bytes;
   end.memory_reports = mine.memory_reports;
-  end.loss_scaling = mine.loss_scaling;
+  end.loss_scaling = job_loss_scaling(ranks, config_.parallel.mode);
   end.ranks = std::move(ranks);
   notify(&TrainingListener::on_finish, end);
   return outcome;

@@ -25,6 +25,17 @@ RankSummary describe_this_rank(const RunInfo& info, const ProcessGroup& processe
   return rank;
 }
 
+std::optional<LossScalingSummary> job_loss_scaling(const std::vector<RankSummary>& ranks,
+                                                   ParallelMode mode) {
+  if (ranks.empty()) return std::nullopt;
+  std::optional<LossScalingSummary> scaling = ranks.front().loss_scaling;
+  if (!scaling || mode == ParallelMode::kSynchronous) return scaling;
+  scaling->skipped_steps = 0;
+  for (const RankSummary& rank : ranks)
+    if (rank.loss_scaling) scaling->skipped_steps += rank.loss_scaling->skipped_steps;
+  return scaling;
+}
+
 Json rank_summary_json(const RankSummary& rank) {
   Json json = Json::object();
   json["rank"] = rank.rank;

@@ -2,6 +2,7 @@
 // rank from what it set up and used, gathered to rank 0 for summary.json's `ranks`.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "io/json_writer.hpp"
@@ -17,6 +18,14 @@ RankSummary describe_this_rank(const RunInfo& info, const ProcessGroup& processe
 // On rank 0: every rank's summary, in rank order; on the others: empty. A collective: every rank
 // calls it.
 std::vector<RankSummary> gather_rank_summaries(ProcessGroup& processes, const RankSummary& mine);
+
+// The job's loss scaling, as summary.json and the log's last lines state it: the first rank's
+// scales (rank 0's, where `ranks` holds every rank's), and the steps the whole job skipped for
+// overflow. Synchronous ranks share every decision, so rank 0's count is the job's; averaging
+// ranks skip on their own, so their counts add up (replica-steps lost), as the workers' of one
+// process do. Nothing without loss scaling.
+std::optional<LossScalingSummary> job_loss_scaling(const std::vector<RankSummary>& ranks,
+                                                   ParallelMode mode);
 
 // As summary.json writes it, and back (the form gathered between ranks).
 Json rank_summary_json(const RankSummary& rank);

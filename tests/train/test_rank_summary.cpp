@@ -62,3 +62,28 @@ TEST_CASE("a single process gathers its own summary") {
   REQUIRE(ranks.size() == 1);
   CHECK(dl::rank_summary_json(ranks.front()) == dl::rank_summary_json(example()));
 }
+
+TEST_CASE("the job's skipped steps: rank 0's when synchronous, every rank's added when averaging") {
+  std::vector<dl::RankSummary> ranks{example(), example(), example()};
+  ranks[0].loss_scaling->skipped_steps = 4;
+  ranks[1].loss_scaling->skipped_steps = 7;
+  ranks[2].loss_scaling->skipped_steps = 0;
+  ranks[1].loss_scaling->final_scales = {8.0};
+
+  const auto averaging = dl::job_loss_scaling(ranks, dl::ParallelMode::kAveraging);
+  REQUIRE(averaging.has_value());
+  CHECK(averaging->skipped_steps == 11);
+  CHECK(averaging->final_scales == std::vector<double>{1024.0, 512.0});  // rank 0's
+  CHECK(averaging->mode == dl::LossScalingMode::kDynamic);
+
+  const auto synchronous = dl::job_loss_scaling(ranks, dl::ParallelMode::kSynchronous);
+  REQUIRE(synchronous.has_value());
+  CHECK(synchronous->skipped_steps == 4);
+
+  // One process: its own count, whatever the mode.
+  CHECK(dl::job_loss_scaling({ranks[1]}, dl::ParallelMode::kAveraging)->skipped_steps == 7);
+  // Without loss scaling there is nothing to state.
+  for (dl::RankSummary& rank : ranks) rank.loss_scaling.reset();
+  CHECK_FALSE(dl::job_loss_scaling(ranks, dl::ParallelMode::kAveraging).has_value());
+  CHECK_FALSE(dl::job_loss_scaling({}, dl::ParallelMode::kAveraging).has_value());
+}
