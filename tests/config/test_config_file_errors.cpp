@@ -1,0 +1,109 @@
+// Config errors of the file as a whole: YAML syntax, an empty document or one that is not a map,
+// a missing, unreadable, special or oversized file, and a file's errors naming the file. The
+// errors of keys and values: test_config_errors.cpp.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "config_test_support.hpp"
+#include "io/file_access.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using dl::testing::kNetwork;
+using dl::testing::load;
+using dl::testing::load_error;
+
+TEST_CASE("YAML syntax errors carry yaml-cpp's place", "[config][errors]") {
+  const std::string msg = load_error("seed: 1\n  bad: 2\n");
+  CHECK_THAT(msg, StartsWith("t.yaml:2:6: YAML syntax error: "));
+  CHECK_THAT(msg, Contains("; "));
+}
+
+TEST_CASE("an empty config or one that is not a map", "[config][errors]") {
+  CHECK_THAT(load_error(""), StartsWith("t.yaml: the config is empty; "));
+  CHECK_THAT(load_error("# only a comment\n"), StartsWith("t.yaml: the config is empty; "));
+  const std::string list = load_error("- seed: 1\n- epochs: 2\n");
+  CHECK_THAT(list, StartsWith("t.yaml:1:1: the top level of a config must be a map"));
+  CHECK_THAT(list, Contains("got a list"));
+  CHECK_THAT(load_error("hello\n"), Contains("got the single value 'hello'"));
+  const std::string two = load_error("seed: 1\n---\nseed: 2\n");
+  CHECK_THAT(two, StartsWith("t.yaml:3:1: the file holds 2 YAML documents"));
+}
+
+TEST_CASE("a stray token after the document is a syntax error, not an endless loop",
+          "[config][errors]") {
+  // yaml-cpp 0.7's LoadAll never returns on these (found by tests/fuzz/fuzz_config).
+  CHECK_THAT(load_error("\"\","), StartsWith("t.yaml:1:3: YAML syntax error: unexpected token"));
+  CHECK_THAT(load_error(kNetwork + "---\n,\n"), StartsWith("t.yaml:7:1: YAML syntax error: "));
+  // An empty document after the config is no second config.
+  CHECK(load(kNetwork + "---\n").layers.size() == 2);
+}
+
+TEST_CASE("a missing or unreadable config file", "[config][errors]") {
+  const std::string path = "/nonexistent-dir/none.yaml";
+  try {
+    dl::load_config_file(path);
+    FAIL("loading a missing file succeeded");
+  } catch (const dl::ConfigError& e) {
+    CHECK(std::string(e.what()) == path +
+                                       ": cannot read config file (No such file or directory); "
+                                       "check the path given to --config");
+  }
+  try {
+    dl::load_config_file("/tmp");
+    FAIL("loading a directory succeeded");
+  } catch (const dl::ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          "/tmp: is a directory, not a regular file; give --config the path of a YAML file");
+  }
+}
+
+TEST_CASE("a config that is a FIFO, a device or too big is refused before it is read",
+          "[config][errors]") {
+  char dir[] = "/tmp/dl-config-special-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  const std::string fifo = std::string(dir) + "/config.fifo";
+  REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  // Without a writer, opening the FIFO for reading would block forever.
+  CHECK_THROWS_WITH(dl::load_config_file(fifo),
+                    fifo +
+                        ": is a FIFO (named pipe), not a regular file; give --config the path "
+                        "of a YAML file");
+  CHECK_THROWS_WITH(dl::load_config_file("/dev/zero"),
+                    "/dev/zero: is a character device, not a regular file; give --config the "
+                    "path of a YAML file");
+  const std::string big = std::string(dir) + "/big.yaml";
+  {
+    std::ofstream out(big);
+    out << "# " << std::string(dl::kMaxConfigBytes, 'x') << "\n";
+  }
+  CHECK_THROWS_WITH(dl::load_config_file(big),
+                    big +
+                        ": is 1048579 bytes, over the limit of 1048576 bytes (1 MiB) for a "
+                        "config; give --config the path of a YAML file");
+  CHECK_THROWS_AS(dl::load_config_file(big), dl::ConfigError);
+  unlink(fifo.c_str());
+  unlink(big.c_str());
+  rmdir(dir);
+}
+
+TEST_CASE("a config file's errors name the file", "[config][errors]") {
+  char name[] = "/tmp/dl-config-test-XXXXXX";
+  const int fd = mkstemp(name);
+  REQUIRE(fd >= 0);
+  close(fd);
+  {
+    std::ofstream out(name);
+    out << "epochs: 1\nbatchSize: many\n" << kNetwork;
+  }
+  try {
+    dl::load_config_file(name);
+    FAIL("an invalid file loaded");
+  } catch (const dl::ConfigError& e) {
+    CHECK_THAT(e.what(), StartsWith(std::string(name) + ":2:12: batchSize must be an integer"));
+  }
+  std::remove(name);
+}
