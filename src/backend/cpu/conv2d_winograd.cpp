@@ -52,7 +52,7 @@ struct Plan {
 Plan plan_of(const Conv2dGeometry& g, int lanes, int task_tiles = kTaskTiles) {
   Plan s;
   s.lanes = lanes;
-  const int n = kTileOutputs + g.kernel_height - 1;
+  const int n = tile_outputs(g) + g.kernel_height - 1;
   s.positions = n * n;
   s.pairs = static_cast<std::size_t>(g.out_channels) * g.in_channels;
   const int per_sample = tiles_per_sample(g);
@@ -65,7 +65,7 @@ Plan plan_of(const Conv2dGeometry& g, int lanes, int task_tiles = kTaskTiles) {
 }
 
 int weight_task_tiles(const Conv2dGeometry& g) {
-  const int n = kTileOutputs + g.kernel_height - 1;
+  const int n = tile_outputs(g) + g.kernel_height - 1;
   const std::size_t per_tile =
       static_cast<std::size_t>(n) * n * (g.in_channels + g.out_channels) * sizeof(float);
   const int fitting = static_cast<int>(kWeightTaskBytes / std::max<std::size_t>(per_tile, 1));
@@ -233,18 +233,16 @@ void WinogradBackward::finish(float* dw, float* db) const {
   });
   std::copy(first + du_floats, first + du_floats + g_.out_channels, db);
   // dW = Gt dU G for each filter pair.
-  const int r = g_.kernel_height;
-  parallel_ranges(s.pairs, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t pair = begin; pair < end; ++pair) {
-      float du[36], out[25];
-      for (int p = 0; p < s.positions; ++p) du[p] = first[p * s.pairs + pair];
-      if (r == 3) {
-        filter_transform_adjoint<3>(du, out);
-      } else {
-        filter_transform_adjoint<5>(du, out);
+  by_tile(g_, [&](auto m, auto r) {
+    constexpr int M = decltype(m)::value, R = decltype(r)::value, n = M + R - 1;
+    parallel_ranges(s.pairs, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t pair = begin; pair < end; ++pair) {
+        float du[n * n], out[R * R];
+        for (int p = 0; p < n * n; ++p) du[p] = first[p * s.pairs + pair];
+        filter_transform_adjoint<M, R>(du, out);
+        std::copy(out, out + R * R, dw + pair * R * R);
       }
-      std::copy(out, out + r * r, dw + pair * r * r);
-    }
+    });
   });
 }
 
