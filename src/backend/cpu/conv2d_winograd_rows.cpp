@@ -58,7 +58,7 @@ constexpr bool fits() {
 // K + p, 2K + p, ..., a row's column p of each tile when K = M. By halving: each pair's even and
 // odd floats, then the phases of the evens (the even phases) and of the odds.
 template <int L, int K>
-void to_phases(const Lanes<L>* v, Lanes<L>* phase) {
+inline void to_phases(const Lanes<L>* v, Lanes<L>* phase) {
   if constexpr (K == 1) {
     phase[0] = v[0];
   } else {
@@ -78,7 +78,7 @@ void to_phases(const Lanes<L>* v, Lanes<L>* phase) {
 }
 // The inverse of to_phases.
 template <int L, int K>
-void from_phases(const Lanes<L>* phase, Lanes<L>* v) {
+inline void from_phases(const Lanes<L>* phase, Lanes<L>* v) {
   if constexpr (K == 1) {
     v[0] = phase[0];
   } else {
