@@ -26,9 +26,9 @@ namespace winograd {
 // cuDNN's transform-domain dx was 2% off; docs/CUDA.md). 3x3 filters take m = 4: F(4, 3) needs
 // 36 products per 16 outputs against F(2, 3)'s 16 per 4, 1.78x fewer, and its domain is 2.25x
 // the activation's size instead of 4x. ResNet-20's layers at batch 128, one thread, CPU time
-// (bench/conv3x3_bench, min us, F(2, 3) -> F(4, 3)): 16 x 32x32 forward 4,053 -> 3,622, backward
-// 7,812 -> 7,516; 32 x 16x16 2,616 -> 1,968 and 5,830 -> 4,535; 64 x 8x8 1,961 -> 1,479 and
-// 4,961 -> 4,050 (bench/RESULTS.md).
+// (bench/conv3x3_bench, min us, F(2, 3) -> F(4, 3)): 16 x 32x32 forward 4,375 -> 3,057, backward
+// 8,493 -> 6,787; 32 x 16x16 2,944 -> 1,925 and 6,292 -> 4,360; 64 x 8x8 2,254 -> 1,501 and
+// 5,328 -> 4,375 (bench/RESULTS.md, 2026-12-06, branch f43).
 // Tiles transformed together, one per vector lane: L = 16 floats, one AVX-512 register, or
 // L = 8, one AVX2 register. A width wider than the build's registers is never compiled
 // (lane_vectors.hpp's kRegisterLanes, which says why). The vector types are lane_vectors.hpp's.
