@@ -26,10 +26,12 @@ constexpr int kTaskTiles = 64;
 // lanes once per task (conv2d_winograd_weights.hpp), so each lane needs 16 multiply-adds
 // between two such additions to keep them near a tenth of the products; but the task's dM and
 // V, positions x channels x tiles floats, should stay within kWeightTaskBytes of the core's
-// L2 cache, down to kLeastWeightTaskTiles. ResNet-20's 3x3 layers at batch 128 (one thread,
-// backward, us): 1 sample per task on 32x32 planes; 4 on 16x16 (5,119 with 2); 8 on 8x8 with
-// 64 channels (4,331; 4,687 with 16 samples, whose 2 MB left the cache). dx does not depend on
-// the tasks' size.
+// L2 cache, down to kLeastWeightTaskTiles. ResNet-20's 3x3 layers at batch 128 in F(2, 3)'s
+// tiles (one thread, backward, us): 1 sample per task on 32x32 planes; 4 on 16x16 (5,119 with
+// 2); 8 on 8x8 with 64 channels (4,331; 4,687 with 16 samples, whose 2 MB left the cache). In
+// F(4, 3)'s (64, 16 and 4 tiles per sample): 4, 8 and 32 samples; on 32x32, 2 samples (half the
+// bytes) measured the same within a busy machine's noise (backward 8,218 to 8,611 against 8,328
+// to 8,657). dx does not depend on the tasks' size.
 constexpr int kWeightTaskTiles = 256;
 constexpr int kLeastWeightTaskTiles = 128;
 constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
