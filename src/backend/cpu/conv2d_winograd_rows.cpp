@@ -192,10 +192,11 @@ void inputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* x, float*
     const GroupRows<L, M, kSegs, const float, n> rows(g, c, first, g.in_channels, g.pad_top, x0);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       // Each tile's window, row by row: columns 1 to M are the row group's phases, 0 and n - 1
-      // the neighbours'. Then input_transform itself: the transform split into a vertical half
-      // on the row groups and a horizontal one on the phases saved a third of F(4, 3)'s sums,
-      // but GCC fused its products into multiply-adds differently there than in the tiles' code
-      // (and with 16 lanes on 8-wide planes than with 8), which changed y's bits.
+      // the neighbours'. Then input_transform itself: split into a vertical half on the row
+      // groups (M vectors a row instead of n) and a horizontal one on the phases, it would save
+      // a sixth of F(4, 3)'s sums, but GCC fused its products into multiply-adds differently
+      // there than in the tiles' code, and with 16 lanes on 8-wide planes than with 8: y's bits
+      // then depended on the lane width.
       Lanes<L> h[n * n], out[n * n];
       for (int i = 0; i < n; ++i) {
         Lanes<L> group[M], phase[M];
