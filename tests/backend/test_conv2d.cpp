@@ -21,6 +21,7 @@
 #include "backend/cpu/conv2d_direct.hpp"
 #include "backend/cpu/conv2d_winograd.hpp"
 #include "backend/cpu/conv2d_winograd_rows.hpp"
+#include "backend/cpu/conv2d_winograd_tiles.hpp"
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
 #include "backend/gradient_check.hpp"
 #include "backend/op_test_support.hpp"
@@ -158,9 +159,10 @@ std::vector<Conv2dGeometry> geometries() {
       truncate_geometry({5, 12, 6, 7, 13, 3, 3}),
       same_geometry({2, 9, 33, 20, 4, 3, 3}),
       truncate_geometry({7, 10, 13, 11, 3, 5, 5}, 1, 2),
-      // Its row transforms (conv2d_winograd_rows.hpp): padding 1 on planes 32 wide (one tile row
-      // per group of 16 lanes), 16 wide with an odd height (two, or one with 8 lanes) and 8 wide
-      // (four, or two) on 6 rows, where groups straddle samples and the batch ends inside one.
+      // Its row transforms (conv2d_winograd_rows.hpp), 4 x 4 tiles: padding 1 on planes 32 wide
+      // (two tile rows per group of 16 lanes, one with 8), 16 wide with an odd height (four, or
+      // two) and 8 wide (eight, half a vector each, or four) on 6 rows, where groups straddle
+      // samples and the batch ends inside one.
       same_geometry({2, 8, 32, 32, 4, 3, 3}),
       same_geometry({3, 8, 7, 16, 5, 3, 3}),
       same_geometry({5, 9, 6, 8, 6, 3, 3}),
@@ -233,9 +235,15 @@ TEST_CASE("conv2d: the Winograd path covers its geometries", "[conv2d]") {
   // LeNet's second layer, the batch of several tasks, the 16-channel 3x3 layer, the four
   // Winograd cases and the three of its row transforms, which take them with the lanes they fit.
   CHECK(winograd_layers == 10);
-  CHECK(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 32, 32, 4, 3, 3}), 16));
-  CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 32, 32, 4, 3, 3}), 8));
+  // 3x3 layers in tiles of 4 x 4 outputs, 5x5 ones in tiles of 2 x 2 (conv2d_winograd_tiles.hpp).
+  CHECK(dl::cpu::winograd::tile_outputs(same_geometry({2, 8, 32, 32, 4, 3, 3})) == 4);
+  CHECK(dl::cpu::winograd::tile_outputs(truncate_geometry({2, 20, 12, 12, 50, 5, 5})) == 2);
+  // 64 wide: 16 tile columns, one tile row per group of 16 lanes, too many for 8.
+  CHECK(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 4, 64, 4, 3, 3}), 16));
+  CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 4, 64, 4, 3, 3}), 8));
+  CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 12, 12, 4, 3, 3}), 16));
   for (int lanes : {8, 16}) {
+    CHECK(dl::cpu::winograd::rows_apply(same_geometry({2, 8, 32, 32, 4, 3, 3}), lanes));
     CHECK(dl::cpu::winograd::rows_apply(same_geometry({3, 8, 7, 16, 5, 3, 3}), lanes));
     CHECK(dl::cpu::winograd::rows_apply(same_geometry({5, 9, 6, 8, 6, 3, 3}), lanes));
     CHECK_FALSE(dl::cpu::winograd::rows_apply(same_geometry({2, 9, 33, 20, 4, 3, 3}), lanes));

@@ -26,10 +26,12 @@ constexpr int kTaskTiles = 64;
 // lanes once per task (conv2d_winograd_weights.hpp), so each lane needs 16 multiply-adds
 // between two such additions to keep them near a tenth of the products; but the task's dM and
 // V, positions x channels x tiles floats, should stay within kWeightTaskBytes of the core's
-// L2 cache, down to kLeastWeightTaskTiles. ResNet-20's 3x3 layers at batch 128 (one thread,
-// backward, us): 1 sample per task on 32x32 planes; 4 on 16x16 (5,119 with 2); 8 on 8x8 with
-// 64 channels (4,331; 4,687 with 16 samples, whose 2 MB left the cache). dx does not depend on
-// the tasks' size.
+// L2 cache, down to kLeastWeightTaskTiles. ResNet-20's 3x3 layers at batch 128 in F(2, 3)'s
+// tiles (one thread, backward, us): 1 sample per task on 32x32 planes; 4 on 16x16 (5,119 with
+// 2); 8 on 8x8 with 64 channels (4,331; 4,687 with 16 samples, whose 2 MB left the cache). In
+// F(4, 3)'s (64, 16 and 4 tiles per sample): 4, 8 and 32 samples; on 32x32, 2 samples (half the
+// bytes) measured the same within a busy machine's noise (backward 8,218 to 8,611 against 8,328
+// to 8,657). dx does not depend on the tasks' size.
 constexpr int kWeightTaskTiles = 256;
 constexpr int kLeastWeightTaskTiles = 128;
 constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
@@ -52,7 +54,7 @@ struct Plan {
 Plan plan_of(const Conv2dGeometry& g, int lanes, int task_tiles = kTaskTiles) {
   Plan s;
   s.lanes = lanes;
-  const int n = kTileOutputs + g.kernel_height - 1;
+  const int n = tile_outputs(g) + g.kernel_height - 1;
   s.positions = n * n;
   s.pairs = static_cast<std::size_t>(g.out_channels) * g.in_channels;
   const int per_sample = tiles_per_sample(g);
@@ -65,7 +67,7 @@ Plan plan_of(const Conv2dGeometry& g, int lanes, int task_tiles = kTaskTiles) {
 }
 
 int weight_task_tiles(const Conv2dGeometry& g) {
-  const int n = kTileOutputs + g.kernel_height - 1;
+  const int n = tile_outputs(g) + g.kernel_height - 1;
   const std::size_t per_tile =
       static_cast<std::size_t>(n) * n * (g.in_channels + g.out_channels) * sizeof(float);
   const int fitting = static_cast<int>(kWeightTaskBytes / std::max<std::size_t>(per_tile, 1));
@@ -233,18 +235,16 @@ void WinogradBackward::finish(float* dw, float* db) const {
   });
   std::copy(first + du_floats, first + du_floats + g_.out_channels, db);
   // dW = Gt dU G for each filter pair.
-  const int r = g_.kernel_height;
-  parallel_ranges(s.pairs, [&](std::size_t begin, std::size_t end) {
-    for (std::size_t pair = begin; pair < end; ++pair) {
-      float du[36], out[25];
-      for (int p = 0; p < s.positions; ++p) du[p] = first[p * s.pairs + pair];
-      if (r == 3) {
-        filter_transform_adjoint<3>(du, out);
-      } else {
-        filter_transform_adjoint<5>(du, out);
+  by_tile(g_, [&](auto m, auto r) {
+    constexpr int M = decltype(m)::value, R = decltype(r)::value, n = M + R - 1;
+    parallel_ranges(s.pairs, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t pair = begin; pair < end; ++pair) {
+        float du[n * n], out[R * R];
+        for (int p = 0; p < n * n; ++p) du[p] = first[p * s.pairs + pair];
+        filter_transform_adjoint<M, R>(du, out);
+        std::copy(out, out + R * R, dw + pair * R * R);
       }
-      std::copy(out, out + r * r, dw + pair * r * r);
-    }
+    });
   });
 }
 

@@ -109,7 +109,7 @@ inline void gather_windows(const float* base, const int* offsets, int width, Lan
 }
 
 // Lanes whose windows sit side by side in one plane row (same sample and tile row, consecutive
-// tile columns), added together as one run: their windows overlap by N - 2 columns, and adding
+// tile columns), added together as one run: their windows overlap by N - M columns, and adding
 // them one by one would reload floats that a store a few instructions before wrote at another
 // offset, which the processor cannot forward (measured: the stores then took most of the time).
 template <int L>
@@ -125,9 +125,9 @@ struct Runs {
 // third of the input gradient's transforms).
 constexpr int kRunFloats = 2 * kRowFloats;
 
-// The most windows of N columns, 2 apart, whose valid floats fit a run's row.
-template <int N>
-constexpr int kMaxRun = (kRunFloats - N) / 2 + 1;
+// The most windows of N columns, M apart, whose valid floats fit a run's row.
+template <int N, int M>
+constexpr int kMaxRun = (kRunFloats - N) / M + 1;
 
 // The lane picks that move window row `row` of a transposed lane vector (lanes row * 8 to
 // row * 8 + 7) to start `shift` floats into a run's row, for the vector that holds the run's
@@ -154,11 +154,11 @@ template <int L>
 inline constexpr std::array<LaneIndex<L>, kRunFloats> kSpanSecond =
     span_masks<L>(L == 16 ? 1 : 0, L == 16 ? 0 : kRowFloats, std::make_index_sequence<L>{});
 
-// base[offsets[l] + i * width + j] += dd[i * N + j] (lane l) for i, j < N, a run of lanes at a
-// time; each run's rows are added as kRunFloats floats from its first lane's window on, the
-// floats past the run's windows getting zero, so kRunFloats floats from offsets[first] + (N - 1)
-// * width must lie in the caller's part of base.
-template <int L, int N>
+// base[offsets[l] + i * width + j] += dd[i * N + j] (lane l) for i, j < N, a run of lanes
+// (windows M apart) at a time; each run's rows are added as kRunFloats floats from its first
+// lane's window on, the floats past the run's windows getting zero, so kRunFloats floats from
+// offsets[first] + (N - 1) * width must lie in the caller's part of base.
+template <int L, int M, int N>
 inline void scatter_add_windows(const Lanes<L>* dd, const int* offsets, const Runs<L>& runs,
                                 int width, float* base) {
   constexpr int kRows = kRowsPerVector<L>;
@@ -174,8 +174,8 @@ inline void scatter_add_windows(const Lanes<L>* dd, const int* offsets, const Ru
       const int first = runs.first[r];
       Lanes<L> one{}, two{};
       for (int q = 0; q < runs.length[r]; ++q) {
-        one += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanFirst<L>[2 * q]);
-        two += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanSecond<L>[2 * q]);
+        one += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanFirst<L>[M * q]);
+        two += __builtin_shuffle(m[first + q], Lanes<L>{}, kSpanSecond<L>[M * q]);
       }
       float* dst = base + offsets[first] + kRows * k * width;
       store_lanes<L>(dst, load_lanes<L>(dst) + one);
@@ -186,36 +186,48 @@ inline void scatter_add_windows(const Lanes<L>* dd, const int* offsets, const Ru
   }
 }
 
-// Output tiles (2 x 2) of a run of side-by-side lanes: the run's row i is 2 * length floats,
-// float 2q + j coming from lane first + q of y[i * 2 + j].
-constexpr int interleave_pick(int lanes, int first, int p) {
-  const int lane = first + p / 2;
-  return (p % 2) * lanes + (lane < lanes ? lane : lanes - 1);
+// Output tiles (M x M) of a run of side-by-side lanes: the run's row i is M * length floats,
+// float M q + j coming from lane first + q of y[i * M + j]. A pick takes two vectors, so the row
+// is built a column at a time: columns 0 and 1 from y[i * M] and y[i * M + 1], then each further
+// column into the row so far (M - 1 picks, one for M = 2).
+constexpr int interleave_pick(int lanes, int m, int first, int column, int p) {
+  const int lane = first + p / m < lanes ? first + p / m : lanes - 1;
+  if (p % m == column) return lanes + lane;
+  return column == 1 ? lane : p;
 }
-template <int L, std::size_t... kLane>
-constexpr std::array<LaneIndex<L>, L> interleave_masks(std::index_sequence<kLane...>) {
-  std::array<LaneIndex<L>, L> m{};
+template <int L, int M, std::size_t... kLane>
+constexpr std::array<std::array<LaneIndex<L>, M>, L> interleave_masks(
+    std::index_sequence<kLane...>) {
+  std::array<std::array<LaneIndex<L>, M>, L> m{};
   for (int first = 0; first < L; ++first) {
-    m[first] = LaneIndex<L>{interleave_pick(L, first, static_cast<int>(kLane))...};
+    for (int column = 1; column < M; ++column) {
+      m[first][column] =
+          LaneIndex<L>{interleave_pick(L, M, first, column, static_cast<int>(kLane))...};
+    }
   }
   return m;
 }
-template <int L>
-inline constexpr std::array<LaneIndex<L>, L> kInterleave =
-    interleave_masks<L>(std::make_index_sequence<L>{});
+template <int L, int M>
+inline constexpr std::array<std::array<LaneIndex<L>, M>, L> kInterleave =
+    interleave_masks<L, M>(std::make_index_sequence<L>{});
 
-// Row i of the run starting at lane `first` (its first 2 * length floats; the rest is filler).
-template <int L>
+// Row i of the run starting at lane `first` (its first M * length floats; the rest is filler).
+template <int L, int M>
 inline Lanes<L> run_row(const Lanes<L>* y, int i, int first) {
-  return __builtin_shuffle(y[2 * i], y[2 * i + 1], kInterleave<L>[first]);
+  const auto& masks = kInterleave<L, M>[first];
+  Lanes<L> row = __builtin_shuffle(y[M * i], y[M * i + 1], masks[1]);
+  for (int column = 2; column < M; ++column) {
+    row = __builtin_shuffle(row, y[M * i + column], masks[column]);
+  }
+  return row;
 }
 
-// The inverse's lane picks: lanes first .. first + length - 1 of column j take floats j, 2 + j,
+// The inverse's lane picks: lanes first .. first + length - 1 of column j take floats j, M + j,
 // ... of a run's row, the other lanes zero (pick L of a zero vector).
-template <int L>
+template <int L, int M>
 inline LaneIndex<L> run_column_mask(int first, int length, int j) {
   constexpr LaneIndex<L> lane = lane_numbers<L>(std::make_index_sequence<L>{});
-  const LaneIndex<L> pick = 2 * (lane - first) + j;
+  const LaneIndex<L> pick = M * (lane - first) + j;
   return (lane >= first && lane < first + length) ? pick : LaneIndex<L>{} + L;
 }
 

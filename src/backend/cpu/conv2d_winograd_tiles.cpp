@@ -13,13 +13,13 @@ namespace winograd {
 
 namespace {
 
-constexpr int kM = kTileOutputs;
-
 int tile_rows(const Conv2dGeometry& g) {
-  return (g.out_height + kM - 1) / kM;
+  const int m = tile_outputs(g);
+  return (g.out_height + m - 1) / m;
 }
 int tile_cols(const Conv2dGeometry& g) {
-  return (g.out_width + kM - 1) / kM;
+  const int m = tile_outputs(g);
+  return (g.out_width + m - 1) / m;
 }
 
 // Where each lane's tile lies: the plane offset of its sample (negative for a lane past the
@@ -51,7 +51,7 @@ int interior_offsets(const LaneTiles<L>& l, int first_sample, std::size_t sample
   return largest;
 }
 
-template <int L>
+template <int L, int M>
 LaneTiles<L> lanes_at(const Conv2dGeometry& g, const Chunk& c, std::size_t first_tile) {
   LaneTiles<L> l;
   const int cols = tile_cols(g), per_sample = tile_rows(g) * cols;
@@ -60,17 +60,18 @@ LaneTiles<L> lanes_at(const Conv2dGeometry& g, const Chunk& c, std::size_t first
     const std::size_t tile = first_tile + lane;
     l.sample[lane] = tile < chunk_tiles ? c.first_sample + static_cast<int>(tile / per_sample) : -1;
     const int within = static_cast<int>(tile % per_sample);
-    l.out_row[lane] = within / cols * kM;
-    l.out_col[lane] = within % cols * kM;
+    l.out_row[lane] = within / cols * M;
+    l.out_col[lane] = within % cols * M;
   }
   return l;
 }
 
-// Runs of lanes whose tiles sit side by side in one plane row (conv2d_winograd_lanes.hpp): a run
-// goes on while the next lane has the same sample and tile row and the next tile column, up to
+// Runs of lanes whose tiles (M outputs wide) sit side by side in one plane row
+// (conv2d_winograd_lanes.hpp): a run goes on while the next lane has the same sample and tile row
+// and the next tile column, up to
 // max_length lanes; a lane for which inside(lane) is false is a run of length 0 at that lane, for
 // the element-wise path.
-template <int L, typename Inside>
+template <int L, int M, typename Inside>
 Runs<L> side_by_side_runs(const LaneTiles<L>& l, int max_length, Inside inside) {
   Runs<L> runs;
   for (int lane = 0; lane < L; ++lane) {
@@ -79,7 +80,7 @@ Runs<L> side_by_side_runs(const LaneTiles<L>& l, int max_length, Inside inside) 
     const bool extends = in && r >= 0 && runs.length[r] > 0 && runs.length[r] < max_length &&
                          l.sample[lane] == l.sample[lane - 1] &&
                          l.out_row[lane] == l.out_row[lane - 1] &&
-                         l.out_col[lane] == l.out_col[lane - 1] + kM;
+                         l.out_col[lane] == l.out_col[lane - 1] + M;
     if (extends) {
       ++runs.length[r];
     } else {
@@ -145,9 +146,9 @@ void load_domain(const float* a, int channels, int channel, const Chunk& c, std:
   }
 }
 
-template <int L, int R>
+template <int L, int M, int R>
 void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.in_height) * g.in_width;
   const std::size_t sample_floats = plane * g.in_channels;
   const float* x0 = x + static_cast<std::size_t>(c.first_sample) * sample_floats;
@@ -159,7 +160,7 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
   Lanes<L> d[n * n], t[n * n];
   alignas(64) int offsets[L];
   for (std::size_t first = 0; first < c.tiles; first += L) {
-    const LaneTiles<L> l = lanes_at<L>(g, c, first);
+    const LaneTiles<L> l = lanes_at<L, M>(g, c, first);
     const int last = interior_offsets<L, n, n>(l, c.first_sample, sample_floats, g.pad_top,
                                                g.pad_left, g.in_height, g.in_width, offsets);
     for (int ci = 0; ci < g.in_channels; ++ci) {
@@ -176,36 +177,36 @@ void inputs_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* x,
         }
         s.load(d);
       }
-      input_transform<R>(d, t);
+      input_transform<M, R>(d, t);
       store_domain<L, n * n>(t, g.in_channels, ci, c, first, v);
     }
   }
 }
 
-// Runs of side-by-side output tiles lying wholly inside their plane, at most L / kM tiles (a
+// Runs of side-by-side output tiles lying wholly inside their plane, at most L / M tiles (a
 // run's row fits one lane vector).
-template <int L>
+template <int L, int M>
 Runs<L> output_runs(const Conv2dGeometry& g, const LaneTiles<L>& l) {
-  return side_by_side_runs(l, L / kM, [&](int lane) {
-    return l.sample[lane] >= 0 && l.out_row[lane] + kM <= g.out_height &&
-           l.out_col[lane] + kM <= g.out_width;
+  return side_by_side_runs<L, M>(l, L / M, [&](int lane) {
+    return l.sample[lane] >= 0 && l.out_row[lane] + M <= g.out_height &&
+           l.out_col[lane] + M <= g.out_width;
   });
 }
 
-template <int L, int R>
+template <int L, int M, int R>
 void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* m,
                            const float* bias, float* y) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
-  Staging<L, kM, kM> s;
-  Lanes<L> t[n * n], out[kM * kM];
+  Staging<L, M, M> s;
+  Lanes<L> t[n * n], out[M * M];
   alignas(64) float row[L];
   for (std::size_t first = 0; first < c.tiles; first += L) {
-    const LaneTiles<L> l = lanes_at<L>(g, c, first);
-    const Runs<L> runs = output_runs(g, l);
+    const LaneTiles<L> l = lanes_at<L, M>(g, c, first);
+    const Runs<L> runs = output_runs<L, M>(g, l);
     for (int co = 0; co < g.out_channels; ++co) {
       load_domain<L, n * n>(m, g.out_channels, co, c, first, t);
-      output_transform<R>(t, out);
+      output_transform<M, R>(t, out);
       for (Lanes<L>& v : out) v += bias[co];
       bool staged = false;
       for (int r = 0; r < runs.count; ++r) {
@@ -214,9 +215,9 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
         float* dst = plane_of(y, l.sample[lane] - c.first_sample, g.out_channels, co, plane) +
                      l.out_row[lane] * g.out_width + l.out_col[lane];
         if (runs.length[r] > 0) {
-          const int count = kM * runs.length[r];
-          for (int i = 0; i < kM; ++i) {
-            store_lanes<L>(row, run_row<L>(out, i, lane));
+          const int count = M * runs.length[r];
+          for (int i = 0; i < M; ++i) {
+            store_lanes<L>(row, run_row<L, M>(out, i, lane));
             copy_short_row(row, count, dst + i * g.out_width);
           }
           continue;
@@ -225,8 +226,8 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
           s.store(out);
           staged = true;
         }
-        const int rows = std::min(kM, g.out_height - l.out_row[lane]);
-        const int cols = std::min(kM, g.out_width - l.out_col[lane]);
+        const int rows = std::min(M, g.out_height - l.out_row[lane]);
+        const int cols = std::min(M, g.out_width - l.out_col[lane]);
         for (int i = 0; i < rows; ++i)
           for (int j = 0; j < cols; ++j) dst[i * g.out_width + j] = s.at(i, j, lane);
       }
@@ -234,21 +235,21 @@ void outputs_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float*
   }
 }
 
-template <int L, int R>
+template <int L, int M, int R>
 void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                   float* dm) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   const std::size_t plane = static_cast<std::size_t>(g.out_height) * g.out_width;
   const float* dy_end = dy + static_cast<std::size_t>(g.batch) * g.out_channels * plane;
-  Staging<L, kM, kM> s;
-  Lanes<L> d[kM * kM], t[n * n];
-  LaneIndex<L> masks[L][kM];
+  Staging<L, M, M> s;
+  Lanes<L> d[M * M], t[n * n];
+  LaneIndex<L> masks[L][M];
   for (std::size_t first = 0; first < c.tiles; first += L) {
-    const LaneTiles<L> l = lanes_at<L>(g, c, first);
-    const Runs<L> runs = output_runs(g, l);
+    const LaneTiles<L> l = lanes_at<L, M>(g, c, first);
+    const Runs<L> runs = output_runs<L, M>(g, l);
     for (int r = 0; r < runs.count; ++r)
-      for (int j = 0; j < kM; ++j)
-        masks[r][j] = run_column_mask<L>(runs.first[r], runs.length[r], j);
+      for (int j = 0; j < M; ++j)
+        masks[r][j] = run_column_mask<L, M>(runs.first[r], runs.length[r], j);
     for (int co = 0; co < g.out_channels; ++co) {
       bool staged = false;
       for (Lanes<L>& v : d) v = Lanes<L>{};
@@ -258,11 +259,11 @@ void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const
         const float* src = plane_of(dy, l.sample[lane], g.out_channels, co, plane) +
                            l.out_row[lane] * g.out_width + l.out_col[lane];
         // A run's rows are read as whole lane vectors while those stay inside dy.
-        if (runs.length[r] > 0 && dy_end - src >= (kM - 1) * g.out_width + L) {
-          for (int i = 0; i < kM; ++i) {
+        if (runs.length[r] > 0 && dy_end - src >= (M - 1) * g.out_width + L) {
+          for (int i = 0; i < M; ++i) {
             const Lanes<L> row_values = load_lanes<L>(src + i * g.out_width);
-            for (int j = 0; j < kM; ++j) {
-              d[i * kM + j] += __builtin_shuffle(row_values, Lanes<L>{}, masks[r][j]);
+            for (int j = 0; j < M; ++j) {
+              d[i * M + j] += __builtin_shuffle(row_values, Lanes<L>{}, masks[r][j]);
             }
           }
           continue;
@@ -277,20 +278,20 @@ void output_gradients_to_domain_r(const Conv2dGeometry& g, const Chunk& c, const
         }
       }
       if (staged) {
-        Lanes<L> e[kM * kM];
+        Lanes<L> e[M * M];
         s.load(e);
-        for (int k = 0; k < kM * kM; ++k) d[k] += e[k];
+        for (int k = 0; k < M * M; ++k) d[k] += e[k];
       }
-      output_transform_adjoint<R>(d, t);
+      output_transform_adjoint<M, R>(d, t);
       store_domain<L, n * n>(t, g.out_channels, co, c, first, dm);
     }
   }
 }
 
-template <int L, int R>
+template <int L, int M, int R>
 void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                    float* dx) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   const int height = g.in_height, width = g.in_width;
   const std::size_t plane = static_cast<std::size_t>(height) * width;
   const std::size_t sample_floats = plane * g.in_channels;
@@ -305,16 +306,16 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
   Lanes<L> t[n * n], dd[n * n];
   alignas(64) int offsets[L];
   for (std::size_t first = 0; first < c.tiles; first += L) {
-    const LaneTiles<L> l = lanes_at<L>(g, c, first);
+    const LaneTiles<L> l = lanes_at<L, M>(g, c, first);
     const int last = interior_offsets<L, n, n>(l, c.first_sample, sample_floats, g.pad_top,
                                                g.pad_left, height, width, offsets);
     // Used only where every lane's window lies inside its plane (interior_offsets).
-    const Runs<L> runs = side_by_side_runs(l, kMaxRun<n>, [](int) { return true; });
+    const Runs<L> runs = side_by_side_runs<L, M>(l, kMaxRun<n, M>, [](int) { return true; });
     for (int ci = 0; ci < g.in_channels; ++ci) {
       load_domain<L, n * n>(dv, g.in_channels, ci, c, first, t);
-      input_transform_adjoint<R>(t, dd);
+      input_transform_adjoint<M, R>(t, dd);
       if (last >= 0 && last + static_cast<std::ptrdiff_t>(ci * plane) <= writable) {
-        scatter_add_windows<L, n>(dd, offsets, runs, width, chunk_dx + ci * plane);
+        scatter_add_windows<L, M, n>(dd, offsets, runs, width, chunk_dx + ci * plane);
         continue;
       }
       s.store(dd);
@@ -331,10 +332,10 @@ void input_gradients_from_domain_r(const Conv2dGeometry& g, const Chunk& c, cons
   }
 }
 
-template <int L, int R>
+template <int L, int M, int R>
 void filters_to_domain_r(const Conv2dGeometry& g, const float* w, std::size_t first_pair,
                          float* u) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   const std::size_t pairs = static_cast<std::size_t>(g.out_channels) * g.in_channels;
   const int count = static_cast<int>(std::min<std::size_t>(L, pairs - first_pair));
   Staging<L, R, R> s;
@@ -348,7 +349,7 @@ void filters_to_domain_r(const Conv2dGeometry& g, const float* w, std::size_t fi
   }
   Lanes<L> in[R * R], out[n * n];
   s.load(in);
-  filter_transform<R>(in, out);
+  filter_transform<M, R>(in, out);
   Staging<L, n, n> o;
   o.store(out);
   for (int p = 0; p < n * n; ++p) {
@@ -356,17 +357,19 @@ void filters_to_domain_r(const Conv2dGeometry& g, const float* w, std::size_t fi
   }
 }
 
-// call(l, r) with l and r integral constants for the chunk's lanes and the layer's filter size:
-// 3 or 5, the sizes winograd_geometry admits.
+// call(l, m, r) with integral constants for the chunk's lanes and the layer's F(m, r) (by_tile).
 template <typename Call>
 void by_shape(const Conv2dGeometry& g, int lanes, Call call) {
-  by_width(lanes, [&](auto l) {
-    if (g.kernel_height == 3) return call(l, std::integral_constant<int, 3>{});
-    call(l, std::integral_constant<int, 5>{});
-  });
+  by_width(lanes, [&](auto l) { by_tile(g, [&](auto m, auto r) { call(l, m, r); }); });
 }
 
 }  // namespace
+
+int tile_outputs(const Conv2dGeometry& g) {
+  int edge = 0;
+  by_tile(g, [&](auto m, auto) { edge = decltype(m)::value; });
+  return edge;
+}
 
 int tiles_per_sample(const Conv2dGeometry& g) {
   return tile_rows(g) * tile_cols(g);
@@ -374,35 +377,39 @@ int tiles_per_sample(const Conv2dGeometry& g) {
 
 void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
   if (rows_apply(g, c.lanes)) return inputs_to_domain_rows(g, c, x, v);
-  by_shape(g, c.lanes, [&](auto l, auto r) {
-    inputs_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, x, v);
+  by_shape(g, c.lanes, [&](auto l, auto edge, auto r) {
+    inputs_to_domain_r<decltype(l)::value, decltype(edge)::value, decltype(r)::value>(g, c, x, v);
   });
 }
 void outputs_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* m, const float* bias,
                          float* y) {
   if (rows_apply(g, c.lanes)) return outputs_from_domain_rows(g, c, m, bias, y);
-  by_shape(g, c.lanes, [&](auto l, auto r) {
-    outputs_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, m, bias, y);
+  by_shape(g, c.lanes, [&](auto l, auto edge, auto r) {
+    outputs_from_domain_r<decltype(l)::value, decltype(edge)::value, decltype(r)::value>(g, c, m,
+                                                                                         bias, y);
   });
 }
 void output_gradients_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* dy,
                                 float* dm) {
   if (rows_apply(g, c.lanes)) return output_gradients_to_domain_rows(g, c, dy, dm);
-  by_shape(g, c.lanes, [&](auto l, auto r) {
-    output_gradients_to_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dy, dm);
+  by_shape(g, c.lanes, [&](auto l, auto edge, auto r) {
+    output_gradients_to_domain_r<decltype(l)::value, decltype(edge)::value, decltype(r)::value>(
+        g, c, dy, dm);
   });
 }
 void input_gradients_from_domain(const Conv2dGeometry& g, const Chunk& c, const float* dv,
                                  float* dx) {
   if (rows_apply(g, c.lanes)) return input_gradients_from_domain_rows(g, c, dv, dx);
-  by_shape(g, c.lanes, [&](auto l, auto r) {
-    input_gradients_from_domain_r<decltype(l)::value, decltype(r)::value>(g, c, dv, dx);
+  by_shape(g, c.lanes, [&](auto l, auto edge, auto r) {
+    input_gradients_from_domain_r<decltype(l)::value, decltype(edge)::value, decltype(r)::value>(
+        g, c, dv, dx);
   });
 }
 void filters_to_domain(const Conv2dGeometry& g, int lanes, const float* w, std::size_t first_pair,
                        float* u) {
-  by_shape(g, lanes, [&](auto l, auto r) {
-    filters_to_domain_r<decltype(l)::value, decltype(r)::value>(g, w, first_pair, u);
+  by_shape(g, lanes, [&](auto l, auto edge, auto r) {
+    filters_to_domain_r<decltype(l)::value, decltype(edge)::value, decltype(r)::value>(
+        g, w, first_pair, u);
   });
 }
 

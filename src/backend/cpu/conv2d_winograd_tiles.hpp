@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <type_traits>
 
 #include "backend/backend.hpp"
 #include "backend/cpu/isa_namespace.hpp"
@@ -19,6 +20,21 @@ struct Chunk {
   std::size_t tiles = 0;  // the domain arrays' row length
   int lanes = 0;          // tiles per lane vector, 8 or 16
 };
+
+// The output tile edge m of the layer's F(m, r): 4 for 3x3 filters, 2 for 5x5
+// (conv2d_winograd_transforms.hpp says why).
+int tile_outputs(const Conv2dGeometry& g);
+
+// call(m, r) with m and r integral constants for the layer's F(m, r).
+template <typename Call>
+void by_tile(const Conv2dGeometry& g, Call call) {
+  using Two = std::integral_constant<int, 2>;
+  using Three = std::integral_constant<int, 3>;
+  using Four = std::integral_constant<int, 4>;
+  using Five = std::integral_constant<int, 5>;
+  if (g.kernel_height == 5) return call(Two{}, Five{});
+  call(Four{}, Three{});
+}
 
 // Tiles down and across one output plane, and per sample.
 int tiles_per_sample(const Conv2dGeometry& g);

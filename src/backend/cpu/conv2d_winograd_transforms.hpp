@@ -21,9 +21,14 @@ namespace dl::cpu {
 inline namespace DL_CPU_ISA {
 namespace winograd {
 
-// Output tile edge. m = 2 keeps F(2, 5)'s float32 error near 7e-6 relative on LeNet's second
-// layer (F(4, 5) doubles it, and cuDNN's transform-domain dx was 2% off; docs/CUDA.md).
-constexpr int kTileOutputs = 2;
+// Output tile edges m (conv2d_winograd_tiles.hpp's tile_outputs): 2 for 5x5 filters keeps
+// F(2, 5)'s float32 error near 7e-6 relative on LeNet's second layer (F(4, 5) doubles it, and
+// cuDNN's transform-domain dx was 2% off; docs/CUDA.md). 3x3 filters take m = 4: F(4, 3) needs
+// 36 products per 16 outputs against F(2, 3)'s 16 per 4, 1.78x fewer, and its domain is 2.25x
+// the activation's size instead of 4x. ResNet-20's layers at batch 128, one thread, CPU time
+// (bench/conv3x3_bench, min us, F(2, 3) -> F(4, 3)): 16 x 32x32 forward 4,375 -> 3,057, backward
+// 8,493 -> 6,787; 32 x 16x16 2,944 -> 1,925 and 6,292 -> 4,360; 64 x 8x8 2,254 -> 1,501 and
+// 5,328 -> 4,375 (bench/RESULTS.md, 2026-12-06, branch f43).
 // Tiles transformed together, one per vector lane: L = 16 floats, one AVX-512 register, or
 // L = 8, one AVX2 register. A width wider than the build's registers is never compiled
 // (lane_vectors.hpp's kRegisterLanes, which says why). The vector types are lane_vectors.hpp's.
@@ -51,24 +56,28 @@ void by_width(int lanes, Call call) {
   call(std::integral_constant<int, 8>{});
 }
 
-// Filter sizes with interpolation points, and the points. 0 and +-1 are exact; for r = 5 the
-// pair 2, -1/2 measured smaller errors than 2, -2 or +-1/2 (y 6.8e-6 against 1.9e-5 and 1.5e-5
-// relative, LeNet's second layer at batch 128), since its products stay near 1.
+// Filter sizes with interpolation points, and the n - 1 points of a tile of n inputs (both tiles
+// have n = 6). 0 and +-1 are exact; the pair 2, -1/2 measured smaller errors than 2, -2 or +-1/2,
+// since its products stay near 1: F(2, 5), y 6.8e-6 against 1.9e-5 and 1.5e-5 relative (LeNet's
+// second layer at batch 128); F(4, 3), y 1.4e-6 to 2.1e-6 against 3.4e-6 to 6.2e-6 (+-2) and
+// 4.3e-6 to 5.1e-6 (+-1/2), dx 1.2e-6 to 2.9e-6 against 1.7e-6 to 3.4e-6 and 1.6e-6 to 3.2e-6
+// (largest error over largest value, a float32 emulation on ResNet-20's three layer shapes, where
+// F(2, 3) gave 2.6e-7 to 3.4e-7). The CPU code itself on those shapes
+// (tests/backend/test_winograd_transforms.cpp, 8 and 16 lanes): y 1.3e-6 to 2.9e-6, dx 1.1e-6
+// to 1.5e-6, dw 8.5e-7 to 1.2e-6.
 constexpr bool has_transform(int r) {
   return r == 3 || r == 5;
 }
-template <int R>
-constexpr std::array<double, R> kPoints = {};
-template <>
-inline constexpr std::array<double, 3> kPoints<3> = {0.0, 1.0, -1.0};
+template <int kFinite>
+constexpr std::array<double, kFinite> kPoints = {};
 template <>
 inline constexpr std::array<double, 5> kPoints<5> = {0.0, 1.0, -1.0, 2.0, -0.5};
 
-// F(kTileOutputs, R), row-major: at (m x n), g (n x R), bt (n x n).
-template <int R>
+// F(M, R), row-major: at (M x n), g (n x R), bt (n x n).
+template <int M, int R>
 struct Matrices {
-  static constexpr int n = kTileOutputs + R - 1;
-  std::array<float, kTileOutputs * n> at{};
+  static constexpr int n = M + R - 1;
+  std::array<float, M * n> at{};
   std::array<float, n * R> g{};
   std::array<float, n * n> bt{};
 };
@@ -82,14 +91,14 @@ constexpr double power(double x, int k) {
 // Toom-Cook: At evaluates the output polynomial's pieces at the points, G the filter's (with the
 // Lagrange denominators), Bt's rows are the coefficients of the products of (x - p) over all
 // points but one (all of them for the last row, the point at infinity).
-template <int R>
-constexpr Matrices<R> build_matrices() {
-  constexpr int n = Matrices<R>::n, finite = n - 1;
-  const auto& p = kPoints<R>;
-  Matrices<R> t{};
-  for (int k = 0; k < kTileOutputs; ++k) {
+template <int M, int R>
+constexpr Matrices<M, R> build_matrices() {
+  constexpr int n = Matrices<M, R>::n, finite = n - 1;
+  const auto& p = kPoints<finite>;
+  Matrices<M, R> t{};
+  for (int k = 0; k < M; ++k) {
     for (int i = 0; i < finite; ++i) t.at[k * n + i] = static_cast<float>(power(p[i], k));
-    t.at[k * n + finite] = k == kTileOutputs - 1 ? 1.0f : 0.0f;
+    t.at[k * n + finite] = k == M - 1 ? 1.0f : 0.0f;
   }
   for (int i = 0; i < finite; ++i) {
     double denominator = 1.0;
@@ -112,8 +121,8 @@ constexpr Matrices<R> build_matrices() {
   return t;
 }
 
-template <int R>
-inline constexpr Matrices<R> kMatrices = build_matrices<R>();
+template <int M, int R>
+inline constexpr Matrices<M, R> kMatrices = build_matrices<M, R>();
 
 // out(i, c) = sum over k < kInner of M(i, k) in(k, c), for i < kRows and c < kCols, with
 // M(i, k) = m[i * kMRow + k * kMCol], in(k, c) = in[k * kInRow + c * kInCol] and out(i, c) =
@@ -149,55 +158,55 @@ inline void right(const std::array<float, kSize>& m, const V* in, V* out) {
   combine<kCols, kInner, kRows, kRow, kCol, 1, kInner, 1, kCols>(m, in, out);
 }
 
-// Tiles are row-major arrays of lane vectors: n x n (d, V, M, dM, dV) or m x m (y, dY).
+// Tiles are row-major arrays of lane vectors: n x n (d, V, M, dM, dV) or M x M (y, dY).
 // V = Bt d Btt.
-template <int R, typename V>
+template <int M, int R, typename V>
 inline void input_transform(const V* d, V* v) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   V tmp[n * n];
-  left<n, n, n, n, 1>(kMatrices<R>.bt, d, tmp);
-  right<n, n, n, n, 1>(kMatrices<R>.bt, tmp, v);
+  left<n, n, n, n, 1>(kMatrices<M, R>.bt, d, tmp);
+  right<n, n, n, n, 1>(kMatrices<M, R>.bt, tmp, v);
 }
 // dd = Btt dV Bt, the adjoint.
-template <int R, typename V>
+template <int M, int R, typename V>
 inline void input_transform_adjoint(const V* dv, V* dd) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   V tmp[n * n];
-  left<n, n, n, 1, n>(kMatrices<R>.bt, dv, tmp);
-  right<n, n, n, 1, n>(kMatrices<R>.bt, tmp, dd);
+  left<n, n, n, 1, n>(kMatrices<M, R>.bt, dv, tmp);
+  right<n, n, n, 1, n>(kMatrices<M, R>.bt, tmp, dd);
 }
 // y = At M Att.
-template <int R, typename V>
+template <int M, int R, typename V>
 inline void output_transform(const V* m, V* y) {
-  constexpr int n = Matrices<R>::n, o = kTileOutputs;
+  constexpr int n = Matrices<M, R>::n, o = M;
   V tmp[o * n];
-  left<o, n, n, n, 1>(kMatrices<R>.at, m, tmp);
-  right<o, n, o, n, 1>(kMatrices<R>.at, tmp, y);
+  left<o, n, n, n, 1>(kMatrices<M, R>.at, m, tmp);
+  right<o, n, o, n, 1>(kMatrices<M, R>.at, tmp, y);
 }
 // dM = Att dY At, the adjoint.
-template <int R, typename V>
+template <int M, int R, typename V>
 inline void output_transform_adjoint(const V* dy, V* dm) {
-  constexpr int n = Matrices<R>::n, o = kTileOutputs;
+  constexpr int n = Matrices<M, R>::n, o = M;
   V tmp[n * o];
-  left<n, o, o, 1, n>(kMatrices<R>.at, dy, tmp);
-  right<n, o, n, 1, n>(kMatrices<R>.at, tmp, dm);
+  left<n, o, o, 1, n>(kMatrices<M, R>.at, dy, tmp);
+  right<n, o, n, 1, n>(kMatrices<M, R>.at, tmp, dm);
 }
 // U = G g Gt.
-template <int R, typename V>
+template <int M, int R, typename V>
 inline void filter_transform(const V* g, V* u) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   V tmp[n * R];
-  left<n, R, R, R, 1>(kMatrices<R>.g, g, tmp);
-  right<n, R, n, R, 1>(kMatrices<R>.g, tmp, u);
+  left<n, R, R, R, 1>(kMatrices<M, R>.g, g, tmp);
+  right<n, R, n, R, 1>(kMatrices<M, R>.g, tmp, u);
 }
 
 // dw = Gt dU G, the adjoint (a weight gradient from the domain's).
-template <int R, typename V>
+template <int M, int R, typename V>
 inline void filter_transform_adjoint(const V* du, V* dw) {
-  constexpr int n = Matrices<R>::n;
+  constexpr int n = Matrices<M, R>::n;
   V tmp[R * n];
-  left<R, n, n, 1, R>(kMatrices<R>.g, du, tmp);
-  right<R, n, R, 1, R>(kMatrices<R>.g, tmp, dw);
+  left<R, n, n, 1, R>(kMatrices<M, R>.g, du, tmp);
+  right<R, n, R, 1, R>(kMatrices<M, R>.g, tmp, dw);
 }
 
 }  // namespace winograd
