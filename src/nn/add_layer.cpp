@@ -44,7 +44,7 @@ void AddLayer::backward_inputs(float* dy, const std::vector<float*>& dxs, int ba
   activation_gradient_in_place(dy, batch);
   const std::size_t bytes = static_cast<std::size_t>(batch) * output_size() * sizeof(float);
   for (float* dx : dxs)
-    if (dx != nullptr) backend().copy(dx, dy, bytes);
+    if (dx != nullptr && dx != dy) backend().copy(dx, dy, bytes);
 }
 
 // Only the activation's gradient reads the output; the sum's passes dy on unchanged.

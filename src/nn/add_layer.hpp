@@ -15,6 +15,8 @@ class AddLayer final : public MergeLayer {
   // The sum may accumulate into its first input's buffer: its gradient needs no input.
   bool may_overwrite_input() const override { return true; }
   bool backward_reads_output() const override;
+  // Every input's gradient is dy (after the activation's gradient, in place).
+  bool passes_gradient_through() const override { return true; }
 };
 
 }  // namespace dl

@@ -75,6 +75,14 @@ class Layer {
   // Before bind(): the output goes into `buffer` (the input's, max_batch x output_size floats).
   void write_output_into(float* buffer) { borrowed_output_ = buffer; }
 
+  // The backward pass's gradient routing (nn/gradient_routes.hpp). A layer whose backward leaves
+  // the gradient w.r.t. each input in its dy (the residual add; an activation fused into the batch
+  // normalization before it) may be handed dy itself as an input's gradient, and copies dy only
+  // into a buffer it is handed that is not dy.
+  virtual bool passes_gradient_through() const { return false; }
+  // Whether backward() only reads dy, so that dy may be a buffer other layers read after it.
+  virtual bool backward_keeps_output_gradient() const { return false; }
+
  protected:
   Backend& backend() { return *backend_; }
 

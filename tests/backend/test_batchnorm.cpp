@@ -83,9 +83,10 @@ TrainingOutput train_forward(const dl::BatchNormShape& s, const std::vector<floa
                              const Params& p) {
   TrainingOutput o{std::vector<float>(x.size()), p.running_mean, p.running_var,
                    std::vector<float>(s.channels), std::vector<float>(s.channels)};
-  dl::cpu::batchnorm_forward_training(s, kEps, kDecay, x.data(), p.gamma.data(), p.beta.data(),
-                                      o.y.data(), o.running_mean.data(), o.running_var.data(),
-                                      o.save_mean.data(), o.save_inv_std.data());
+  dl::cpu::batchnorm_forward_training(s, dl::Activation::kIdentity, kEps, kDecay, x.data(),
+                                      p.gamma.data(), p.beta.data(), o.y.data(),
+                                      o.running_mean.data(), o.running_var.data(),
+                                      o.save_mean.data(), o.save_inv_std.data(), nullptr);
   return o;
 }
 
@@ -167,8 +168,9 @@ TEST_CASE("batchnorm inference uses the running statistics", "[batchnorm]") {
     const std::vector<float> x = random_values(total(s), 4, 1.0, 2.0);
     const Params p = random_params(s);
     std::vector<float> y(x.size());
-    dl::cpu::batchnorm_forward_inference(s, kEps, x.data(), p.gamma.data(), p.beta.data(),
-                                         p.running_mean.data(), p.running_var.data(), y.data());
+    dl::cpu::batchnorm_forward_inference(s, dl::Activation::kIdentity, kEps, x.data(),
+                                         p.gamma.data(), p.beta.data(), p.running_mean.data(),
+                                         p.running_var.data(), y.data());
     for (int c = 0; c < s.channels; ++c)
       for (int i = 0; i < s.n; ++i)
         for (int k = 0; k < s.spatial; ++k) {
@@ -188,8 +190,9 @@ TEST_CASE("batchnorm backward passes a finite-difference check", "[batchnorm][gr
     Params p = random_params(s);
     const TrainingOutput o = train_forward(s, x, p);
     std::vector<float> dx(x.size()), dgamma(s.channels), dbeta(s.channels);
-    dl::cpu::batchnorm_backward(s, x.data(), r.data(), p.gamma.data(), o.save_mean.data(),
-                                o.save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+    dl::cpu::batchnorm_backward(s, dl::Activation::kIdentity, x.data(), r.data(), p.gamma.data(),
+                                o.save_mean.data(), o.save_inv_std.data(), nullptr, dx.data(),
+                                dgamma.data(), dbeta.data());
 
     const auto weighted_output = [&](const std::vector<float>& in, const Params& params) {
       const TrainingOutput out = train_forward(s, in, params);
@@ -238,8 +241,9 @@ TEST_CASE("batchnorm backward matches the formula", "[batchnorm][gradient]") {
     const Params p = random_params(s);
     const TrainingOutput o = train_forward(s, x, p);
     std::vector<float> dx(x.size()), dgamma(s.channels), dbeta(s.channels);
-    dl::cpu::batchnorm_backward(s, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
-                                o.save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+    dl::cpu::batchnorm_backward(s, dl::Activation::kIdentity, x.data(), dy.data(), p.gamma.data(),
+                                o.save_mean.data(), o.save_inv_std.data(), nullptr, dx.data(),
+                                dgamma.data(), dbeta.data());
     const double m = static_cast<double>(s.n) * s.spatial;
     for (int c = 0; c < s.channels; ++c) {
       const auto xhat = [&](std::size_t at) {
@@ -284,12 +288,13 @@ TEST_CASE("batchnorm gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[bat
            {&o.running_mean, &o.running_var, &o.save_mean, &o.save_inv_std})
         r.y.insert(r.y.end(), v->begin(), v->end());
       std::vector<float> inferred(x.size());
-      dl::cpu::batchnorm_forward_inference(s, kEps, x.data(), p.gamma.data(), p.beta.data(),
-                                           p.running_mean.data(), p.running_var.data(),
-                                           inferred.data());
+      dl::cpu::batchnorm_forward_inference(s, dl::Activation::kIdentity, kEps, x.data(),
+                                           p.gamma.data(), p.beta.data(), p.running_mean.data(),
+                                           p.running_var.data(), inferred.data());
       r.y.insert(r.y.end(), inferred.begin(), inferred.end());
-      dl::cpu::batchnorm_backward(s, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
-                                  o.save_inv_std.data(), r.dx.data(), r.dw.data(), r.db.data());
+      dl::cpu::batchnorm_backward(s, dl::Activation::kIdentity, x.data(), dy.data(), p.gamma.data(),
+                                  o.save_mean.data(), o.save_inv_std.data(), nullptr, r.dx.data(),
+                                  r.dw.data(), r.db.data());
       return r;
     };
     dl::testing::check_same_bits_on_any_thread_count(run);

@@ -49,13 +49,15 @@ struct KernelTable {
   void (*dropout_forward)(std::size_t, float, std::uint64_t, std::uint64_t, const float*, float*,
                           float*);
   void (*dropout_backward)(std::size_t, const float*, const float*, float*);
-  void (*batchnorm_forward_training)(const BatchNormShape&, float, float, const float*,
+  void (*batchnorm_forward_training)(const BatchNormShape&, Activation, float, float, const float*,
                                      const float*, const float*, float*, float*, float*, float*,
-                                     float*);
-  void (*batchnorm_forward_inference)(const BatchNormShape&, float, const float*, const float*,
-                                      const float*, const float*, const float*, float*);
-  void (*batchnorm_backward)(const BatchNormShape&, const float*, const float*, const float*,
-                             const float*, const float*, float*, float*, float*);
+                                     float*, float*);
+  void (*batchnorm_forward_inference)(const BatchNormShape&, Activation, float, const float*,
+                                      const float*, const float*, const float*, const float*,
+                                      float*);
+  void (*batchnorm_backward)(const BatchNormShape&, Activation, const float*, const float*,
+                             const float*, const float*, const float*, const float*, float*, float*,
+                             float*);
   void (*updater_step)(const UpdaterHyper&, std::size_t, float*, const float*, float*,
                        const UpdateTermRanges&);
 };
