@@ -80,6 +80,11 @@ void CudaBackend::activation_forward(Activation a, std::size_t rows, std::size_t
   launch_activation_forward(a, rows, cols, x, y, limits_, stream_.get());
 }
 
+void CudaBackend::add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
+  activate();
+  launch_add_activation_forward(a, n, x, y, limits_, stream_.get());
+}
+
 void CudaBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                       const float* x, const float* y, const float* dy, float* dx) {
   activate();

@@ -327,7 +327,7 @@ void launch_batchnorm_forward_training(BatchNormShape d, Activation a, float eps
                                        float* save_mean, float* save_inv_std, float* save_affine,
                                        const LaunchLimits& limits, cudaStream_t stream) {
   ops::check_activation(a, save_affine);
-  ops::visit_batchnorm_activation(a, [&](auto tag) {
+  ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     if (d.spatial == 1) {
       batchnorm_rows_training_kernel<kA>
@@ -352,7 +352,7 @@ void launch_batchnorm_forward_inference(BatchNormShape d, Activation a, float ep
                                         const float* running_mean, const float* running_var,
                                         float* y, const LaunchLimits& limits, cudaStream_t stream) {
   ops::check_fusable(a);
-  ops::visit_batchnorm_activation(a, [&](auto tag) {
+  ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     if (d.spatial == 1) {
       batchnorm_rows_inference_kernel<kA>
@@ -376,7 +376,7 @@ void launch_batchnorm_backward(BatchNormShape d, Activation a, const float* x, c
                                float* dgamma, float* dbeta, const LaunchLimits& limits,
                                cudaStream_t stream) {
   ops::check_activation(a, save_affine);
-  ops::visit_batchnorm_activation(a, [&](auto tag) {
+  ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     if (d.spatial == 1) {
       batchnorm_rows_backward_kernel<kA>

@@ -171,6 +171,9 @@ class Backend {
   // Elementwise over rows*cols values; softmax is taken per row over `cols`. In place allowed.
   virtual void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                                   float* y) = 0;
+  // y = act(y + x) over n values (a elementwise or the identity; y + x is axpy's value): the last
+  // term of the residual sum and its activation in one pass instead of two.
+  virtual void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) = 0;
   // dx from the forward input x, output y and dy (backend/ops/activation.hpp): x may be null
   // unless ops::activation_reads_input(a). In place (dx == dy) allowed.
   virtual void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,

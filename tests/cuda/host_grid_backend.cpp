@@ -201,6 +201,10 @@ void HostGridBackend::activation_forward(Activation a, std::size_t rows, std::si
                                          const float* x, float* y) {
   gpu::launch_activation_forward(a, rows, cols, x, y, limits_, kStream);
 }
+void HostGridBackend::add_activation_forward(Activation a, std::size_t n, const float* x,
+                                             float* y) {
+  gpu::launch_add_activation_forward(a, n, x, y, limits_, kStream);
+}
 void HostGridBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                           const float* x, const float* y, const float* dy,
                                           float* dx) {

@@ -67,6 +67,7 @@ class HostGridBackend : public CpuBackend {
                        const float* dy, float* dx, const std::int32_t* argmax) override;
   void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                           float* y) override;
+  void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) override;
   void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                            const float* y, const float* dy, float* dx) override;
   void output_loss(const OutputLoss& op, int n, int k, const float* z,

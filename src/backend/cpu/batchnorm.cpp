@@ -269,7 +269,7 @@ void batchnorm_forward_training(const BatchNormShape& s, Activation a, float eps
                                 float* save_inv_std, float* save_affine) {
   const Layout l = layout_of(s);
   ops::check_activation(a, save_affine);
-  ops::visit_batchnorm_activation(a, [&](auto tag) {
+  ops::visit_activation_or_identity(a, [&](auto tag) {
     forward_training<decltype(tag)::value>(l, eps, decay, x, gamma, beta, y, running_mean,
                                            running_var, save_mean, save_inv_std, save_affine);
   });
@@ -280,7 +280,7 @@ void batchnorm_forward_inference(const BatchNormShape& s, Activation a, float ep
                                  const float* running_var, float* y) {
   const Layout l = layout_of(s);
   ops::check_fusable(a);
-  ops::visit_batchnorm_activation(a, [&](auto tag) {
+  ops::visit_activation_or_identity(a, [&](auto tag) {
     for_each_channel(l, [&](std::size_t c) {
       const double inv_std = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
       const Affine f{static_cast<float>(gamma[c] * inv_std),
@@ -295,7 +295,7 @@ void batchnorm_backward(const BatchNormShape& s, Activation a, const float* x, c
                         const float* save_affine, float* dx, float* dgamma, float* dbeta) {
   const Layout l = layout_of(s);
   ops::check_activation(a, save_affine);
-  ops::visit_batchnorm_activation(a, [&](auto tag) {
+  ops::visit_activation_or_identity(a, [&](auto tag) {
     backward<decltype(tag)::value>(l, x, dy, gamma, save_mean, save_inv_std, save_affine, dx,
                                    dgamma, dbeta);
   });

@@ -135,6 +135,9 @@ void CpuBackend::activation_forward(Activation a, std::size_t rows, std::size_t 
                                     const float* x, float* y) {
   kernels().activation_forward(a, rows, cols, x, y);
 }
+void CpuBackend::add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
+  kernels().add_activation_forward(a, n, x, y);
+}
 void CpuBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                      const float* x, const float* y, const float* dy, float* dx) {
   kernels().activation_backward(a, rows, cols, x, y, dy, dx);

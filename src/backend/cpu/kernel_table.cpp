@@ -62,6 +62,7 @@ const KernelTable kKernelTable = {
     pool2d_forward,
     pool2d_backward,
     activation_forward,
+    add_activation_forward,
     activation_backward,
     output_loss,
     dropout_forward,

@@ -42,6 +42,7 @@ struct KernelTable {
   void (*pool2d_backward)(const Pool2dGeometry&, PoolingType, const float*, const float*,
                           const float*, float*, const std::int32_t*);
   void (*activation_forward)(Activation, std::size_t, std::size_t, const float*, float*);
+  void (*add_activation_forward)(Activation, std::size_t, const float*, float*);
   void (*activation_backward)(Activation, std::size_t, std::size_t, const float*, const float*,
                               const float*, float*);
   void (*output_loss)(const OutputLoss&, int, int, const float*, const std::int32_t*, float*,

@@ -62,10 +62,4 @@ constexpr float batchnorm_activation_gradient(float x, float scale, float shift,
   return activation_gradient<A>(z, activate<A>(z), dy);
 }
 
-// Calls visit(ActivationTag<a>{}) for an elementwise activation, the identity included.
-template <class Visitor>
-void visit_batchnorm_activation(Activation a, Visitor&& visit) {
-  if (!visit_elementwise_activation(a, visit)) visit(ActivationTag<Activation::kIdentity>{});
-}
-
 }  // namespace dl::ops

@@ -1,7 +1,9 @@
-// Batch normalization fused with the activation after it (Backend::batchnorm_activation_*) on
-// every backend: the same bits as batch normalization and the activation one after another on
-// that backend, forward (training and inference) and, for the activations whose gradient is a
-// selection (ReLU, leaky ReLU), backward, within float rounding for the others; a
+// The activations fused into the op before them, on every backend. The residual sum's last term
+// and its activation (Backend::add_activation_forward): the bits of axpy and the activation one
+// after the other. Batch normalization fused with the activation after it
+// (Backend::batchnorm_activation_*): the same bits as batch normalization and the activation one
+// after another on that backend, forward (training and inference) and, for the activations whose
+// gradient is a selection (ReLU, leaky ReLU), backward, within float rounding for the others; a
 // finite-difference check of the
 // fused op's dx for the smooth activations; and parity with the CPU.
 #include <algorithm>
@@ -137,6 +139,43 @@ TEST_CASE("op batch normalization + activation, fused: the two ops' bits, gradie
     auto values = in.x;
     check_gradient("dx", values, fused.dx,
                    [&](const std::vector<float>& v) { return dot(forward(b, in, a, v), in.dy); });
+  });
+}
+
+TEST_CASE("op sum + activation, fused: axpy's and the activation's bits, parity") {
+  const Activation a =
+      GENERATE(Activation::kIdentity, Activation::kRelu, Activation::kTanh, Activation::kGelu);
+  INFO("activation " << static_cast<int>(a));
+  const std::size_t n = 1000;  // more than one block and one CPU range
+  const auto x = uniform(n, 31, -2.0f, 2.0f), y0 = uniform(n, 32, -2.0f, 2.0f);
+  const auto sum = [&](Backend& b, bool fused) {
+    Io io(b);
+    float* y = io.put(y0);
+    if (fused) {
+      b.add_activation_forward(a, n, io.put(x), y);
+    } else {
+      b.axpy(n, 1.0f, io.put(x), y);
+      b.activation_forward(a, 1, n, y, y);
+    }
+    return io.get(y, n);
+  };
+  CpuBackend cpu;
+  const std::vector<float> on_cpu = sum(cpu, true);
+  for_each_backend([&](Backend& b) {
+    INFO(b.name());
+    const std::vector<float> fused = sum(b, true);
+    CHECK(fused == sum(b, false));
+    near("vs cpu", fused, on_cpu, kParity);
+    std::vector<double> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = y0[i] + x[i];
+    if (a == Activation::kIdentity) near("vs y + x", fused, want, kReference);
+  });
+}
+
+TEST_CASE("op sum + activation: softmax refused") {
+  for_each_backend([&](Backend& b) {
+    Io io(b);
+    CHECK_THROWS(b.add_activation_forward(Activation::kSoftmax, 4, io.out(4), io.out(4)));
   });
 }
 
