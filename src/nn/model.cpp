@@ -129,29 +129,43 @@ void Model::route_gradients(const std::vector<std::vector<int>>& sources,
   // A pooling fused into the convolution before it has its gradient read at that step.
   for (std::size_t i : fused) read_at[i + 1] = static_cast<int>(i);
   routes_ = plan_gradient_routes(sources, passes, keeps, read_at);
-  const GradientSlots slots = plan_gradient_slots(floats, routes_.first_write, routes_.last_read);
-  {
-    const AllocationPurpose purpose(
-        fmt::format("the layers' output gradients ({} buffers shared by {} layers) for batch {}",
-                    slots.capacity.size(), n, max_batch_));
-    for (std::size_t capacity : slots.capacity)
-      gradient_buffers_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * capacity);
-  }
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto owner = static_cast<std::size_t>(routes_.owner[i]);
-    output_gradient_.push_back(
-        gradient_buffers_[static_cast<std::size_t>(slots.slot_of[owner])].data());
-  }
-  std::size_t scratch_floats = 0;
+  // Each scratch slot of a step is one more gradient, live at that step alone: the slot planner
+  // fits it into a buffer no gradient holds then, instead of a buffer of its own.
+  GradientLifetimes lives{floats, routes_.first_write, routes_.last_read};
+  const std::vector<std::vector<std::size_t>> scratch_entries = add_scratch_lifetimes(lives);
+  const GradientSlots slots = plan_gradient_slots(lives.floats, lives.first_write, lives.last_read);
+  const AllocationPurpose purpose(fmt::format(
+      "the layers' output gradients and their sums' scratch ({} buffers shared by {} layers) for "
+      "batch {}",
+      slots.capacity.size(), n, max_batch_));
+  for (std::size_t capacity : slots.capacity)
+    gradient_buffers_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * capacity);
+  const auto buffer_of = [&](std::size_t entry) {
+    return gradient_buffers_[static_cast<std::size_t>(slots.slot_of[entry])].data();
+  };
   for (std::size_t i = 0; i < n; ++i)
-    for (const GradientRoutes::Sum& sum : routes_.sums_after[i])
-      if (sum.from_slot >= 0)
-        scratch_floats = std::max(scratch_floats, floats[static_cast<std::size_t>(sum.into)]);
-  const AllocationPurpose purpose(
-      fmt::format("the gradient sums of layers read more than once ({} x {} values) for batch {}",
-                  routes_.scratch_slots, scratch_floats, max_batch_));
-  for (int k = 0; k < routes_.scratch_slots; ++k)
-    fan_out_scratch_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * scratch_floats);
+    output_gradient_.push_back(buffer_of(static_cast<std::size_t>(routes_.owner[i])));
+  scratch_.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t entry : scratch_entries[i]) scratch_[i].push_back(buffer_of(entry));
+}
+
+// Appends to `lives` one entry per scratch slot of each step (written and added at that step),
+// and returns each step's entries in slot order.
+std::vector<std::vector<std::size_t>> Model::add_scratch_lifetimes(GradientLifetimes& lives) const {
+  std::vector<std::vector<std::size_t>> entries(layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    for (const GradientRoutes::Sum& sum : routes_.sums_after[i]) {
+      if (sum.from_slot < 0) continue;
+      const auto slot = static_cast<std::size_t>(sum.from_slot);
+      if (entries[i].size() <= slot) entries[i].resize(slot + 1);
+      entries[i][slot] = lives.floats.size();
+      lives.floats.push_back(layers_[static_cast<std::size_t>(sum.into)]->output_size());
+      lives.first_write.push_back(static_cast<int>(i));
+      lives.last_read.push_back(static_cast<int>(i));
+    }
+  }
+  return entries;
 }
 
 const float* Model::source_output(int source) const {
@@ -261,7 +275,7 @@ void Model::backward(int batch, float grad_scale) {
     for (const GradientRoutes::Sum& sum : routes_.sums_after[i]) {
       const auto into = static_cast<std::size_t>(sum.into);
       const float* from = sum.from_slot >= 0
-                              ? fan_out_scratch_[static_cast<std::size_t>(sum.from_slot)].data()
+                              ? scratch_[i][static_cast<std::size_t>(sum.from_slot)]
                               : output_gradient_[static_cast<std::size_t>(sum.from_layer)];
       backend_->axpy(static_cast<std::size_t>(batch) * layers_[into]->output_size(), 1.0f, from,
                      output_gradient_[into]);
@@ -277,7 +291,7 @@ float* Model::input_gradient(std::size_t i, std::size_t k, float* dy) {
     case GradientRoutes::Mode::kStraight:
       return output_gradient_[static_cast<std::size_t>(layers_[i]->plan().sources[k])];
     case GradientRoutes::Mode::kScratch:
-      return fan_out_scratch_[static_cast<std::size_t>(route.scratch_slot)].data();
+      return scratch_[i][static_cast<std::size_t>(route.scratch_slot)];
     case GradientRoutes::Mode::kInPlace:
       return dy;
   }

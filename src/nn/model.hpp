@@ -77,6 +77,13 @@ class Model {
   std::vector<std::size_t> batchnorm_fusions(const std::vector<std::vector<int>>& readers) const;
   void route_gradients(const std::vector<std::vector<int>>& sources,
                        const std::vector<std::size_t>& fused);
+  // The slot planner's input (nn/gradient_slots.hpp): per entry, floats per sample and the steps
+  // of its first write and last read.
+  struct GradientLifetimes {
+    std::vector<std::size_t> floats;
+    std::vector<int> first_write, last_read;
+  };
+  std::vector<std::vector<std::size_t>> add_scratch_lifetimes(GradientLifetimes& lives) const;
   // Where layer i's backward writes the gradient w.r.t. its input k (routes_).
   float* input_gradient(std::size_t i, std::size_t k, float* dy);
   const float* source_output(int source) const;
@@ -97,7 +104,8 @@ class Model {
   std::vector<bool> in_place_;       // per layer: writes over its input's buffer (plan_in_place)
   std::vector<MergeLayer*> merges_;  // per layer: itself if it merges, else null
   GradientRoutes routes_;
-  std::vector<FloatBuffer> fan_out_scratch_;  // the scratch slots of the gradient sums
+  // Per step, per scratch slot of its gradient sums: a gradient buffer free at that step.
+  std::vector<std::vector<float*>> scratch_;
   std::vector<const float*> merge_inputs_;    // reused each step: no allocation in a step
   std::vector<float*> input_gradients_;
 };

@@ -143,6 +143,7 @@ TEST_CASE("gradient buffers: a deep residual network holds few of them", "[nn][g
   dl::CpuBackend backend;
   const dl::Model model(config, backend, 2);
   // 63 layers; at most a block's input, its first convolution's gradient and the sum's, which
-  // its second batch normalization reads in place (nn/gradient_routes.hpp); four before.
+  // its second batch normalization reads in place (nn/gradient_routes.hpp), and the scratch of
+  // a stage's first block (two convolutions read its input) fits among them.
   CHECK(model.gradient_buffer_count() <= 3);
 }
