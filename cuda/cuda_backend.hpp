@@ -108,6 +108,8 @@ class CudaBackend final : public Backend {
   void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                           float* y) override;
   void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) override;
+  void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                               const float* term, float* dy) override;
   void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                            const float* y, const float* dy, float* dx) override;
 

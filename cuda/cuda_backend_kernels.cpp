@@ -85,6 +85,12 @@ void CudaBackend::add_activation_forward(Activation a, std::size_t n, const floa
   launch_add_activation_forward(a, n, x, y, limits_, stream_.get());
 }
 
+void CudaBackend::add_activation_backward(Activation a, std::size_t n, const float* x,
+                                          const float* y, const float* term, float* dy) {
+  activate();
+  launch_add_activation_backward(a, n, x, y, term, dy, limits_, stream_.get());
+}
+
 void CudaBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                       const float* x, const float* y, const float* dy, float* dx) {
   activate();

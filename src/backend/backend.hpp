@@ -174,6 +174,11 @@ class Backend {
   // y = act(y + x) over n values (a elementwise or the identity; y + x is axpy's value): the last
   // term of the residual sum and its activation in one pass instead of two.
   virtual void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) = 0;
+  // Its gradient with one more term of dy: dy = the gradient at (x, y) of dy + term, in place (x
+  // as activation_backward takes it; dy + term is axpy's value): the residual sum's activation
+  // gradient and the last term of the gradient sum at its output, in one pass instead of two.
+  virtual void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                                       const float* term, float* dy) = 0;
   // dx from the forward input x, output y and dy (backend/ops/activation.hpp): x may be null
   // unless ops::activation_reads_input(a). In place (dx == dy) allowed.
   virtual void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,

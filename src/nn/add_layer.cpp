@@ -48,7 +48,7 @@ void AddLayer::forward_inputs(const std::vector<const float*>& xs, int batch) {
 }
 
 void AddLayer::backward_inputs(float* dy, const std::vector<float*>& dxs, int batch) {
-  activation_gradient_in_place(dy, batch);
+  activation_gradient_in_place(dy, batch, term_);
   const std::size_t bytes = static_cast<std::size_t>(batch) * output_size() * sizeof(float);
   for (float* dx : dxs)
     if (dx != nullptr && dx != dy) backend().copy(dx, dy, bytes);

@@ -29,18 +29,22 @@ std::vector<std::vector<Read>> reads_of(const std::vector<std::vector<int>>& sou
 
 class Planner {
  public:
-  Planner(const std::vector<std::vector<int>>& sources, const std::vector<bool>& passes_through,
-          const std::vector<bool>& keeps_output_gradient, const std::vector<int>& read_at)
-      : passes_(passes_through), keeps_(keeps_output_gradient), scratch_used_(sources.size(), 0) {
+  Planner(const std::vector<std::vector<int>>& sources, const GradientRouteInputs& layers)
+      : passes_(layers.passes_through),
+        keeps_(layers.keeps_output_gradient),
+        absorbs_(layers.absorbs),
+        scratch_used_(sources.size(), 0) {
     const std::size_t n = sources.size();
-    DL_CHECK(passes_through.size() == n && keeps_output_gradient.size() == n && read_at.size() == n,
+    DL_CHECK(passes_.size() == n && keeps_.size() == n && absorbs_.size() == n &&
+                 layers.read_at.size() == n,
              "one entry per layer");
     g_.inputs.resize(n);
     for (std::size_t i = 0; i < n; ++i) g_.inputs[i].resize(sources[i].size());
     g_.sums_after.resize(n);
     g_.owner.resize(n);
+    g_.absorbed.assign(n, -1);
     g_.first_write.assign(n, -1);
-    g_.last_read = read_at;
+    g_.last_read = layers.read_at;
     for (std::size_t i = 0; i < n; ++i) g_.owner[i] = static_cast<int>(i);
   }
 
@@ -96,9 +100,14 @@ class Planner {
     }
     for (const Read& read : deferred) {
       input(read).mode = GradientRoutes::Mode::kInPlace;
-      const int step = std::min(read.reader, top);
-      g_.sums_after[static_cast<std::size_t>(step)].push_back(
-          {static_cast<int>(s), -1, read.reader});
+      int step = std::min(read.reader, top);
+      if (step == static_cast<int>(s) + 1 && absorbs_[s] && g_.absorbed[s] < 0) {
+        g_.absorbed[s] = read.reader;
+        step = static_cast<int>(s);  // read by layer s's backward
+      } else {
+        g_.sums_after[static_cast<std::size_t>(step)].push_back(
+            {static_cast<int>(s), -1, read.reader});
+      }
       int& last = g_.last_read[static_cast<std::size_t>(read.reader)];
       last = std::min(last, step);
     }
@@ -110,6 +119,7 @@ class Planner {
 
   const std::vector<bool>& passes_;
   const std::vector<bool>& keeps_;
+  const std::vector<bool>& absorbs_;
   std::vector<int> scratch_used_;  // per step: scratch slots taken
   GradientRoutes g_;
 };
@@ -117,10 +127,8 @@ class Planner {
 }  // namespace
 
 GradientRoutes plan_gradient_routes(const std::vector<std::vector<int>>& sources,
-                                    const std::vector<bool>& passes_through,
-                                    const std::vector<bool>& keeps_output_gradient,
-                                    const std::vector<int>& read_at) {
-  return Planner(sources, passes_through, keeps_output_gradient, read_at).plan(reads_of(sources));
+                                    const GradientRouteInputs& layers) {
+  return Planner(sources, layers).plan(reads_of(sources));
 }
 
 }  // namespace dl

@@ -12,7 +12,10 @@
 //  - where such an input has other readers, the pass-through reader's dy is added into the sum
 //    (a deferred sum) once the sum has its first term, instead of being copied to a scratch slot
 //    first. With two readers, as at every residual fan-out, the sum is the same one float add as
-//    before, so the same bits; with three or more, the order of the adds may differ.
+//    before, so the same bits; with three or more, the order of the adds may differ;
+//  - where that sum falls on the step just before the layer's own and the layer can add one
+//    more term to its dy as it reads it (Layer::absorbs_gradient_term: the residual add, in its
+//    activation's gradient pass), the layer adds it (absorbed) and the sum costs no pass.
 #pragma once
 
 #include <vector>
@@ -41,19 +44,25 @@ struct GradientRoutes {
   std::vector<std::vector<Sum>> sums_after;  // per layer (step), in order
   // Per layer: the layer whose buffer holds its output gradient (itself unless an alias).
   std::vector<int> owner;
+  // Per layer: the layer whose output gradient its backward adds to its own dy, or -1.
+  std::vector<int> absorbed;
   // Per layer owning a buffer: the backward steps of the first write and the last read of that
   // buffer (the input of plan_gradient_slots); -1 for an alias, which has no buffer of its own.
   std::vector<int> first_write, last_read;
   int scratch_slots = 0;
 };
 
-// sources: per layer, the layers it reads (-1: the network's input); passes_through and
-// keeps_output_gradient: Layer's properties of the same names; read_at: per layer, the backward
-// step at which its output gradient is last read (its own index, or that of the convolution a
-// pooling is fused into).
+// The layers' properties the plan reads: per layer, Layer's passes_gradient_through,
+// backward_keeps_output_gradient and absorbs_gradient_term, and read_at, the backward step at
+// which its output gradient is last read (its own index, or that of the convolution a pooling is
+// fused into).
+struct GradientRouteInputs {
+  std::vector<bool> passes_through, keeps_output_gradient, absorbs;
+  std::vector<int> read_at;
+};
+
+// sources: per layer, the layers it reads (-1: the network's input).
 GradientRoutes plan_gradient_routes(const std::vector<std::vector<int>>& sources,
-                                    const std::vector<bool>& passes_through,
-                                    const std::vector<bool>& keeps_output_gradient,
-                                    const std::vector<int>& read_at);
+                                    const GradientRouteInputs& layers);
 
 }  // namespace dl

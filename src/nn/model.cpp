@@ -117,18 +117,18 @@ std::vector<bool> Model::plan_in_place(const std::vector<std::vector<int>>& read
 void Model::route_gradients(const std::vector<std::vector<int>>& sources,
                             const std::vector<std::size_t>& fused) {
   const std::size_t n = layers_.size();
-  std::vector<bool> passes(n), keeps(n);
-  std::vector<int> read_at(n);
+  GradientRouteInputs properties;
   std::vector<std::size_t> floats(n);
   for (std::size_t i = 0; i < n; ++i) {
-    passes[i] = layers_[i]->passes_gradient_through();
-    keeps[i] = layers_[i]->backward_keeps_output_gradient();
-    read_at[i] = static_cast<int>(i);
+    properties.passes_through.push_back(layers_[i]->passes_gradient_through());
+    properties.keeps_output_gradient.push_back(layers_[i]->backward_keeps_output_gradient());
+    properties.absorbs.push_back(layers_[i]->absorbs_gradient_term());
+    properties.read_at.push_back(static_cast<int>(i));
     floats[i] = layers_[i]->output_size();
   }
   // A pooling fused into the convolution before it has its gradient read at that step.
-  for (std::size_t i : fused) read_at[i + 1] = static_cast<int>(i);
-  routes_ = plan_gradient_routes(sources, passes, keeps, read_at);
+  for (std::size_t i : fused) properties.read_at[i + 1] = static_cast<int>(i);
+  routes_ = plan_gradient_routes(sources, properties);
   // Each scratch slot of a step is one more gradient, live at that step alone: the slot planner
   // fits it into a buffer no gradient holds then, instead of a buffer of its own.
   GradientLifetimes lives{floats, routes_.first_write, routes_.last_read};
@@ -145,6 +145,10 @@ void Model::route_gradients(const std::vector<std::vector<int>>& sources,
   };
   for (std::size_t i = 0; i < n; ++i)
     output_gradient_.push_back(buffer_of(static_cast<std::size_t>(routes_.owner[i])));
+  for (std::size_t i = 0; i < n; ++i)
+    if (routes_.absorbed[i] >= 0)
+      layers_[i]->absorb_gradient_term(
+          output_gradient_[static_cast<std::size_t>(routes_.absorbed[i])]);
   scratch_.resize(n);
   for (std::size_t i = 0; i < n; ++i)
     for (std::size_t entry : scratch_entries[i]) scratch_[i].push_back(buffer_of(entry));

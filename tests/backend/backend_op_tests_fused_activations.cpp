@@ -1,11 +1,11 @@
 // The activations fused into the op before them, on every backend. The residual sum's last term
-// and its activation (Backend::add_activation_forward): the bits of axpy and the activation one
-// after the other. Batch normalization fused with the activation after it
-// (Backend::batchnorm_activation_*): the same bits as batch normalization and the activation one
-// after another on that backend, forward (training and inference) and, for the activations whose
-// gradient is a selection (ReLU, leaky ReLU), backward, within float rounding for the others; a
-// finite-difference check of the
-// fused op's dx for the smooth activations; and parity with the CPU.
+// and its activation (Backend::add_activation_forward), and its gradient with one more term
+// (add_activation_backward): the bits of axpy and the activation one after the other. Batch
+// normalization fused with the activation after it (Backend::batchnorm_activation_*): the same bits
+// as batch normalization and the activation one after another on that backend, forward (training
+// and inference) and, for the activations whose gradient is a selection (ReLU, leaky ReLU),
+// backward, within float rounding for the others; a finite-difference check of the fused op's dx
+// for the smooth activations; and parity with the CPU.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -172,10 +172,45 @@ TEST_CASE("op sum + activation, fused: axpy's and the activation's bits, parity"
   });
 }
 
+TEST_CASE("op sum + activation, backward with a gradient term: axpy's and the gradient's bits") {
+  const Activation a =
+      GENERATE(Activation::kIdentity, Activation::kRelu, Activation::kTanh, Activation::kGelu);
+  INFO("activation " << static_cast<int>(a));
+  const std::size_t n = 1000;
+  const auto x = uniform(n, 33, -2.0f, 2.0f), dy0 = uniform(n, 34), term = uniform(n, 35);
+  std::vector<float> y(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);  // any output; ReLU's: its sign
+  const auto gradient = [&](Backend& b, bool fused) {
+    Io io(b);
+    float* dy = io.put(dy0);
+    const float* in = ops::activation_reads_input(a) ? io.put(x) : nullptr;
+    if (fused) {
+      b.add_activation_backward(a, n, in, io.put(y), io.put(term), dy);
+    } else {
+      b.axpy(n, 1.0f, io.put(term), dy);
+      b.activation_backward(a, 1, n, in, io.put(y), dy, dy);
+    }
+    return io.get(dy, n);
+  };
+  CpuBackend cpu;
+  const std::vector<float> on_cpu = gradient(cpu, true);
+  for_each_backend([&](Backend& b) {
+    INFO(b.name());
+    const std::vector<float> fused = gradient(b, true);
+    CHECK(fused == gradient(b, false));
+    near("vs cpu", fused, on_cpu, kParity);
+    std::vector<double> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = dy0[i] + term[i];
+    if (a == Activation::kIdentity) near("vs dy + term", fused, want, kReference);
+  });
+}
+
 TEST_CASE("op sum + activation: softmax refused") {
   for_each_backend([&](Backend& b) {
     Io io(b);
     CHECK_THROWS(b.add_activation_forward(Activation::kSoftmax, 4, io.out(4), io.out(4)));
+    CHECK_THROWS(b.add_activation_backward(Activation::kSoftmax, 4, nullptr, io.out(4), io.out(4),
+                                           io.out(4)));
   });
 }
 

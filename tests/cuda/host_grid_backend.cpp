@@ -205,6 +205,10 @@ void HostGridBackend::add_activation_forward(Activation a, std::size_t n, const 
                                              float* y) {
   gpu::launch_add_activation_forward(a, n, x, y, limits_, kStream);
 }
+void HostGridBackend::add_activation_backward(Activation a, std::size_t n, const float* x,
+                                              const float* y, const float* term, float* dy) {
+  gpu::launch_add_activation_backward(a, n, x, y, term, dy, limits_, kStream);
+}
 void HostGridBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                           const float* x, const float* y, const float* dy,
                                           float* dx) {

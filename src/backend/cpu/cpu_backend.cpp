@@ -138,6 +138,10 @@ void CpuBackend::activation_forward(Activation a, std::size_t rows, std::size_t 
 void CpuBackend::add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
   kernels().add_activation_forward(a, n, x, y);
 }
+void CpuBackend::add_activation_backward(Activation a, std::size_t n, const float* x,
+                                         const float* y, const float* term, float* dy) {
+  kernels().add_activation_backward(a, n, x, y, term, dy);
+}
 void CpuBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                      const float* x, const float* y, const float* dy, float* dx) {
   kernels().activation_backward(a, rows, cols, x, y, dy, dx);

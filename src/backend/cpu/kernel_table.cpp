@@ -63,6 +63,7 @@ const KernelTable kKernelTable = {
     pool2d_backward,
     activation_forward,
     add_activation_forward,
+    add_activation_backward,
     activation_backward,
     output_loss,
     dropout_forward,

@@ -43,6 +43,8 @@ struct KernelTable {
                           const float*, float*, const std::int32_t*);
   void (*activation_forward)(Activation, std::size_t, std::size_t, const float*, float*);
   void (*add_activation_forward)(Activation, std::size_t, const float*, float*);
+  void (*add_activation_backward)(Activation, std::size_t, const float*, const float*, const float*,
+                                  float*);
   void (*activation_backward)(Activation, std::size_t, std::size_t, const float*, const float*,
                               const float*, float*);
   void (*output_loss)(const OutputLoss&, int, int, const float*, const std::int32_t*, float*,
