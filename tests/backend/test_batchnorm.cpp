@@ -76,17 +76,21 @@ Params random_params(const dl::BatchNormShape& s) {
 }
 
 struct TrainingOutput {
-  std::vector<float> y, running_mean, running_var, save_mean, save_inv_std;
+  std::vector<float> y, running_mean, running_var, save_mean, save_inv_std, affine;
 };
 
+// a: the activation fused after the normalization (the identity: none).
 TrainingOutput train_forward(const dl::BatchNormShape& s, const std::vector<float>& x,
-                             const Params& p) {
-  TrainingOutput o{std::vector<float>(x.size()), p.running_mean, p.running_var,
-                   std::vector<float>(s.channels), std::vector<float>(s.channels)};
-  dl::cpu::batchnorm_forward_training(s, dl::Activation::kIdentity, kEps, kDecay, x.data(),
-                                      p.gamma.data(), p.beta.data(), o.y.data(),
-                                      o.running_mean.data(), o.running_var.data(),
-                                      o.save_mean.data(), o.save_inv_std.data(), nullptr);
+                             const Params& p, dl::Activation a = dl::Activation::kIdentity) {
+  TrainingOutput o{std::vector<float>(x.size()),
+                   p.running_mean,
+                   p.running_var,
+                   std::vector<float>(s.channels),
+                   std::vector<float>(s.channels),
+                   std::vector<float>(2 * s.channels)};
+  dl::cpu::batchnorm_forward_training(s, a, kEps, kDecay, x.data(), p.gamma.data(), p.beta.data(),
+                                      o.y.data(), o.running_mean.data(), o.running_var.data(),
+                                      o.save_mean.data(), o.save_inv_std.data(), o.affine.data());
   return o;
 }
 
@@ -271,30 +275,32 @@ TEST_CASE("batchnorm backward matches the formula", "[batchnorm][gradient]") {
 
 TEST_CASE("batchnorm gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[batchnorm]") {
   // Channels of one task each (a CIFAR plane), several channels per task (a flat layer of many
-  // features), and rows with vector runs and scalar ends.
+  // features), and rows with vector runs and scalar ends; alone and with a fused activation.
+  const dl::Activation a =
+      GENERATE(dl::Activation::kIdentity, dl::Activation::kRelu, dl::Activation::kTanh);
   for (const dl::BatchNormShape& s :
        {dl::BatchNormShape{16, 12, 32 * 32}, dl::BatchNormShape{64, 600, 1}, kLaneShape}) {
-    INFO(name_of(s));
+    INFO(name_of(s) << ", activation " << static_cast<int>(a));
     const std::vector<float> x = random_values(total(s), 14, 0.5, 2.0);
     const std::vector<float> dy = random_values(total(s), 15, 0.0, 1.0);
     const Params p = random_params(s);
     // y: every output of both forward ops, one after another; dw, db: dgamma, dbeta.
     const auto run = [&](int threads) {
       const dl::testing::BlasThreads pool(threads);
-      const TrainingOutput o = train_forward(s, x, p);
+      const TrainingOutput o = train_forward(s, x, p, a);
       dl::testing::LayerPass r{o.y, std::vector<float>(x.size()), std::vector<float>(s.channels),
                                std::vector<float>(s.channels)};
       for (const std::vector<float>* v :
-           {&o.running_mean, &o.running_var, &o.save_mean, &o.save_inv_std})
+           {&o.running_mean, &o.running_var, &o.save_mean, &o.save_inv_std, &o.affine})
         r.y.insert(r.y.end(), v->begin(), v->end());
       std::vector<float> inferred(x.size());
-      dl::cpu::batchnorm_forward_inference(s, dl::Activation::kIdentity, kEps, x.data(),
-                                           p.gamma.data(), p.beta.data(), p.running_mean.data(),
-                                           p.running_var.data(), inferred.data());
+      dl::cpu::batchnorm_forward_inference(s, a, kEps, x.data(), p.gamma.data(), p.beta.data(),
+                                           p.running_mean.data(), p.running_var.data(),
+                                           inferred.data());
       r.y.insert(r.y.end(), inferred.begin(), inferred.end());
-      dl::cpu::batchnorm_backward(s, dl::Activation::kIdentity, x.data(), dy.data(), p.gamma.data(),
-                                  o.save_mean.data(), o.save_inv_std.data(), nullptr, r.dx.data(),
-                                  r.dw.data(), r.db.data());
+      dl::cpu::batchnorm_backward(s, a, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
+                                  o.save_inv_std.data(), o.affine.data(), r.dx.data(), r.dw.data(),
+                                  r.db.data());
       return r;
     };
     dl::testing::check_same_bits_on_any_thread_count(run);
