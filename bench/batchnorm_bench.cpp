@@ -57,11 +57,42 @@ void time_shape(dl::CpuBackend& be, const dl::BatchNormShape& s, int repetitions
     be.batchnorm_backward(s, x.data(), dy.data(), gamma.data(), save_mean.data(),
                           save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
   };
+  // ResNet's batch normalization + ReLU, as one op and as the two ops (ReLU in place, as the
+  // model runs it unfused).
+  std::vector<float> affine(2 * static_cast<std::size_t>(s.channels));
+  const auto rows = static_cast<std::size_t>(s.n), cols = n / rows;
+  const auto relu_training = [&] {
+    be.batchnorm_activation_forward_training(s, dl::Activation::kRelu, kEps, kDecay, x.data(),
+                                             gamma.data(), beta.data(), y.data(),
+                                             running_mean.data(), running_var.data(),
+                                             save_mean.data(), save_inv_std.data(), affine.data());
+  };
+  const auto relu_backward = [&] {
+    be.batchnorm_activation_backward(s, dl::Activation::kRelu, x.data(), dy.data(), gamma.data(),
+                                     save_mean.data(), save_inv_std.data(), affine.data(),
+                                     dx.data(), dgamma.data(), dbeta.data());
+  };
+  std::vector<float> g(n);
+  const auto apart_training = [&] {
+    training();
+    be.activation_forward(dl::Activation::kRelu, rows, cols, y.data(), y.data());
+  };
+  const auto apart_backward = [&] {
+    be.activation_backward(dl::Activation::kRelu, rows, cols, nullptr, y.data(), dy.data(),
+                           g.data());
+    be.batchnorm_backward(s, x.data(), g.data(), gamma.data(), save_mean.data(),
+                          save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+  };
   const struct {
     const char* name;
     std::function<void()> call;
-  } kernels[] = {
-      {"forward training", training}, {"forward inference", inference}, {"backward", backward}};
+  } kernels[] = {{"forward training", training},
+                 {"forward inference", inference},
+                 {"backward", backward},
+                 {"+ ReLU fused, forward training", relu_training},
+                 {"+ ReLU fused, backward", relu_backward},
+                 {"+ ReLU apart, forward training", apart_training},
+                 {"+ ReLU apart, backward", apart_backward}};
   for (const auto& k : kernels) {
     std::printf("| %dx%dx%d | %s |", s.n, s.channels, s.spatial, k.name);
     for (int threads : thread_counts) {

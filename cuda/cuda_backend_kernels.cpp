@@ -80,6 +80,17 @@ void CudaBackend::activation_forward(Activation a, std::size_t rows, std::size_t
   launch_activation_forward(a, rows, cols, x, y, limits_, stream_.get());
 }
 
+void CudaBackend::add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
+  activate();
+  launch_add_activation_forward(a, n, x, y, limits_, stream_.get());
+}
+
+void CudaBackend::add_activation_backward(Activation a, std::size_t n, const float* x,
+                                          const float* y, const float* term, float* dy) {
+  activate();
+  launch_add_activation_backward(a, n, x, y, term, dy, limits_, stream_.get());
+}
+
 void CudaBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                       const float* x, const float* y, const float* dy, float* dx) {
   activate();
@@ -120,34 +131,38 @@ void CudaBackend::dropout_backward(std::size_t n, const float* mask, const float
 
 // ---- batch normalization ----------------------------------------------------------------------
 
-void CudaBackend::batchnorm_forward_training(const BatchNormShape& s, float eps, float decay,
-                                             const float* x, const float* gamma, const float* beta,
-                                             float* y, float* running_mean, float* running_var,
-                                             float* save_mean, float* save_inv_std) {
+void CudaBackend::batchnorm_activation_forward_training(const BatchNormShape& s, Activation a,
+                                                        float eps, float decay, const float* x,
+                                                        const float* gamma, const float* beta,
+                                                        float* y, float* running_mean,
+                                                        float* running_var, float* save_mean,
+                                                        float* save_inv_std, float* save_affine) {
   ops::check_shape(s);
   activate();
-  launch_batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean, running_var,
-                                    save_mean, save_inv_std, limits_, stream_.get());
+  launch_batchnorm_forward_training(s, a, eps, decay, x, gamma, beta, y, running_mean, running_var,
+                                    save_mean, save_inv_std, save_affine, limits_, stream_.get());
 }
 
-void CudaBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
-                                              const float* gamma, const float* beta,
-                                              const float* running_mean, const float* running_var,
-                                              float* y) {
+void CudaBackend::batchnorm_activation_forward_inference(const BatchNormShape& s, Activation a,
+                                                         float eps, const float* x,
+                                                         const float* gamma, const float* beta,
+                                                         const float* running_mean,
+                                                         const float* running_var, float* y) {
   ops::check_shape(s);
   activate();
-  launch_batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y, limits_,
-                                     stream_.get());
+  launch_batchnorm_forward_inference(s, a, eps, x, gamma, beta, running_mean, running_var, y,
+                                     limits_, stream_.get());
 }
 
-void CudaBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
-                                     const float* gamma, const float* save_mean,
-                                     const float* save_inv_std, float* dx, float* dgamma,
-                                     float* dbeta) {
+void CudaBackend::batchnorm_activation_backward(const BatchNormShape& s, Activation a,
+                                                const float* x, const float* dy, const float* gamma,
+                                                const float* save_mean, const float* save_inv_std,
+                                                const float* save_affine, float* dx, float* dgamma,
+                                                float* dbeta) {
   ops::check_shape(s);
   activate();
-  launch_batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta, limits_,
-                            stream_.get());
+  launch_batchnorm_backward(s, a, x, dy, gamma, save_mean, save_inv_std, save_affine, dx, dgamma,
+                            dbeta, limits_, stream_.get());
 }
 
 // ---- updaters ---------------------------------------------------------------------------------

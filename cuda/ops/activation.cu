@@ -32,6 +32,23 @@ __global__ void activation_backward_kernel(std::size_t n, const float* x, const 
   }
 }
 
+// y = act(y + x): the residual sum's last term and its activation.
+template <Activation A>
+__global__ void add_activation_forward_kernel(std::size_t n, const float* x, float* y) {
+  for (std::size_t i = first_index(); i < n; i += grid_stride())
+    y[i] = ops::activate<A>(y[i] + x[i]);
+}
+
+// dy = act's gradient of dy + term: the residual sum's activation gradient and a gradient term.
+template <Activation A>
+__global__ void add_activation_backward_kernel(std::size_t n, const float* x, const float* y,
+                                               const float* term, float* dy) {
+  for (std::size_t i = first_index(); i < n; i += grid_stride()) {
+    const float input = ops::activation_reads_input(A) ? x[i] : 0.0f;
+    dy[i] = ops::activation_gradient<A>(input, y[i], dy[i] + term[i]);
+  }
+}
+
 // One block per row (grid-stride over rows). In place is safe: every read of the row happens
 // before the reductions' barriers, and each thread then rewrites only the elements it reads.
 __global__ void softmax_forward_kernel(std::size_t rows, std::size_t cols, const float* x,
@@ -125,6 +142,33 @@ void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols
   }
   if (dy != dx)  // the identity
     DL_CUDA_CALL(cudaMemcpyAsync(dx, dy, n * sizeof(float), cudaMemcpyDeviceToDevice, stream));
+}
+
+void launch_add_activation_forward(Activation a, std::size_t n, const float* x, float* y,
+                                   const LaunchLimits& limits, cudaStream_t stream) {
+  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
+  if (n == 0) return;
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    const int block = limits.block();
+    add_activation_forward_kernel<decltype(tag)::value>
+        <<<limits.grid(n, block), block, 0, stream>>>(n, x, y);
+    DL_CUDA_LAUNCHED(add_activation_forward_kernel);
+  });
+}
+
+void launch_add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                                    const float* term, float* dy, const LaunchLimits& limits,
+                                    cudaStream_t stream) {
+  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
+  DL_CHECK(x != nullptr || !ops::activation_reads_input(a),
+           "this activation's gradient reads its input: pass the pre-activation");
+  if (n == 0) return;
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    const int block = limits.block();
+    add_activation_backward_kernel<decltype(tag)::value>
+        <<<limits.grid(n, block), block, 0, stream>>>(n, x, y, term, dy);
+    DL_CUDA_LAUNCHED(add_activation_backward_kernel);
+  });
 }
 
 }  // namespace dl::gpu

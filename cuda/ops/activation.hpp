@@ -18,5 +18,12 @@ void launch_activation_forward(Activation a, std::size_t rows, std::size_t cols,
 void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                                 const float* y, const float* dy, float* dx,
                                 const LaunchLimits& limits, cudaStream_t stream);
+// y = act(y + x) over n values; a elementwise or the identity (Backend::add_activation_forward).
+void launch_add_activation_forward(Activation a, std::size_t n, const float* x, float* y,
+                                   const LaunchLimits& limits, cudaStream_t stream);
+// dy = act's gradient at (x, y) of dy + term (Backend::add_activation_backward).
+void launch_add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                                    const float* term, float* dy, const LaunchLimits& limits,
+                                    cudaStream_t stream);
 
 }  // namespace dl::gpu

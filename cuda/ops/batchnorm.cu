@@ -1,7 +1,9 @@
 // Batch normalization. A channel's m = n * spatial values are strided in NCHW: value j of channel
 // c is sample j / spatial, position j % spatial. Its statistics are reduced in double (two
-// passes for the variance, as on the CPU), then y = x * scale + shift is applied with the
-// per-channel scale and shift in float.
+// passes for the variance, as on the CPU), then y = act(x * scale + shift) is applied with the
+// per-channel scale and shift in float, act the fused activation (ops/batchnorm.hpp; the
+// identity for batch normalization alone), whose gradient the backward kernels apply to dy at
+// the recomputed x * scale + shift.
 //  - spatial > 1: one block per channel (grid-stride over channels); a warp reads neighbouring
 //    positions of a plane.
 //  - spatial == 1 (after a dense layer: x is [n][channels]): one block per 32 channels, lane l of
@@ -51,20 +53,41 @@ __device__ void save_statistics(int c, double mean, double var, double inv_std, 
 __device__ double unbiased_factor(double count) {
   return count > 1.0 ? count / (count - 1.0) : 1.0;
 }
-// dx of one value, from the channel's a = gamma inv_std and the means of dy and dy xhat.
-__device__ float input_gradient(float x, float dy, float mean, float inv_std, float a,
-                                float mean_dy, float mean_dy_xhat) {
+// The fused activation's scale and shift, saved for the backward pass.
+__device__ void save_affine_of(int c, int channels, Affine f, float* save_affine) {
+  if (save_affine == nullptr) return;
+  save_affine[c] = f.scale;
+  save_affine[channels + c] = f.shift;
+}
+__device__ Affine saved_affine(int c, int channels, const float* save_affine) {
+  return save_affine != nullptr ? Affine{save_affine[c], save_affine[channels + c]}
+                                : Affine{1.0f, 0.0f};
+}
+template <Activation A>
+__device__ float normalized_output(float x, Affine f) {
+  return ops::activate<A>(ops::batchnorm_affine(x, f.scale, f.shift));
+}
+// dy taken through the fused activation's gradient: the gradient w.r.t. the normalized value.
+template <Activation A>
+__device__ float pre_activation_gradient(float x, float dy, Affine f) {
+  if constexpr (A == Activation::kIdentity) return dy;
+  return ops::batchnorm_activation_gradient<A>(x, f.scale, f.shift, dy);
+}
+// dx of one value, from g = pre_activation_gradient, the channel's a = gamma inv_std and the
+// means of g and g xhat.
+__device__ float input_gradient(float x, float g, float mean, float inv_std, float a, float mean_dy,
+                                float mean_dy_xhat) {
   const float xhat = (x - mean) * inv_std;
-  return a * (dy - mean_dy - xhat * mean_dy_xhat);
+  return a * (g - mean_dy - xhat * mean_dy_xhat);
 }
 
 // ---- kernels: one block per channel --------------------------------------------------------
 
-template <typename Index>
+template <typename Index, Activation A>
 __global__ void batchnorm_training_kernel(BatchNormShape d, float eps, float decay, const float* x,
                                           const float* gamma, const float* beta, float* y,
                                           float* running_mean, float* running_var, float* save_mean,
-                                          float* save_inv_std) {
+                                          float* save_inv_std, float* save_affine) {
   __shared__ double sum_shared[kWarpLanes];
   const Index m = static_cast<Index>(per_channel(d));
   const double count = static_cast<double>(m);
@@ -83,15 +106,17 @@ __global__ void batchnorm_training_kernel(BatchNormShape d, float eps, float dec
     const Affine f = affine(mean, inv_std, gamma[c], beta[c]);
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      y[at] = x[at] * f.scale + f.shift;
+      y[at] = normalized_output<A>(x[at], f);
     }
-    if (threadIdx.x == 0)
+    if (threadIdx.x == 0) {
       save_statistics(c, mean, var, inv_std, unbias, decay, running_mean, running_var, save_mean,
                       save_inv_std);
+      save_affine_of(c, d.channels, f, save_affine);
+    }
   }
 }
 
-template <typename Index>
+template <typename Index, Activation A>
 __global__ void batchnorm_inference_kernel(BatchNormShape d, float eps, const float* x,
                                            const float* gamma, const float* beta,
                                            const float* running_mean, const float* running_var,
@@ -102,28 +127,30 @@ __global__ void batchnorm_inference_kernel(BatchNormShape d, float eps, const fl
     const Affine f = affine(running_mean[c], inv_std, gamma[c], beta[c]);
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      y[at] = x[at] * f.scale + f.shift;
+      y[at] = normalized_output<A>(x[at], f);
     }
   }
 }
 
-template <typename Index>
+template <typename Index, Activation A>
 __global__ void batchnorm_backward_kernel(BatchNormShape d, const float* x, const float* dy,
                                           const float* gamma, const float* save_mean,
-                                          const float* save_inv_std, float* dx, float* dgamma,
-                                          float* dbeta) {
+                                          const float* save_inv_std, const float* save_affine,
+                                          float* dx, float* dgamma, float* dbeta) {
   __shared__ double sum_shared[kWarpLanes];
   const Index m = static_cast<Index>(per_channel(d));
   const double count = static_cast<double>(m);
   for (int c = blockIdx.x; c < d.channels; c += gridDim.x) {
     const float mean = save_mean[c];
     const float inv_std = save_inv_std[c];
+    const Affine f = saved_affine(c, d.channels, save_affine);
     double sum_dy = 0.0;
     double sum_dy_xhat = 0.0;
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      sum_dy += dy[at];
-      sum_dy_xhat += static_cast<double>(dy[at]) * ((x[at] - mean) * inv_std);
+      const float g = pre_activation_gradient<A>(x[at], dy[at], f);
+      sum_dy += g;
+      sum_dy_xhat += static_cast<double>(g) * ((x[at] - mean) * inv_std);
     }
     sum_dy = block_sum(sum_dy, sum_shared);
     sum_dy_xhat = block_sum(sum_dy_xhat, sum_shared);
@@ -132,7 +159,8 @@ __global__ void batchnorm_backward_kernel(BatchNormShape d, const float* x, cons
     const float mean_dy_xhat = static_cast<float>(sum_dy_xhat / count);
     for (Index j = threadIdx.x; j < m; j += blockDim.x) {
       const std::size_t at = channel_offset(d, c, j);
-      dx[at] = input_gradient(x[at], dy[at], mean, inv_std, a, mean_dy, mean_dy_xhat);
+      dx[at] = input_gradient(x[at], pre_activation_gradient<A>(x[at], dy[at], f), mean, inv_std, a,
+                              mean_dy, mean_dy_xhat);
     }
     if (threadIdx.x == 0) {
       dbeta[c] = static_cast<float>(sum_dy);
@@ -190,11 +218,12 @@ __device__ SumPair column_sums(const RowTile& t, int n, SumPair (*shared)[kWarpL
   return total;
 }
 
+template <Activation A>
 __global__ void batchnorm_rows_training_kernel(BatchNormShape d, float eps, float decay,
                                                const float* x, const float* gamma,
                                                const float* beta, float* y, float* running_mean,
                                                float* running_var, float* save_mean,
-                                               float* save_inv_std) {
+                                               float* save_inv_std, float* save_affine) {
   __shared__ SumPair shared[kMaxWarps][kWarpLanes];
   const double count = static_cast<double>(d.n);
   const std::size_t row = static_cast<std::size_t>(d.channels);
@@ -218,13 +247,16 @@ __global__ void batchnorm_rows_training_kernel(BatchNormShape d, float eps, floa
     const double inv_std = 1.0 / sqrt(var + eps);
     const Affine f = affine(mean, inv_std, gamma[t.c], beta[t.c]);
     for (int r = t.warp; r < d.n; r += t.warps)
-      y[r * row + t.c] = x[r * row + t.c] * f.scale + f.shift;
-    if (t.warp == 0)
+      y[r * row + t.c] = normalized_output<A>(x[r * row + t.c], f);
+    if (t.warp == 0) {
       save_statistics(t.c, mean, var, inv_std, unbiased_factor(count), decay, running_mean,
                       running_var, save_mean, save_inv_std);
+      save_affine_of(t.c, d.channels, f, save_affine);
+    }
   }
 }
 
+template <Activation A>
 __global__ void batchnorm_rows_inference_kernel(BatchNormShape d, float eps, const float* x,
                                                 const float* gamma, const float* beta,
                                                 const float* running_mean, const float* running_var,
@@ -237,14 +269,15 @@ __global__ void batchnorm_rows_inference_kernel(BatchNormShape d, float eps, con
     const double inv_std = 1.0 / sqrt(static_cast<double>(running_var[t.c]) + eps);
     const Affine f = affine(running_mean[t.c], inv_std, gamma[t.c], beta[t.c]);
     for (int r = t.warp; r < d.n; r += t.warps)
-      y[r * row + t.c] = x[r * row + t.c] * f.scale + f.shift;
+      y[r * row + t.c] = normalized_output<A>(x[r * row + t.c], f);
   }
 }
 
+template <Activation A>
 __global__ void batchnorm_rows_backward_kernel(BatchNormShape d, const float* x, const float* dy,
                                                const float* gamma, const float* save_mean,
-                                               const float* save_inv_std, float* dx, float* dgamma,
-                                               float* dbeta) {
+                                               const float* save_inv_std, const float* save_affine,
+                                               float* dx, float* dgamma, float* dbeta) {
   __shared__ SumPair shared[kMaxWarps][kWarpLanes];
   const double count = static_cast<double>(d.n);
   const std::size_t row = static_cast<std::size_t>(d.channels);
@@ -253,9 +286,11 @@ __global__ void batchnorm_rows_backward_kernel(BatchNormShape d, const float* x,
     const RowTile t = row_tile(tile, d.channels);
     const float mean = t.valid ? save_mean[t.c] : 0.0f;
     const float inv_std = t.valid ? save_inv_std[t.c] : 0.0f;
+    const Affine f = t.valid ? saved_affine(t.c, d.channels, save_affine) : Affine{1.0f, 0.0f};
     const SumPair sums = column_sums(t, d.n, shared, [&](int r) {
       const std::size_t at = r * row + t.c;
-      return SumPair{dy[at], static_cast<double>(dy[at]) * ((x[at] - mean) * inv_std)};
+      const float g = pre_activation_gradient<A>(x[at], dy[at], f);
+      return SumPair{g, static_cast<double>(g) * ((x[at] - mean) * inv_std)};
     });
     if (!t.valid) continue;
     const float a = gamma[t.c] * inv_std;
@@ -263,7 +298,8 @@ __global__ void batchnorm_rows_backward_kernel(BatchNormShape d, const float* x,
     const float mean_dy_xhat = static_cast<float>(sums.second / count);
     for (int r = t.warp; r < d.n; r += t.warps) {
       const std::size_t at = r * row + t.c;
-      dx[at] = input_gradient(x[at], dy[at], mean, inv_std, a, mean_dy, mean_dy_xhat);
+      dx[at] = input_gradient(x[at], pre_activation_gradient<A>(x[at], dy[at], f), mean, inv_std, a,
+                              mean_dy, mean_dy_xhat);
     }
     if (t.warp == 0) {
       dbeta[t.c] = static_cast<float>(sums.first);
@@ -285,61 +321,76 @@ std::size_t row_tiles(const BatchNormShape& d) {
 
 }  // namespace
 
-void launch_batchnorm_forward_training(BatchNormShape d, float eps, float decay, const float* x,
-                                       const float* gamma, const float* beta, float* y,
-                                       float* running_mean, float* running_var, float* save_mean,
-                                       float* save_inv_std, const LaunchLimits& limits,
-                                       cudaStream_t stream) {
-  if (d.spatial == 1) {
-    batchnorm_rows_training_kernel<<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(),
-                                     0, stream>>>(d, eps, decay, x, gamma, beta, y, running_mean,
-                                                  running_var, save_mean, save_inv_std);
-    DL_CUDA_LAUNCHED(batchnorm_rows_training_kernel);
-    return;
-  }
-  with_index_type(per_channel(d), [&](auto index) {
-    batchnorm_training_kernel<decltype(index)>
-        <<<limits.grid_for_items(d.channels), limits.reduction_block(), 0, stream>>>(
-            d, eps, decay, x, gamma, beta, y, running_mean, running_var, save_mean, save_inv_std);
-    DL_CUDA_LAUNCHED(batchnorm_training_kernel);
+void launch_batchnorm_forward_training(BatchNormShape d, Activation a, float eps, float decay,
+                                       const float* x, const float* gamma, const float* beta,
+                                       float* y, float* running_mean, float* running_var,
+                                       float* save_mean, float* save_inv_std, float* save_affine,
+                                       const LaunchLimits& limits, cudaStream_t stream) {
+  ops::check_activation(a, save_affine);
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    if (d.spatial == 1) {
+      batchnorm_rows_training_kernel<kA>
+          <<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(), 0, stream>>>(
+              d, eps, decay, x, gamma, beta, y, running_mean, running_var, save_mean, save_inv_std,
+              save_affine);
+      DL_CUDA_LAUNCHED(batchnorm_rows_training_kernel);
+      return;
+    }
+    with_index_type(per_channel(d), [&](auto index) {
+      batchnorm_training_kernel<decltype(index), kA>
+          <<<limits.grid_for_items(d.channels), limits.reduction_block(), 0, stream>>>(
+              d, eps, decay, x, gamma, beta, y, running_mean, running_var, save_mean, save_inv_std,
+              save_affine);
+      DL_CUDA_LAUNCHED(batchnorm_training_kernel);
+    });
   });
 }
 
-void launch_batchnorm_forward_inference(BatchNormShape d, float eps, const float* x,
+void launch_batchnorm_forward_inference(BatchNormShape d, Activation a, float eps, const float* x,
                                         const float* gamma, const float* beta,
                                         const float* running_mean, const float* running_var,
                                         float* y, const LaunchLimits& limits, cudaStream_t stream) {
-  if (d.spatial == 1) {
-    batchnorm_rows_inference_kernel<<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(),
-                                      0, stream>>>(d, eps, x, gamma, beta, running_mean,
-                                                   running_var, y);
-    DL_CUDA_LAUNCHED(batchnorm_rows_inference_kernel);
-    return;
-  }
-  with_index_type(per_channel(d), [&](auto index) {
-    batchnorm_inference_kernel<decltype(index)>
-        <<<limits.grid_for_items(d.channels), limits.block(), 0, stream>>>(
-            d, eps, x, gamma, beta, running_mean, running_var, y);
-    DL_CUDA_LAUNCHED(batchnorm_inference_kernel);
+  ops::check_fusable(a);
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    if (d.spatial == 1) {
+      batchnorm_rows_inference_kernel<kA>
+          <<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(), 0, stream>>>(
+              d, eps, x, gamma, beta, running_mean, running_var, y);
+      DL_CUDA_LAUNCHED(batchnorm_rows_inference_kernel);
+      return;
+    }
+    with_index_type(per_channel(d), [&](auto index) {
+      batchnorm_inference_kernel<decltype(index), kA>
+          <<<limits.grid_for_items(d.channels), limits.block(), 0, stream>>>(
+              d, eps, x, gamma, beta, running_mean, running_var, y);
+      DL_CUDA_LAUNCHED(batchnorm_inference_kernel);
+    });
   });
 }
 
-void launch_batchnorm_backward(BatchNormShape d, const float* x, const float* dy,
+void launch_batchnorm_backward(BatchNormShape d, Activation a, const float* x, const float* dy,
                                const float* gamma, const float* save_mean,
-                               const float* save_inv_std, float* dx, float* dgamma, float* dbeta,
-                               const LaunchLimits& limits, cudaStream_t stream) {
-  if (d.spatial == 1) {
-    batchnorm_rows_backward_kernel<<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(),
-                                     0, stream>>>(d, x, dy, gamma, save_mean, save_inv_std, dx,
-                                                  dgamma, dbeta);
-    DL_CUDA_LAUNCHED(batchnorm_rows_backward_kernel);
-    return;
-  }
-  with_index_type(per_channel(d), [&](auto index) {
-    batchnorm_backward_kernel<decltype(index)>
-        <<<limits.grid_for_items(d.channels), limits.reduction_block(), 0, stream>>>(
-            d, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta);
-    DL_CUDA_LAUNCHED(batchnorm_backward_kernel);
+                               const float* save_inv_std, const float* save_affine, float* dx,
+                               float* dgamma, float* dbeta, const LaunchLimits& limits,
+                               cudaStream_t stream) {
+  ops::check_activation(a, save_affine);
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    if (d.spatial == 1) {
+      batchnorm_rows_backward_kernel<kA>
+          <<<limits.grid_for_items(row_tiles(d)), limits.reduction_block(), 0, stream>>>(
+              d, x, dy, gamma, save_mean, save_inv_std, save_affine, dx, dgamma, dbeta);
+      DL_CUDA_LAUNCHED(batchnorm_rows_backward_kernel);
+      return;
+    }
+    with_index_type(per_channel(d), [&](auto index) {
+      batchnorm_backward_kernel<decltype(index), kA>
+          <<<limits.grid_for_items(d.channels), limits.reduction_block(), 0, stream>>>(
+              d, x, dy, gamma, save_mean, save_inv_std, save_affine, dx, dgamma, dbeta);
+      DL_CUDA_LAUNCHED(batchnorm_backward_kernel);
+    });
   });
 }
 

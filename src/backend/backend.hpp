@@ -171,6 +171,14 @@ class Backend {
   // Elementwise over rows*cols values; softmax is taken per row over `cols`. In place allowed.
   virtual void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                                   float* y) = 0;
+  // y = act(y + x) over n values (a elementwise or the identity; y + x is axpy's value): the last
+  // term of the residual sum and its activation in one pass instead of two.
+  virtual void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) = 0;
+  // Its gradient with one more term of dy: dy = the gradient at (x, y) of dy + term, in place (x
+  // as activation_backward takes it; dy + term is axpy's value): the residual sum's activation
+  // gradient and the last term of the gradient sum at its output, in one pass instead of two.
+  virtual void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                                       const float* term, float* dy) = 0;
   // dx from the forward input x, output y and dy (backend/ops/activation.hpp): x may be null
   // unless ops::activation_reads_input(a). In place (dx == dy) allowed.
   virtual void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
@@ -214,21 +222,49 @@ class Backend {
                                std::uint64_t counter, const float* x, float* y, float* mask) = 0;
   virtual void dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx) = 0;
 
-  // ---- batch normalization ----------------------------------------------------------------
+  // ---- batch normalization, with the elementwise activation after it fused --------------------
   // Training: normalizes with the batch statistics, saves mean and 1/sqrt(var+eps) per channel,
-  // and updates running = decay * running + (1 - decay) * batch (variance unbiased).
-  virtual void batchnorm_forward_training(const BatchNormShape& s, float eps, float decay,
-                                          const float* x, const float* gamma, const float* beta,
-                                          float* y, float* running_mean, float* running_var,
-                                          float* save_mean, float* save_inv_std) = 0;
-  virtual void batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
-                                           const float* gamma, const float* beta,
-                                           const float* running_mean, const float* running_var,
-                                           float* y) = 0;
-  virtual void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
-                                  const float* gamma, const float* save_mean,
-                                  const float* save_inv_std, float* dx, float* dgamma,
-                                  float* dbeta) = 0;
+  // and updates running = decay * running + (1 - decay) * batch (variance unbiased). y = act(x *
+  // scale + shift), the scale and shift saved in save_affine (2 * channels floats: required unless
+  // a is the identity) for the backward pass, which applies act's gradient to dy itself
+  // (backend/ops/batchnorm.hpp): the activation costs no pass and no tensor of its own.
+  virtual void batchnorm_activation_forward_training(const BatchNormShape& s, Activation a,
+                                                     float eps, float decay, const float* x,
+                                                     const float* gamma, const float* beta,
+                                                     float* y, float* running_mean,
+                                                     float* running_var, float* save_mean,
+                                                     float* save_inv_std, float* save_affine) = 0;
+  virtual void batchnorm_activation_forward_inference(const BatchNormShape& s, Activation a,
+                                                      float eps, const float* x, const float* gamma,
+                                                      const float* beta, const float* running_mean,
+                                                      const float* running_var, float* y) = 0;
+  // dy: the gradient w.r.t. the activation's output.
+  virtual void batchnorm_activation_backward(const BatchNormShape& s, Activation a, const float* x,
+                                             const float* dy, const float* gamma,
+                                             const float* save_mean, const float* save_inv_std,
+                                             const float* save_affine, float* dx, float* dgamma,
+                                             float* dbeta) = 0;
+  // Batch normalization alone.
+  void batchnorm_forward_training(const BatchNormShape& s, float eps, float decay, const float* x,
+                                  const float* gamma, const float* beta, float* y,
+                                  float* running_mean, float* running_var, float* save_mean,
+                                  float* save_inv_std) {
+    batchnorm_activation_forward_training(s, Activation::kIdentity, eps, decay, x, gamma, beta, y,
+                                          running_mean, running_var, save_mean, save_inv_std,
+                                          nullptr);
+  }
+  void batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
+                                   const float* gamma, const float* beta, const float* running_mean,
+                                   const float* running_var, float* y) {
+    batchnorm_activation_forward_inference(s, Activation::kIdentity, eps, x, gamma, beta,
+                                           running_mean, running_var, y);
+  }
+  void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
+                          const float* gamma, const float* save_mean, const float* save_inv_std,
+                          float* dx, float* dgamma, float* dbeta) {
+    batchnorm_activation_backward(s, Activation::kIdentity, x, dy, gamma, save_mean, save_inv_std,
+                                  nullptr, dx, dgamma, dbeta);
+  }
 
   // ---- recorded work ------------------------------------------------------------------------
   // A device backend can record the ops issued between begin_recording() and end_recording()

@@ -14,11 +14,17 @@ LayerKind activation_layer_kind() {
 }
 
 void ActivationLayer::forward(const float* x, int batch, const StepContext& /*ctx*/) {
+  if (fused_) return;
   backend().activation_forward(plan_.activation, batch, output_size(), x, output_data_);
 }
 
 void ActivationLayer::backward(const float* x, const float* dy, float* dx, int batch) {
   if (dx == nullptr) return;  // the first layer: no gradient to pass on
+  if (fused_) {
+    if (dx != dy)
+      backend().copy(dx, dy, static_cast<std::size_t>(batch) * output_size() * sizeof(float));
+    return;
+  }
   backend().activation_backward(plan_.activation, batch, output_size(), x, output_data_, dy, dx);
 }
 

@@ -36,15 +36,22 @@ void AddLayer::forward_inputs(const std::vector<const float*>& xs, int batch) {
   const std::size_t n = static_cast<std::size_t>(batch) * output_size();
   float* sum = activation_input();
   if (sum != xs.front()) backend().copy(sum, xs.front(), n * sizeof(float));
-  for (std::size_t k = 1; k < xs.size(); ++k) backend().axpy(n, 1.0f, xs[k], sum);
-  activate_output(batch);
+  // Where the sum is the output (the activation's gradient does not read its input), the last
+  // term and the activation go in one pass: the same values, one pass fewer.
+  const bool fused = sum == output_data_ && plan_.activation != Activation::kSoftmax;
+  const std::size_t apart = fused ? xs.size() - 1 : xs.size();
+  for (std::size_t k = 1; k < apart; ++k) backend().axpy(n, 1.0f, xs[k], sum);
+  if (fused)
+    backend().add_activation_forward(plan_.activation, n, xs.back(), sum);
+  else
+    activate_output(batch);
 }
 
 void AddLayer::backward_inputs(float* dy, const std::vector<float*>& dxs, int batch) {
-  activation_gradient_in_place(dy, batch);
+  activation_gradient_in_place(dy, batch, term_);
   const std::size_t bytes = static_cast<std::size_t>(batch) * output_size() * sizeof(float);
   for (float* dx : dxs)
-    if (dx != nullptr) backend().copy(dx, dy, bytes);
+    if (dx != nullptr && dx != dy) backend().copy(dx, dy, bytes);
 }
 
 // Only the activation's gradient reads the output; the sum's passes dy on unchanged.

@@ -15,6 +15,15 @@ class AddLayer final : public MergeLayer {
   // The sum may accumulate into its first input's buffer: its gradient needs no input.
   bool may_overwrite_input() const override { return true; }
   bool backward_reads_output() const override;
+  // Every input's gradient is dy (after the activation's gradient, in place).
+  bool passes_gradient_through() const override { return true; }
+  // The activation's gradient pass adds the term (Backend::add_activation_backward); softmax,
+  // which has no elementwise pass, does not.
+  bool absorbs_gradient_term() const override { return plan_.activation != Activation::kSoftmax; }
+  void absorb_gradient_term(const float* term) override { term_ = term; }
+
+ private:
+  const float* term_ = nullptr;
 };
 
 }  // namespace dl

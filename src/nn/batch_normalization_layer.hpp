@@ -18,11 +18,19 @@ class BatchNormalizationLayer final : public Layer {
   // The gradient is made from the input and the saved statistics: a ReLU after this layer may
   // run in place on its output.
   bool backward_reads_output() const override { return false; }
+  bool backward_keeps_output_gradient() const override { return true; }
+  // Before bind(): the activation layer that alone reads this one runs inside it
+  // (Model::batchnorm_fusions): the output is act(normalized x), and the backward pass takes its
+  // dy, the activation's output gradient, through act's gradient itself.
+  void fuse_activation(Activation a) { activation_ = a; }
 
  private:
   BatchNormShape shape(int batch) const;
   std::size_t channels() const { return static_cast<std::size_t>(plan_.input.channels); }
-  FloatBuffer save_mean_, save_inv_std_, dx_scratch_;
+  Activation activation_ = Activation::kIdentity;
+  // save_affine_: the fused activation's per-channel scale and shift (Backend's
+  // batchnorm_activation_* ops).
+  FloatBuffer save_mean_, save_inv_std_, save_affine_, dx_scratch_;
 };
 
 }  // namespace dl

@@ -49,7 +49,7 @@ GradientSlots plan_gradient_slots(const std::vector<std::size_t>& floats,
       if (first_write[j] == step) g.slot_of[j] = take_slot(g, free_slots, floats[j]);
     // ...and those read for the last time here give theirs back after it.
     for (std::size_t j = 0; j < n; ++j) {
-      if (last_read[j] != step) continue;
+      if (last_read[j] != step || first_write[j] < 0) continue;
       DL_CHECK(g.slot_of[j] >= 0, "a gradient is written before it is last read");
       free_slots.push_back(g.slot_of[j]);
     }

@@ -18,7 +18,8 @@ struct GradientSlots {
 
 // floats: per layer, floats per sample of its output; first_write and last_read: per layer, the
 // backward steps (layer indices) of the first write and the last read of its gradient, with
-// first_write >= last_read.
+// first_write >= last_read; first_write -1 for a layer whose gradient lives in another's buffer
+// (GradientRoutes' aliases), which gets no slot (slot_of -1).
 GradientSlots plan_gradient_slots(const std::vector<std::size_t>& floats,
                                   const std::vector<int>& first_write,
                                   const std::vector<int>& last_read);

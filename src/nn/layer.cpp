@@ -56,10 +56,16 @@ void Layer::activate_output(int batch) {
                                output_data_);
 }
 
-void Layer::activation_gradient_in_place(const float* dy, int batch) {
-  if (plan_.activation == Activation::kIdentity) return;
+void Layer::activation_gradient_in_place(const float* dy, int batch, const float* term) {
   const float* x = pre_activation_.size() > 0 ? pre_activation_.data() : nullptr;
   float* dz = const_cast<float*>(dy);
+  if (term != nullptr) {
+    backend().add_activation_backward(plan_.activation,
+                                      static_cast<std::size_t>(batch) * output_size(), x,
+                                      output_data_, term, dz);
+    return;
+  }
+  if (plan_.activation == Activation::kIdentity) return;
   backend().activation_backward(plan_.activation, batch, output_size(), x, output_data_, dy, dz);
 }
 

@@ -75,6 +75,19 @@ class Layer {
   // Before bind(): the output goes into `buffer` (the input's, max_batch x output_size floats).
   void write_output_into(float* buffer) { borrowed_output_ = buffer; }
 
+  // The backward pass's gradient routing (nn/gradient_routes.hpp). A layer whose backward leaves
+  // the gradient w.r.t. each input in its dy (the residual add; an activation fused into the batch
+  // normalization before it) may be handed dy itself as an input's gradient, and copies dy only
+  // into a buffer it is handed that is not dy.
+  virtual bool passes_gradient_through() const { return false; }
+  // Whether backward() only reads dy, so that dy may be a buffer other layers read after it.
+  virtual bool backward_keeps_output_gradient() const { return false; }
+  // Whether backward() can add one more term to dy as it first reads it (the residual add, in its
+  // activation's gradient pass): the model then hands it, once, the buffer of a gradient sum's
+  // last term (absorb_gradient_term), which the sum then skips. Every backward() adds it.
+  virtual bool absorbs_gradient_term() const { return false; }
+  virtual void absorb_gradient_term(const float* /*term*/) {}
+
  protected:
   Backend& backend() { return *backend_; }
 
@@ -84,8 +97,9 @@ class Layer {
   // (ops::activation_reads_input); otherwise the activation runs in place.
   float* activation_input();
   void activate_output(int batch);
-  // dy (this layer's output gradient, not read again) becomes the product's gradient, in place.
-  void activation_gradient_in_place(const float* dy, int batch);
+  // dy (this layer's output gradient, not read again) becomes the product's gradient, in place;
+  // with a term (absorb_gradient_term), the gradient of dy + term.
+  void activation_gradient_in_place(const float* dy, int batch, const float* term = nullptr);
 
   // The bias the kernels read and the gradient they write, which follow the weights (the first
   // `weight_count` floats of the layer's slices). A layer with hasBias: false has no bias

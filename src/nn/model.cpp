@@ -7,6 +7,8 @@
 #include "backend/ops/activation.hpp"
 #include "core/error.hpp"
 #include "core/out_of_memory.hpp"
+#include "nn/activation_layer.hpp"
+#include "nn/batch_normalization_layer.hpp"
 #include "nn/convolution_layer.hpp"
 #include "nn/gradient_slots.hpp"
 #include "nn/layer_graph.hpp"
@@ -43,7 +45,17 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
   std::vector<std::vector<int>> sources;
   for (const auto& layer : layers_) sources.push_back(layer->plan().sources);
   const std::vector<std::vector<int>> readers = layer_readers(sources);
+  const std::vector<std::size_t> normalized = batchnorm_fusions(readers);
+  for (std::size_t i : normalized) {
+    auto& activation = static_cast<ActivationLayer&>(*layers_[i]);
+    const auto source = static_cast<std::size_t>(activation.plan().sources.front());
+    static_cast<BatchNormalizationLayer&>(*layers_[source])
+        .fuse_activation(activation.plan().activation);
+    activation.run_fused();
+  }
   in_place_ = plan_in_place(readers);
+  // A fused activation's output is the batch normalization's.
+  for (std::size_t i : normalized) in_place_[i] = true;
   std::size_t offset = 0;
   std::size_t workspace_floats = 0;
   for (std::size_t i = 0; i < layers_.size(); ++i) {
@@ -77,8 +89,7 @@ Model::Model(const Config& config, Backend& backend, int max_batch)
   merge_inputs_.reserve(most_inputs);
   input_gradients_.reserve(most_inputs);
   const std::vector<std::size_t> fused = pooling_fusions(readers);
-  assign_gradient_buffers(readers, fused);
-  route_gradients();
+  route_gradients(sources, fused);
   for (std::size_t i : fused)
     static_cast<ConvolutionLayer&>(*layers_[i])
         .pool_with(static_cast<SubsamplingLayer&>(*layers_[i + 1]), output_gradient_[i + 1]);
@@ -100,65 +111,65 @@ std::vector<bool> Model::plan_in_place(const std::vector<std::vector<int>>& read
   return in_place;
 }
 
-// Each layer's output gradient in a buffer shared with layers whose gradients are never live at
-// the same time (nn/gradient_slots.hpp).
-void Model::assign_gradient_buffers(const std::vector<std::vector<int>>& readers,
-                                    const std::vector<std::size_t>& fused) {
+// Where each layer's input gradients go (nn/gradient_routes.hpp), and each layer's output
+// gradient in a buffer shared with layers whose gradients are never live at the same time
+// (nn/gradient_slots.hpp).
+void Model::route_gradients(const std::vector<std::vector<int>>& sources,
+                            const std::vector<std::size_t>& fused) {
   const std::size_t n = layers_.size();
+  GradientRouteInputs properties;
   std::vector<std::size_t> floats(n);
-  std::vector<int> first_write(n), last_read(n);
   for (std::size_t i = 0; i < n; ++i) {
+    properties.passes_through.push_back(layers_[i]->passes_gradient_through());
+    properties.keeps_output_gradient.push_back(layers_[i]->backward_keeps_output_gradient());
+    properties.absorbs.push_back(layers_[i]->absorbs_gradient_term());
+    properties.read_at.push_back(static_cast<int>(i));
     floats[i] = layers_[i]->output_size();
-    // Written by its highest reader; the output layer's, by the loss before its own step.
-    first_write[i] = readers[i].empty() ? static_cast<int>(i) : readers[i].back();
-    last_read[i] = static_cast<int>(i);
   }
   // A pooling fused into the convolution before it has its gradient read at that step.
-  for (std::size_t i : fused) last_read[i + 1] = static_cast<int>(i);
-  const GradientSlots slots = plan_gradient_slots(floats, first_write, last_read);
-  const AllocationPurpose purpose(
-      fmt::format("the layers' output gradients ({} buffers shared by {} layers) for batch {}",
-                  slots.capacity.size(), n, max_batch_));
+  for (std::size_t i : fused) properties.read_at[i + 1] = static_cast<int>(i);
+  routes_ = plan_gradient_routes(sources, properties);
+  // Each scratch slot of a step is one more gradient, live at that step alone: the slot planner
+  // fits it into a buffer no gradient holds then, instead of a buffer of its own.
+  GradientLifetimes lives{floats, routes_.first_write, routes_.last_read};
+  const std::vector<std::vector<std::size_t>> scratch_entries = add_scratch_lifetimes(lives);
+  const GradientSlots slots = plan_gradient_slots(lives.floats, lives.first_write, lives.last_read);
+  const AllocationPurpose purpose(fmt::format(
+      "the layers' output gradients and their sums' scratch ({} buffers shared by {} layers) for "
+      "batch {}",
+      slots.capacity.size(), n, max_batch_));
   for (std::size_t capacity : slots.capacity)
     gradient_buffers_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * capacity);
+  const auto buffer_of = [&](std::size_t entry) {
+    return gradient_buffers_[static_cast<std::size_t>(slots.slot_of[entry])].data();
+  };
   for (std::size_t i = 0; i < n; ++i)
-    output_gradient_.push_back(
-        gradient_buffers_[static_cast<std::size_t>(slots.slot_of[i])].data());
+    output_gradient_.push_back(buffer_of(static_cast<std::size_t>(routes_.owner[i])));
+  for (std::size_t i = 0; i < n; ++i)
+    if (routes_.absorbed[i] >= 0)
+      layers_[i]->absorb_gradient_term(
+          output_gradient_[static_cast<std::size_t>(routes_.absorbed[i])]);
+  scratch_.resize(n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t entry : scratch_entries[i]) scratch_[i].push_back(buffer_of(entry));
 }
 
-// Where each layer's input gradients go. A layer read once gets its reader's gradient written
-// straight into its output-gradient buffer. A layer read more than once (a residual block's input
-// feeds the block and the shortcut) gets the sum: the backward pass runs bottom to top, so its
-// last reader writes first, and each earlier reader writes into a scratch buffer that is then
-// added (Caffe's split layer, without its copies).
-void Model::route_gradients() {
-  std::vector<bool> written(layers_.size(), false);
-  std::size_t slots_needed = 0;
-  std::size_t scratch_floats = 0;
-  routes_.resize(layers_.size());
-  for (std::size_t i = layers_.size(); i-- > 0;) {
-    int slots = 0;
-    for (int s : layers_[i]->plan().sources) {
-      GradientRoute route;
-      if (s != kNetworkInput) {
-        const auto j = static_cast<std::size_t>(s);
-        route.target = output_gradient_[j];
-        route.floats = layers_[j]->output_size();
-        if (written[j]) {
-          route.scratch_slot = slots++;
-          scratch_floats = std::max(scratch_floats, route.floats);
-        }
-        written[j] = true;
-      }
-      routes_[i].push_back(route);
+// Appends to `lives` one entry per scratch slot of each step (written and added at that step),
+// and returns each step's entries in slot order.
+std::vector<std::vector<std::size_t>> Model::add_scratch_lifetimes(GradientLifetimes& lives) const {
+  std::vector<std::vector<std::size_t>> entries(layers_.size());
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    for (const GradientRoutes::Sum& sum : routes_.sums_after[i]) {
+      if (sum.from_slot < 0) continue;
+      const auto slot = static_cast<std::size_t>(sum.from_slot);
+      if (entries[i].size() <= slot) entries[i].resize(slot + 1);
+      entries[i][slot] = lives.floats.size();
+      lives.floats.push_back(layers_[static_cast<std::size_t>(sum.into)]->output_size());
+      lives.first_write.push_back(static_cast<int>(i));
+      lives.last_read.push_back(static_cast<int>(i));
     }
-    slots_needed = std::max(slots_needed, static_cast<std::size_t>(slots));
   }
-  const AllocationPurpose purpose(
-      fmt::format("the gradient sums of layers read more than once ({} x {} values) for batch {}",
-                  slots_needed, scratch_floats, max_batch_));
-  for (std::size_t k = 0; k < slots_needed; ++k)
-    fan_out_scratch_.emplace_back(*backend_, static_cast<std::size_t>(max_batch_) * scratch_floats);
+  return entries;
 }
 
 const float* Model::source_output(int source) const {
@@ -181,6 +192,26 @@ std::vector<std::size_t> Model::pooling_fusions(
     // run unfused.
     if (convolution != nullptr && pooling != nullptr && only_reader &&
         !ops::activation_reads_input(convolution->plan().activation))
+      fused.push_back(i);
+  }
+  return fused;
+}
+
+// The activation layers that run inside the batch normalization before them
+// (BatchNormalizationLayer::fuse_activation): an elementwise activation whose input is a batch
+// normalization read by it alone. The fused op computes the same values in one pass instead of
+// two, and its backward applies the activation's gradient inside batch normalization's two passes.
+std::vector<std::size_t> Model::batchnorm_fusions(
+    const std::vector<std::vector<int>>& readers) const {
+  std::vector<std::size_t> fused;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    const int source = layers_[i]->plan().sources.front();
+    if (source == kNetworkInput || dynamic_cast<ActivationLayer*>(layers_[i].get()) == nullptr)
+      continue;
+    const auto s = static_cast<std::size_t>(source);
+    if (dynamic_cast<BatchNormalizationLayer*>(layers_[s].get()) != nullptr &&
+        readers[s] == std::vector<int>{static_cast<int>(i)} &&
+        ops::activation_is_elementwise(layers_[i]->plan().activation))
       fused.push_back(i);
   }
   return fused;
@@ -236,21 +267,39 @@ void Model::backward(int batch, float grad_scale) {
   static_cast<OutputLayer&>(*layers_[last])
       .loss(labels_.data(), batch, grad_scale, output_gradient_[last], loss_sum_.data());
   for (std::size_t i = last + 1; i-- > 0;) {
-    input_gradients_.clear();
-    for (const GradientRoute& r : routes_[i])
-      input_gradients_.push_back(r.scratch_slot < 0 ? r.target
-                                                    : fan_out_scratch_[r.scratch_slot].data());
     float* dy = output_gradient_[i];
+    const std::vector<int>& sources = layers_[i]->plan().sources;
+    input_gradients_.clear();
+    for (std::size_t k = 0; k < sources.size(); ++k)
+      input_gradients_.push_back(input_gradient(i, k, dy));
     if (merges_[i] != nullptr)
       merges_[i]->backward_inputs(dy, input_gradients_, batch);
     else
-      layers_[i]->backward(source_output(layers_[i]->plan().sources.front()), dy,
-                           input_gradients_.front(), batch);
-    for (const GradientRoute& r : routes_[i])
-      if (r.scratch_slot >= 0)
-        backend_->axpy(static_cast<std::size_t>(batch) * r.floats, 1.0f,
-                       fan_out_scratch_[r.scratch_slot].data(), r.target);
+      layers_[i]->backward(source_output(sources.front()), dy, input_gradients_.front(), batch);
+    for (const GradientRoutes::Sum& sum : routes_.sums_after[i]) {
+      const auto into = static_cast<std::size_t>(sum.into);
+      const float* from = sum.from_slot >= 0
+                              ? scratch_[i][static_cast<std::size_t>(sum.from_slot)]
+                              : output_gradient_[static_cast<std::size_t>(sum.from_layer)];
+      backend_->axpy(static_cast<std::size_t>(batch) * layers_[into]->output_size(), 1.0f, from,
+                     output_gradient_[into]);
+    }
   }
+}
+
+float* Model::input_gradient(std::size_t i, std::size_t k, float* dy) {
+  const GradientRoutes::Input& route = routes_.inputs[i][k];
+  switch (route.mode) {
+    case GradientRoutes::Mode::kNone:
+      return nullptr;
+    case GradientRoutes::Mode::kStraight:
+      return output_gradient_[static_cast<std::size_t>(layers_[i]->plan().sources[k])];
+    case GradientRoutes::Mode::kScratch:
+      return scratch_[i][static_cast<std::size_t>(route.scratch_slot)];
+    case GradientRoutes::Mode::kInPlace:
+      return dy;
+  }
+  return nullptr;
 }
 
 }  // namespace dl

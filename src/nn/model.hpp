@@ -11,6 +11,7 @@
 
 #include "backend/device_buffer.hpp"
 #include "config/config.hpp"
+#include "nn/gradient_routes.hpp"
 #include "nn/layer.hpp"
 #include "nn/merge_layer.hpp"
 
@@ -70,21 +71,21 @@ class Model {
   bool runs_in_place(std::size_t i) const { return in_place_[i]; }
 
  private:
-  // Where the backward pass writes the gradient w.r.t. one input of a layer: the input layer's
-  // output-gradient buffer (null for the network's input), straight or, where that layer is read
-  // more than once and another reader wrote it already, through a scratch slot and a sum.
-  struct GradientRoute {
-    float* target = nullptr;
-    std::size_t floats = 0;  // per sample
-    int scratch_slot = -1;   // -1: written straight
-  };
-
-  void route_gradients();
   // readers: layer_readers of the layers' sources (nn/layer_graph.hpp).
   std::vector<bool> plan_in_place(const std::vector<std::vector<int>>& readers) const;
   std::vector<std::size_t> pooling_fusions(const std::vector<std::vector<int>>& readers) const;
-  void assign_gradient_buffers(const std::vector<std::vector<int>>& readers,
-                               const std::vector<std::size_t>& fused);
+  std::vector<std::size_t> batchnorm_fusions(const std::vector<std::vector<int>>& readers) const;
+  void route_gradients(const std::vector<std::vector<int>>& sources,
+                       const std::vector<std::size_t>& fused);
+  // The slot planner's input (nn/gradient_slots.hpp): per entry, floats per sample and the steps
+  // of its first write and last read.
+  struct GradientLifetimes {
+    std::vector<std::size_t> floats;
+    std::vector<int> first_write, last_read;
+  };
+  std::vector<std::vector<std::size_t>> add_scratch_lifetimes(GradientLifetimes& lives) const;
+  // Where layer i's backward writes the gradient w.r.t. its input k (routes_).
+  float* input_gradient(std::size_t i, std::size_t k, float* dy);
   const float* source_output(int source) const;
 
   Backend* backend_;
@@ -102,9 +103,10 @@ class Model {
   FloatBuffer workspace_;            // every layer's scratch: the largest Layer::workspace_floats()
   std::vector<bool> in_place_;       // per layer: writes over its input's buffer (plan_in_place)
   std::vector<MergeLayer*> merges_;  // per layer: itself if it merges, else null
-  std::vector<std::vector<GradientRoute>> routes_;  // per layer, per input
-  std::vector<FloatBuffer> fan_out_scratch_;        // the scratch slots of the gradient sums
-  std::vector<const float*> merge_inputs_;          // reused each step: no allocation in a step
+  GradientRoutes routes_;
+  // Per step, per scratch slot of its gradient sums: a gradient buffer free at that step.
+  std::vector<std::vector<float*>> scratch_;
+  std::vector<const float*> merge_inputs_;    // reused each step: no allocation in a step
   std::vector<float*> input_gradients_;
 };
 

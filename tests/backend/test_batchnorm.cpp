@@ -76,16 +76,21 @@ Params random_params(const dl::BatchNormShape& s) {
 }
 
 struct TrainingOutput {
-  std::vector<float> y, running_mean, running_var, save_mean, save_inv_std;
+  std::vector<float> y, running_mean, running_var, save_mean, save_inv_std, affine;
 };
 
+// a: the activation fused after the normalization (the identity: none).
 TrainingOutput train_forward(const dl::BatchNormShape& s, const std::vector<float>& x,
-                             const Params& p) {
-  TrainingOutput o{std::vector<float>(x.size()), p.running_mean, p.running_var,
-                   std::vector<float>(s.channels), std::vector<float>(s.channels)};
-  dl::cpu::batchnorm_forward_training(s, kEps, kDecay, x.data(), p.gamma.data(), p.beta.data(),
+                             const Params& p, dl::Activation a = dl::Activation::kIdentity) {
+  TrainingOutput o{std::vector<float>(x.size()),
+                   p.running_mean,
+                   p.running_var,
+                   std::vector<float>(s.channels),
+                   std::vector<float>(s.channels),
+                   std::vector<float>(2 * s.channels)};
+  dl::cpu::batchnorm_forward_training(s, a, kEps, kDecay, x.data(), p.gamma.data(), p.beta.data(),
                                       o.y.data(), o.running_mean.data(), o.running_var.data(),
-                                      o.save_mean.data(), o.save_inv_std.data());
+                                      o.save_mean.data(), o.save_inv_std.data(), o.affine.data());
   return o;
 }
 
@@ -167,8 +172,9 @@ TEST_CASE("batchnorm inference uses the running statistics", "[batchnorm]") {
     const std::vector<float> x = random_values(total(s), 4, 1.0, 2.0);
     const Params p = random_params(s);
     std::vector<float> y(x.size());
-    dl::cpu::batchnorm_forward_inference(s, kEps, x.data(), p.gamma.data(), p.beta.data(),
-                                         p.running_mean.data(), p.running_var.data(), y.data());
+    dl::cpu::batchnorm_forward_inference(s, dl::Activation::kIdentity, kEps, x.data(),
+                                         p.gamma.data(), p.beta.data(), p.running_mean.data(),
+                                         p.running_var.data(), y.data());
     for (int c = 0; c < s.channels; ++c)
       for (int i = 0; i < s.n; ++i)
         for (int k = 0; k < s.spatial; ++k) {
@@ -188,8 +194,9 @@ TEST_CASE("batchnorm backward passes a finite-difference check", "[batchnorm][gr
     Params p = random_params(s);
     const TrainingOutput o = train_forward(s, x, p);
     std::vector<float> dx(x.size()), dgamma(s.channels), dbeta(s.channels);
-    dl::cpu::batchnorm_backward(s, x.data(), r.data(), p.gamma.data(), o.save_mean.data(),
-                                o.save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+    dl::cpu::batchnorm_backward(s, dl::Activation::kIdentity, x.data(), r.data(), p.gamma.data(),
+                                o.save_mean.data(), o.save_inv_std.data(), nullptr, dx.data(),
+                                dgamma.data(), dbeta.data());
 
     const auto weighted_output = [&](const std::vector<float>& in, const Params& params) {
       const TrainingOutput out = train_forward(s, in, params);
@@ -238,8 +245,9 @@ TEST_CASE("batchnorm backward matches the formula", "[batchnorm][gradient]") {
     const Params p = random_params(s);
     const TrainingOutput o = train_forward(s, x, p);
     std::vector<float> dx(x.size()), dgamma(s.channels), dbeta(s.channels);
-    dl::cpu::batchnorm_backward(s, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
-                                o.save_inv_std.data(), dx.data(), dgamma.data(), dbeta.data());
+    dl::cpu::batchnorm_backward(s, dl::Activation::kIdentity, x.data(), dy.data(), p.gamma.data(),
+                                o.save_mean.data(), o.save_inv_std.data(), nullptr, dx.data(),
+                                dgamma.data(), dbeta.data());
     const double m = static_cast<double>(s.n) * s.spatial;
     for (int c = 0; c < s.channels; ++c) {
       const auto xhat = [&](std::size_t at) {
@@ -267,29 +275,32 @@ TEST_CASE("batchnorm backward matches the formula", "[batchnorm][gradient]") {
 
 TEST_CASE("batchnorm gives the same bits on 1, 2, 3, 4, 8 and 16 threads", "[batchnorm]") {
   // Channels of one task each (a CIFAR plane), several channels per task (a flat layer of many
-  // features), and rows with vector runs and scalar ends.
+  // features), and rows with vector runs and scalar ends; alone and with a fused activation.
+  const dl::Activation a =
+      GENERATE(dl::Activation::kIdentity, dl::Activation::kRelu, dl::Activation::kTanh);
   for (const dl::BatchNormShape& s :
        {dl::BatchNormShape{16, 12, 32 * 32}, dl::BatchNormShape{64, 600, 1}, kLaneShape}) {
-    INFO(name_of(s));
+    INFO(name_of(s) << ", activation " << static_cast<int>(a));
     const std::vector<float> x = random_values(total(s), 14, 0.5, 2.0);
     const std::vector<float> dy = random_values(total(s), 15, 0.0, 1.0);
     const Params p = random_params(s);
     // y: every output of both forward ops, one after another; dw, db: dgamma, dbeta.
     const auto run = [&](int threads) {
       const dl::testing::BlasThreads pool(threads);
-      const TrainingOutput o = train_forward(s, x, p);
+      const TrainingOutput o = train_forward(s, x, p, a);
       dl::testing::LayerPass r{o.y, std::vector<float>(x.size()), std::vector<float>(s.channels),
                                std::vector<float>(s.channels)};
       for (const std::vector<float>* v :
-           {&o.running_mean, &o.running_var, &o.save_mean, &o.save_inv_std})
+           {&o.running_mean, &o.running_var, &o.save_mean, &o.save_inv_std, &o.affine})
         r.y.insert(r.y.end(), v->begin(), v->end());
       std::vector<float> inferred(x.size());
-      dl::cpu::batchnorm_forward_inference(s, kEps, x.data(), p.gamma.data(), p.beta.data(),
+      dl::cpu::batchnorm_forward_inference(s, a, kEps, x.data(), p.gamma.data(), p.beta.data(),
                                            p.running_mean.data(), p.running_var.data(),
                                            inferred.data());
       r.y.insert(r.y.end(), inferred.begin(), inferred.end());
-      dl::cpu::batchnorm_backward(s, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
-                                  o.save_inv_std.data(), r.dx.data(), r.dw.data(), r.db.data());
+      dl::cpu::batchnorm_backward(s, a, x.data(), dy.data(), p.gamma.data(), o.save_mean.data(),
+                                  o.save_inv_std.data(), o.affine.data(), r.dx.data(), r.dw.data(),
+                                  r.db.data());
       return r;
     };
     dl::testing::check_same_bits_on_any_thread_count(run);

@@ -247,44 +247,53 @@ TEST_CASE("host grid: updaters, one fused kernel per rule, with L2 and decay in 
 
 TEST_CASE("host grid: batch normalization, training, inference and backward") {
   // Planes of 10 (a block per channel); planes of one value (32 channels per block: one partial
-  // block, then two blocks, the second partial).
-  for (const BatchNormShape shape :
-       {BatchNormShape{6, 5, 10}, BatchNormShape{6, 5, 1}, BatchNormShape{7, 40, 1}}) {
-    const int spatial = shape.spatial;
-    const std::size_t channels = static_cast<std::size_t>(shape.channels);
-    const std::size_t total = static_cast<std::size_t>(shape.n) * channels * spatial;
-    const auto x = random_floats(total, 12), dy = random_floats(total, 13);
-    const auto gamma = random_floats(channels, 14, 0.5f, 1.5f), beta = random_floats(channels, 15);
-    std::vector<float> want_y(total), want_rm(channels, 0.1f), want_rv(channels, 1.0f),
-        want_sm(channels), want_si(channels);
-    cpu::batchnorm_forward_training(shape, 1e-5f, 0.9f, x.data(), gamma.data(), beta.data(),
-                                    want_y.data(), want_rm.data(), want_rv.data(), want_sm.data(),
-                                    want_si.data());
-    std::vector<float> want_inf(total), want_dx(total), want_dg(channels), want_db(channels);
-    cpu::batchnorm_forward_inference(shape, 1e-5f, x.data(), gamma.data(), beta.data(),
-                                     want_rm.data(), want_rv.data(), want_inf.data());
-    cpu::batchnorm_backward(shape, x.data(), dy.data(), gamma.data(), want_sm.data(),
-                            want_si.data(), want_dx.data(), want_dg.data(), want_db.data());
-    for (const auto& lim : host_grid_limits()) {
-      INFO(describe(lim) << ", channels " << channels << ", spatial " << spatial);
-      std::vector<float> y(total), rm(channels, 0.1f), rv(channels, 1.0f), sm(channels),
-          si(channels);
-      gpu::launch_batchnorm_forward_training(shape, 1e-5f, 0.9f, x.data(), gamma.data(),
-                                             beta.data(), y.data(), rm.data(), rv.data(), sm.data(),
-                                             si.data(), lim, kStream);
-      std::vector<float> inf(total), dx(total), dg(channels), db(channels);
-      gpu::launch_batchnorm_forward_inference(shape, 1e-5f, x.data(), gamma.data(), beta.data(),
-                                              want_rm.data(), want_rv.data(), inf.data(), lim,
-                                              kStream);
-      gpu::launch_batchnorm_backward(shape, x.data(), dy.data(), gamma.data(), want_sm.data(),
-                                     want_si.data(), dx.data(), dg.data(), db.data(), lim, kStream);
-      check_near("y", y, want_y, kReorderedSum);
-      check_near("running mean", rm, want_rm, kReorderedSum);
-      check_near("running variance", rv, want_rv, kReorderedSum);
-      check_near("inference", inf, want_inf, kReorderedSum);
-      check_near("dx", dx, want_dx, kReorderedSum);
-      check_near("dgamma", dg, want_dg, kReorderedSum);
-      check_near("dbeta", db, want_db, kReorderedSum);
+  // block, then two blocks, the second partial). Alone and fused with an activation that reads
+  // its output (ReLU, tanh) or its input (GELU).
+  for (const Activation a :
+       {Activation::kIdentity, Activation::kRelu, Activation::kTanh, Activation::kGelu}) {
+    for (const BatchNormShape shape :
+         {BatchNormShape{6, 5, 10}, BatchNormShape{6, 5, 1}, BatchNormShape{7, 40, 1}}) {
+      const int spatial = shape.spatial;
+      const std::size_t channels = static_cast<std::size_t>(shape.channels);
+      const std::size_t total = static_cast<std::size_t>(shape.n) * channels * spatial;
+      const auto x = random_floats(total, 12), dy = random_floats(total, 13);
+      const auto gamma = random_floats(channels, 14, 0.5f, 1.5f),
+                 beta = random_floats(channels, 15);
+      std::vector<float> want_y(total), want_rm(channels, 0.1f), want_rv(channels, 1.0f),
+          want_sm(channels), want_si(channels), want_affine(2 * channels);
+      cpu::batchnorm_forward_training(shape, a, 1e-5f, 0.9f, x.data(), gamma.data(), beta.data(),
+                                      want_y.data(), want_rm.data(), want_rv.data(), want_sm.data(),
+                                      want_si.data(), want_affine.data());
+      std::vector<float> want_inf(total), want_dx(total), want_dg(channels), want_db(channels);
+      cpu::batchnorm_forward_inference(shape, a, 1e-5f, x.data(), gamma.data(), beta.data(),
+                                       want_rm.data(), want_rv.data(), want_inf.data());
+      cpu::batchnorm_backward(shape, a, x.data(), dy.data(), gamma.data(), want_sm.data(),
+                              want_si.data(), want_affine.data(), want_dx.data(), want_dg.data(),
+                              want_db.data());
+      for (const auto& lim : host_grid_limits()) {
+        INFO(describe(lim) << ", channels " << channels << ", spatial " << spatial
+                           << ", activation " << static_cast<int>(a));
+        std::vector<float> y(total), rm(channels, 0.1f), rv(channels, 1.0f), sm(channels),
+            si(channels), affine(2 * channels);
+        gpu::launch_batchnorm_forward_training(shape, a, 1e-5f, 0.9f, x.data(), gamma.data(),
+                                               beta.data(), y.data(), rm.data(), rv.data(),
+                                               sm.data(), si.data(), affine.data(), lim, kStream);
+        std::vector<float> inf(total), dx(total), dg(channels), db(channels);
+        gpu::launch_batchnorm_forward_inference(shape, a, 1e-5f, x.data(), gamma.data(),
+                                                beta.data(), want_rm.data(), want_rv.data(),
+                                                inf.data(), lim, kStream);
+        gpu::launch_batchnorm_backward(shape, a, x.data(), dy.data(), gamma.data(), want_sm.data(),
+                                       want_si.data(), want_affine.data(), dx.data(), dg.data(),
+                                       db.data(), lim, kStream);
+        check_near("y", y, want_y, kReorderedSum);
+        check_near("saved scale and shift", affine, want_affine, kReorderedSum);
+        check_near("running mean", rm, want_rm, kReorderedSum);
+        check_near("running variance", rv, want_rv, kReorderedSum);
+        check_near("inference", inf, want_inf, kReorderedSum);
+        check_near("dx", dx, want_dx, kReorderedSum);
+        check_near("dgamma", dg, want_dg, kReorderedSum);
+        check_near("dbeta", db, want_db, kReorderedSum);
+      }
     }
   }
 }

@@ -201,6 +201,14 @@ void HostGridBackend::activation_forward(Activation a, std::size_t rows, std::si
                                          const float* x, float* y) {
   gpu::launch_activation_forward(a, rows, cols, x, y, limits_, kStream);
 }
+void HostGridBackend::add_activation_forward(Activation a, std::size_t n, const float* x,
+                                             float* y) {
+  gpu::launch_add_activation_forward(a, n, x, y, limits_, kStream);
+}
+void HostGridBackend::add_activation_backward(Activation a, std::size_t n, const float* x,
+                                              const float* y, const float* term, float* dy) {
+  gpu::launch_add_activation_backward(a, n, x, y, term, dy, limits_, kStream);
+}
 void HostGridBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                           const float* x, const float* y, const float* dy,
                                           float* dx) {
@@ -227,27 +235,32 @@ void HostGridBackend::dropout_backward(std::size_t n, const float* mask, const f
   gpu::launch_dropout_backward(n, mask, dy, dx, limits_, kStream);
 }
 
-void HostGridBackend::batchnorm_forward_training(const BatchNormShape& s, float eps, float decay,
-                                                 const float* x, const float* gamma,
-                                                 const float* beta, float* y, float* running_mean,
-                                                 float* running_var, float* save_mean,
-                                                 float* save_inv_std) {
-  gpu::launch_batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean,
-                                         running_var, save_mean, save_inv_std, limits_, kStream);
+void HostGridBackend::batchnorm_activation_forward_training(
+    const BatchNormShape& s, Activation a, float eps, float decay, const float* x,
+    const float* gamma, const float* beta, float* y, float* running_mean, float* running_var,
+    float* save_mean, float* save_inv_std, float* save_affine) {
+  gpu::launch_batchnorm_forward_training(s, a, eps, decay, x, gamma, beta, y, running_mean,
+                                         running_var, save_mean, save_inv_std, save_affine, limits_,
+                                         kStream);
 }
-void HostGridBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps,
-                                                  const float* x, const float* gamma,
-                                                  const float* beta, const float* running_mean,
-                                                  const float* running_var, float* y) {
-  gpu::launch_batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y,
+
+void HostGridBackend::batchnorm_activation_forward_inference(const BatchNormShape& s, Activation a,
+                                                             float eps, const float* x,
+                                                             const float* gamma, const float* beta,
+                                                             const float* running_mean,
+                                                             const float* running_var, float* y) {
+  gpu::launch_batchnorm_forward_inference(s, a, eps, x, gamma, beta, running_mean, running_var, y,
                                           limits_, kStream);
 }
-void HostGridBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
-                                         const float* gamma, const float* save_mean,
-                                         const float* save_inv_std, float* dx, float* dgamma,
-                                         float* dbeta) {
-  gpu::launch_batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta,
-                                 limits_, kStream);
+
+void HostGridBackend::batchnorm_activation_backward(const BatchNormShape& s, Activation a,
+                                                    const float* x, const float* dy,
+                                                    const float* gamma, const float* save_mean,
+                                                    const float* save_inv_std,
+                                                    const float* save_affine, float* dx,
+                                                    float* dgamma, float* dbeta) {
+  gpu::launch_batchnorm_backward(s, a, x, dy, gamma, save_mean, save_inv_std, save_affine, dx,
+                                 dgamma, dbeta, limits_, kStream);
 }
 
 void HostGridBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,

@@ -142,6 +142,8 @@ TEST_CASE("gradient buffers: a deep residual network holds few of them", "[nn][g
       dl::load_config_file(std::string(DL_SOURCE_DIR) + "/configs/resnet20-cifar10.yaml");
   dl::CpuBackend backend;
   const dl::Model model(config, backend, 2);
-  // 63 layers; at most a block's input, its two branches' current gradients and the sum's.
-  CHECK(model.gradient_buffer_count() <= 4);
+  // 63 layers; at most a block's input, its first convolution's gradient and the sum's, which
+  // its second batch normalization reads in place (nn/gradient_routes.hpp), and the scratch of
+  // a stage's first block (two convolutions read its input) fits among them.
+  CHECK(model.gradient_buffer_count() <= 3);
 }

@@ -5,6 +5,7 @@
 
 #include "backend/cpu/thread_pool.hpp"
 #include "backend/ops/activation.hpp"
+#include "core/error.hpp"
 
 namespace dl::cpu {
 inline namespace DL_CPU_ISA {
@@ -77,6 +78,35 @@ void activation_backward(Activation a, std::size_t rows, std::size_t cols, const
     return;
   }
   if (dy != dx) std::copy(dy, dy + n, dx);  // the identity
+}
+
+void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
+  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    // Elementwise, as axpy and the activation are: any split over threads gives the same bits.
+    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+      const float* __restrict src = x;
+      float* __restrict dst = y;
+      for (std::size_t i = begin; i < end; ++i) dst[i] = ops::activate<kA>(dst[i] + src[i]);
+    });
+  });
+}
+
+void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                             const float* term, float* dy) {
+  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
+  DL_CHECK(x != nullptr || !ops::activation_reads_input(a),
+           "this activation's gradient reads its input: pass the pre-activation");
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    constexpr Activation kA = decltype(tag)::value;
+    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        const float input = ops::activation_reads_input(kA) ? x[i] : 0.0f;
+        dy[i] = ops::activation_gradient<kA>(input, y[i], dy[i] + term[i]);
+      }
+    });
+  });
 }
 
 }  // namespace DL_CPU_ISA

@@ -18,6 +18,11 @@ inline namespace DL_CPU_ISA {
 void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x, float* y);
 void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                          const float* y, const float* dy, float* dx);
+// y = act(y + x), elementwise.
+void add_activation_forward(Activation a, std::size_t n, const float* x, float* y);
+// dy = act's gradient at (x, y) of dy + term (x may be null unless act reads it).
+void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                             const float* term, float* dy);
 
 }  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

@@ -145,86 +145,105 @@ double channel_centered_squares(const Layout& l, std::size_t c, const float* x, 
   return s.total();
 }
 
-// sum dy and sum dy * xhat over channel c, xhat = (x - mean) * inv_std rounded to float.
+// A channel's scale and shift: y = act(x * scale + shift). `affine` holds the fused activation's
+// (ops/batchnorm.hpp), unread for the identity.
+struct Affine {
+  float scale, shift;
+};
+
+// The gradient w.r.t. the normalized value: dy taken through the fused activation's gradient.
+template <Activation A>
+float pre_activation_gradient(float x, float dy, Affine f) {
+  if constexpr (A == Activation::kIdentity) return dy;
+  return ops::batchnorm_activation_gradient<A>(x, f.scale, f.shift, dy);
+}
+template <Activation A>
+Floats pre_activation_gradient(const float* x, const float* dy, int chain, Affine f) {
+  if constexpr (A == Activation::kIdentity) return floats_at(dy, chain);
+  Floats g;
+  for (int k = 0; k < kLaneFloats; ++k) {
+    const int at = chain * kLaneFloats + k;
+    g[k] = pre_activation_gradient<A>(x[at], dy[at], f);
+  }
+  return g;
+}
+
+// sum g and sum g * xhat over channel c, g = pre_activation_gradient, xhat = (x - mean) * inv_std
+// rounded to float.
 struct GradientSums {
   double dy, dy_xhat;
 };
+template <Activation A>
 GradientSums channel_gradient_sums(const Layout& l, std::size_t c, const float* x, const float* dy,
-                                   float mean, float inv_std) {
+                                   float mean, float inv_std, Affine f) {
   LaneSums s_dy, s_dy_xhat;
   walk_channel(
       l, c,
       [&](std::size_t at, int chains) {
-        s_dy.add_block(chains, [&](int j) { return floats_at(dy + at, j); });
-        s_dy_xhat.add_block(chains, [&](int j) {
-          return floats_at(dy + at, j) * ((floats_at(x + at, j) - mean) * inv_std);
-        });
+        Floats g[kChains];
+        for (int j = 0; j < chains; ++j) g[j] = pre_activation_gradient<A>(x + at, dy + at, j, f);
+        s_dy.add_block(chains, [&](int j) { return g[j]; });
+        s_dy_xhat.add_block(
+            chains, [&](int j) { return g[j] * ((floats_at(x + at, j) - mean) * inv_std); });
       },
       [&](std::size_t at, int k) {
-        s_dy.add_tail(k, dy[at]);
-        s_dy_xhat.add_tail(k, static_cast<double>(dy[at]) * ((x[at] - mean) * inv_std));
+        const float g = pre_activation_gradient<A>(x[at], dy[at], f);
+        s_dy.add_tail(k, g);
+        s_dy_xhat.add_tail(k, static_cast<double>(g) * ((x[at] - mean) * inv_std));
       });
   return {s_dy.total(), s_dy_xhat.total()};
 }
 
-// y = x * scale + shift over the values of channel c.
-void apply_affine(const Layout& l, std::size_t c, const float* x, float scale, float shift,
-                  float* y) {
+// y = act(x * scale + shift) over the values of channel c.
+template <Activation A>
+void apply_affine(const Layout& l, std::size_t c, const float* x, Affine f, float* y) {
   for (std::size_t i = 0; i < l.n; ++i) {
     const float* xs = x + l.offset(i, c);
     float* ys = y + l.offset(i, c);
-    for (std::size_t k = 0; k < l.spatial; ++k) ys[k] = xs[k] * scale + shift;
+    for (std::size_t k = 0; k < l.spatial; ++k)
+      ys[k] = ops::activate<A>(ops::batchnorm_affine(xs[k], f.scale, f.shift));
   }
 }
 
-}  // namespace
-
-void batchnorm_forward_training(const BatchNormShape& s, float eps, float decay, const float* x,
-                                const float* gamma, const float* beta, float* y,
-                                float* running_mean, float* running_var, float* save_mean,
-                                float* save_inv_std) {
-  const Layout l = layout_of(s);
+template <Activation A>
+void forward_training(const Layout& l, float eps, float decay, const float* x, const float* gamma,
+                      const float* beta, float* y, float* running_mean, float* running_var,
+                      float* save_mean, float* save_inv_std, float* save_affine) {
   const double m = static_cast<double>(l.per_channel());
   const double unbias = l.per_channel() > 1 ? m / (m - 1.0) : 1.0;
   for_each_channel(l, [&](std::size_t c) {
     const double mean = channel_sum(l, c, x) / m;
     const double var = channel_centered_squares(l, c, x, mean) / m;
     const double inv_std = 1.0 / std::sqrt(var + eps);
-    const float scale = static_cast<float>(gamma[c] * inv_std);
-    const float shift = static_cast<float>(beta[c] - mean * gamma[c] * inv_std);
-    apply_affine(l, c, x, scale, shift, y);
+    const Affine f{static_cast<float>(gamma[c] * inv_std),
+                   static_cast<float>(beta[c] - mean * gamma[c] * inv_std)};
+    apply_affine<A>(l, c, x, f, y);
 
     save_mean[c] = static_cast<float>(mean);
     save_inv_std[c] = static_cast<float>(inv_std);
+    if (save_affine != nullptr) {
+      save_affine[c] = f.scale;
+      save_affine[l.channels + c] = f.shift;
+    }
     running_mean[c] = static_cast<float>(decay * running_mean[c] + (1.0 - decay) * mean);
     running_var[c] = static_cast<float>(decay * running_var[c] + (1.0 - decay) * var * unbias);
   });
 }
 
-void batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
-                                 const float* gamma, const float* beta, const float* running_mean,
-                                 const float* running_var, float* y) {
-  const Layout l = layout_of(s);
-  for_each_channel(l, [&](std::size_t c) {
-    const double inv_std = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
-    const float scale = static_cast<float>(gamma[c] * inv_std);
-    const float shift = static_cast<float>(beta[c] - running_mean[c] * gamma[c] * inv_std);
-    apply_affine(l, c, x, scale, shift, y);
-  });
-}
-
-void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
-                        const float* gamma, const float* save_mean, const float* save_inv_std,
-                        float* dx, float* dgamma, float* dbeta) {
-  const Layout l = layout_of(s);
+template <Activation A>
+void backward(const Layout& l, const float* x, const float* dy, const float* gamma,
+              const float* save_mean, const float* save_inv_std, const float* save_affine,
+              float* dx, float* dgamma, float* dbeta) {
   const double m = static_cast<double>(l.per_channel());
   for_each_channel(l, [&](std::size_t c) {
     const float mean = save_mean[c];
     const float inv_std = save_inv_std[c];
-    const GradientSums sums = channel_gradient_sums(l, c, x, dy, mean, inv_std);
+    const Affine f = save_affine != nullptr ? Affine{save_affine[c], save_affine[l.channels + c]}
+                                            : Affine{1.0f, 0.0f};
+    const GradientSums sums = channel_gradient_sums<A>(l, c, x, dy, mean, inv_std, f);
     dbeta[c] = static_cast<float>(sums.dy);
     dgamma[c] = static_cast<float>(sums.dy_xhat);
-    // The header's dx formula with 1/m moved inside: gamma inv_std (dy - mean dy - xhat mean(dy
+    // The header's dx formula with 1/m moved inside: gamma inv_std (g - mean g - xhat mean(g
     // xhat)).
     const float a = gamma[c] * inv_std;
     const float mean_dy = static_cast<float>(sums.dy / m);
@@ -234,10 +253,51 @@ void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy
       const float* dys = dy + l.offset(i, c);
       float* dxs = dx + l.offset(i, c);
       for (std::size_t k = 0; k < l.spatial; ++k) {
+        const float g = pre_activation_gradient<A>(xs[k], dys[k], f);
         const float xhat = (xs[k] - mean) * inv_std;
-        dxs[k] = a * (dys[k] - mean_dy - xhat * mean_dy_xhat);
+        dxs[k] = a * (g - mean_dy - xhat * mean_dy_xhat);
       }
     }
+  });
+}
+
+}  // namespace
+
+void batchnorm_forward_training(const BatchNormShape& s, Activation a, float eps, float decay,
+                                const float* x, const float* gamma, const float* beta, float* y,
+                                float* running_mean, float* running_var, float* save_mean,
+                                float* save_inv_std, float* save_affine) {
+  const Layout l = layout_of(s);
+  ops::check_activation(a, save_affine);
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    forward_training<decltype(tag)::value>(l, eps, decay, x, gamma, beta, y, running_mean,
+                                           running_var, save_mean, save_inv_std, save_affine);
+  });
+}
+
+void batchnorm_forward_inference(const BatchNormShape& s, Activation a, float eps, const float* x,
+                                 const float* gamma, const float* beta, const float* running_mean,
+                                 const float* running_var, float* y) {
+  const Layout l = layout_of(s);
+  ops::check_fusable(a);
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    for_each_channel(l, [&](std::size_t c) {
+      const double inv_std = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
+      const Affine f{static_cast<float>(gamma[c] * inv_std),
+                     static_cast<float>(beta[c] - running_mean[c] * gamma[c] * inv_std)};
+      apply_affine<decltype(tag)::value>(l, c, x, f, y);
+    });
+  });
+}
+
+void batchnorm_backward(const BatchNormShape& s, Activation a, const float* x, const float* dy,
+                        const float* gamma, const float* save_mean, const float* save_inv_std,
+                        const float* save_affine, float* dx, float* dgamma, float* dbeta) {
+  const Layout l = layout_of(s);
+  ops::check_activation(a, save_affine);
+  ops::visit_activation_or_identity(a, [&](auto tag) {
+    backward<decltype(tag)::value>(l, x, dy, gamma, save_mean, save_inv_std, save_affine, dx,
+                                   dgamma, dbeta);
   });
 }
 

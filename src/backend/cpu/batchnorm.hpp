@@ -9,6 +9,8 @@
 //            running_var  = decay * running_var + (1 - decay) * var * m / (m - 1)
 //            (the unbiased variance; with m == 1 the biased one, which is 0).
 // Inference: y = gamma * (x - running_mean) / sqrt(running_var + eps) + beta.
+// Fused activation a (elementwise): y = a(x * scale + shift); the backward pass first takes dy
+//            through a's gradient at the recomputed x * scale + shift, in both of its passes.
 // Backward:  with xhat = (x - mean) * inv_std,
 //            dbeta = sum dy, dgamma = sum dy * xhat,
 //            dx = gamma * inv_std / m * (m * dy - dbeta - xhat * dgamma).
@@ -26,16 +28,17 @@
 namespace dl::cpu {
 inline namespace DL_CPU_ISA {
 
-void batchnorm_forward_training(const BatchNormShape& s, float eps, float decay, const float* x,
-                                const float* gamma, const float* beta, float* y,
+// a: the fused elementwise activation (ops/batchnorm.hpp), kIdentity for none.
+void batchnorm_forward_training(const BatchNormShape& s, Activation a, float eps, float decay,
+                                const float* x, const float* gamma, const float* beta, float* y,
                                 float* running_mean, float* running_var, float* save_mean,
-                                float* save_inv_std);
-void batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
+                                float* save_inv_std, float* save_affine);
+void batchnorm_forward_inference(const BatchNormShape& s, Activation a, float eps, const float* x,
                                  const float* gamma, const float* beta, const float* running_mean,
                                  const float* running_var, float* y);
-void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
+void batchnorm_backward(const BatchNormShape& s, Activation a, const float* x, const float* dy,
                         const float* gamma, const float* save_mean, const float* save_inv_std,
-                        float* dx, float* dgamma, float* dbeta);
+                        const float* save_affine, float* dx, float* dgamma, float* dbeta);
 
 }  // namespace DL_CPU_ISA
 }  // namespace dl::cpu

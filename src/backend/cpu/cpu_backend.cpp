@@ -135,6 +135,13 @@ void CpuBackend::activation_forward(Activation a, std::size_t rows, std::size_t 
                                     const float* x, float* y) {
   kernels().activation_forward(a, rows, cols, x, y);
 }
+void CpuBackend::add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
+  kernels().add_activation_forward(a, n, x, y);
+}
+void CpuBackend::add_activation_backward(Activation a, std::size_t n, const float* x,
+                                         const float* y, const float* term, float* dy) {
+  kernels().add_activation_backward(a, n, x, y, term, dy);
+}
 void CpuBackend::activation_backward(Activation a, std::size_t rows, std::size_t cols,
                                      const float* x, const float* y, const float* dy, float* dx) {
   kernels().activation_backward(a, rows, cols, x, y, dy, dx);
@@ -154,24 +161,29 @@ void CpuBackend::dropout_backward(std::size_t n, const float* mask, const float*
   kernels().dropout_backward(n, mask, dy, dx);
 }
 
-void CpuBackend::batchnorm_forward_training(const BatchNormShape& s, float eps, float decay,
-                                            const float* x, const float* gamma, const float* beta,
-                                            float* y, float* running_mean, float* running_var,
-                                            float* save_mean, float* save_inv_std) {
-  kernels().batchnorm_forward_training(s, eps, decay, x, gamma, beta, y, running_mean, running_var,
-                                       save_mean, save_inv_std);
+void CpuBackend::batchnorm_activation_forward_training(const BatchNormShape& s, Activation a,
+                                                       float eps, float decay, const float* x,
+                                                       const float* gamma, const float* beta,
+                                                       float* y, float* running_mean,
+                                                       float* running_var, float* save_mean,
+                                                       float* save_inv_std, float* save_affine) {
+  kernels().batchnorm_forward_training(s, a, eps, decay, x, gamma, beta, y, running_mean,
+                                       running_var, save_mean, save_inv_std, save_affine);
 }
-void CpuBackend::batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
-                                             const float* gamma, const float* beta,
-                                             const float* running_mean, const float* running_var,
-                                             float* y) {
-  kernels().batchnorm_forward_inference(s, eps, x, gamma, beta, running_mean, running_var, y);
+void CpuBackend::batchnorm_activation_forward_inference(const BatchNormShape& s, Activation a,
+                                                        float eps, const float* x,
+                                                        const float* gamma, const float* beta,
+                                                        const float* running_mean,
+                                                        const float* running_var, float* y) {
+  kernels().batchnorm_forward_inference(s, a, eps, x, gamma, beta, running_mean, running_var, y);
 }
-void CpuBackend::batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
-                                    const float* gamma, const float* save_mean,
-                                    const float* save_inv_std, float* dx, float* dgamma,
-                                    float* dbeta) {
-  kernels().batchnorm_backward(s, x, dy, gamma, save_mean, save_inv_std, dx, dgamma, dbeta);
+void CpuBackend::batchnorm_activation_backward(const BatchNormShape& s, Activation a,
+                                               const float* x, const float* dy, const float* gamma,
+                                               const float* save_mean, const float* save_inv_std,
+                                               const float* save_affine, float* dx, float* dgamma,
+                                               float* dbeta) {
+  kernels().batchnorm_backward(s, a, x, dy, gamma, save_mean, save_inv_std, save_affine, dx, dgamma,
+                               dbeta);
 }
 
 void CpuBackend::updater_step(const UpdaterHyper& h, std::size_t n, float* params,

@@ -71,6 +71,9 @@ class CpuBackend : public Backend {
 
   void activation_forward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                           float* y) override;
+  void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) override;
+  void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
+                               const float* term, float* dy) override;
   void activation_backward(Activation a, std::size_t rows, std::size_t cols, const float* x,
                            const float* y, const float* dy, float* dx) override;
 
@@ -82,16 +85,19 @@ class CpuBackend : public Backend {
                        const float* x, float* y, float* mask) override;
   void dropout_backward(std::size_t n, const float* mask, const float* dy, float* dx) override;
 
-  void batchnorm_forward_training(const BatchNormShape& s, float eps, float decay, const float* x,
-                                  const float* gamma, const float* beta, float* y,
-                                  float* running_mean, float* running_var, float* save_mean,
-                                  float* save_inv_std) override;
-  void batchnorm_forward_inference(const BatchNormShape& s, float eps, const float* x,
-                                   const float* gamma, const float* beta, const float* running_mean,
-                                   const float* running_var, float* y) override;
-  void batchnorm_backward(const BatchNormShape& s, const float* x, const float* dy,
-                          const float* gamma, const float* save_mean, const float* save_inv_std,
-                          float* dx, float* dgamma, float* dbeta) override;
+  void batchnorm_activation_forward_training(const BatchNormShape& s, Activation a, float eps,
+                                             float decay, const float* x, const float* gamma,
+                                             const float* beta, float* y, float* running_mean,
+                                             float* running_var, float* save_mean,
+                                             float* save_inv_std, float* save_affine) override;
+  void batchnorm_activation_forward_inference(const BatchNormShape& s, Activation a, float eps,
+                                              const float* x, const float* gamma, const float* beta,
+                                              const float* running_mean, const float* running_var,
+                                              float* y) override;
+  void batchnorm_activation_backward(const BatchNormShape& s, Activation a, const float* x,
+                                     const float* dy, const float* gamma, const float* save_mean,
+                                     const float* save_inv_std, const float* save_affine, float* dx,
+                                     float* dgamma, float* dbeta) override;
 
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                     float* state, const UpdateTermRanges& terms) override;

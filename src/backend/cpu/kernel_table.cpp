@@ -62,6 +62,8 @@ const KernelTable kKernelTable = {
     pool2d_forward,
     pool2d_backward,
     activation_forward,
+    add_activation_forward,
+    add_activation_backward,
     activation_backward,
     output_loss,
     dropout_forward,

@@ -42,6 +42,9 @@ struct KernelTable {
   void (*pool2d_backward)(const Pool2dGeometry&, PoolingType, const float*, const float*,
                           const float*, float*, const std::int32_t*);
   void (*activation_forward)(Activation, std::size_t, std::size_t, const float*, float*);
+  void (*add_activation_forward)(Activation, std::size_t, const float*, float*);
+  void (*add_activation_backward)(Activation, std::size_t, const float*, const float*, const float*,
+                                  float*);
   void (*activation_backward)(Activation, std::size_t, std::size_t, const float*, const float*,
                               const float*, float*);
   void (*output_loss)(const OutputLoss&, int, int, const float*, const std::int32_t*, float*,
@@ -49,13 +52,15 @@ struct KernelTable {
   void (*dropout_forward)(std::size_t, float, std::uint64_t, std::uint64_t, const float*, float*,
                           float*);
   void (*dropout_backward)(std::size_t, const float*, const float*, float*);
-  void (*batchnorm_forward_training)(const BatchNormShape&, float, float, const float*,
+  void (*batchnorm_forward_training)(const BatchNormShape&, Activation, float, float, const float*,
                                      const float*, const float*, float*, float*, float*, float*,
-                                     float*);
-  void (*batchnorm_forward_inference)(const BatchNormShape&, float, const float*, const float*,
-                                      const float*, const float*, const float*, float*);
-  void (*batchnorm_backward)(const BatchNormShape&, const float*, const float*, const float*,
-                             const float*, const float*, float*, float*, float*);
+                                     float*, float*);
+  void (*batchnorm_forward_inference)(const BatchNormShape&, Activation, float, const float*,
+                                      const float*, const float*, const float*, const float*,
+                                      float*);
+  void (*batchnorm_backward)(const BatchNormShape&, Activation, const float*, const float*,
+                             const float*, const float*, const float*, const float*, float*, float*,
+                             float*);
   void (*updater_step)(const UpdaterHyper&, std::size_t, float*, const float*, float*,
                        const UpdateTermRanges&);
 };

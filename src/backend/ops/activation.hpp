@@ -134,4 +134,11 @@ bool visit_elementwise_activation(Activation a, Visitor&& visit) {
   return false;
 }
 
+// Calls visit(ActivationTag<a>{}) for an elementwise activation or the identity (the fused ops:
+// batch normalization's, the residual sum's); a must not be softmax.
+template <class Visitor>
+void visit_activation_or_identity(Activation a, Visitor&& visit) {
+  if (!visit_elementwise_activation(a, visit)) visit(ActivationTag<Activation::kIdentity>{});
+}
+
 }  // namespace dl::ops
