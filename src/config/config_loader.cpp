@@ -38,6 +38,8 @@ YAML::Node parse_document(const std::string& text, const std::string& source) {
   try {
     root = YAML::Load(text);
     count = count_documents(text);
+  } catch (const YamlAliasError& e) {
+    fail_at(mark_location(source, e.mark()), e.what(), e.fix());
   } catch (const YAML::Exception& e) {
     fail_at(mark_location(source, e.mark), "YAML syntax error: " + quoted_value(e.msg),
             "fix the YAML at that place (indentation, a missing ':' or an unclosed bracket or "

@@ -94,6 +94,8 @@ class OverrideWriter {
     try {
       value = YAML::Load(value_text);
       count = count_documents(value_text);
+    } catch (const YamlAliasError& e) {
+      fail(e.what(), e.fix());
     } catch (const YAML::Exception& e) {
       fail("the value is not valid YAML (" + quoted_value(e.msg) + ")",
            "quote it, or close its brackets, e.g. --set cuda.devices=[0,1]");

@@ -1,6 +1,9 @@
 #include "config/yaml_document.hpp"
 
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <yaml-cpp/eventhandler.h>
 
@@ -11,43 +14,101 @@ namespace dl {
 
 namespace {
 
-// Sees the root node of each YAML document, to count documents without building them.
+// An alias stands for its anchor's whole node, so a loaded config is a graph: an alias inside the
+// node it names makes a cycle, on which every walk of the config recurses until the stack runs
+// out, and aliases of aliases multiply (a few lines of `&a [*b, *b, ...]` expand to billions of
+// values). Both are refused while parsing, before anything walks the nodes.
+constexpr std::size_t kMaxExpandedValues = 1'000'000;
+
+// Sees each YAML document's events: the root node, to count documents without building them, and
+// the aliases, with the size each anchored node expands to.
 class DocumentCounter final : public YAML::EventHandler {
  public:
-  void OnDocumentStart(const YAML::Mark&) override { root_seen_ = false; }
+  void OnDocumentStart(const YAML::Mark&) override {
+    root_seen_ = false;
+    expanded_.clear();
+    open_.clear();
+    total_ = 0;
+  }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { on_node(mark, true); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { on_node(mark, false); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    on_node(mark, true);
+    add_leaf(mark, anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override;
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string&) override {
     on_node(mark, false);
+    add_leaf(mark, anchor);
   }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
     on_node(mark, false);
+    open_.push_back({anchor, 1});
   }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
     on_node(mark, false);
+    open_.push_back({anchor, 1});
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { close(); }
 
   bool null_root() const { return null_root_; }
   const YAML::Mark& root_mark() const { return root_mark_; }
 
  private:
+  struct Open {
+    YAML::anchor_t anchor;  // 0: none
+    std::size_t values;     // this collection and what it holds, aliases expanded
+  };
+
   void on_node(const YAML::Mark& mark, bool is_null) {
     if (root_seen_) return;
     root_seen_ = true;
     null_root_ = is_null;
     root_mark_ = mark;
   }
+  void add_leaf(const YAML::Mark& mark, YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) expanded_[anchor] = 1;
+    add(mark, 1);
+  }
+  void add(const YAML::Mark& mark, std::size_t values) {
+    total_ += values;
+    if (total_ > kMaxExpandedValues)
+      throw YamlAliasError(mark,
+                           "the aliases expand the YAML to more than " +
+                               std::to_string(kMaxExpandedValues) + " values",
+                           "write the values out, or alias fewer of them");
+    if (!open_.empty()) open_.back().values += values;
+  }
+  void close() {
+    const Open done = open_.back();
+    open_.pop_back();
+    if (done.anchor != YAML::NullAnchor) expanded_[done.anchor] = done.values;
+    if (!open_.empty()) open_.back().values += done.values;
+    total_ += 1;  // the collection itself; its contents were counted as they came
+  }
 
   bool root_seen_ = false;
   bool null_root_ = false;
   YAML::Mark root_mark_ = YAML::Mark::null_mark();
+  std::map<YAML::anchor_t, std::size_t> expanded_;  // per closed anchor: the values it stands for
+  std::vector<Open> open_;                          // the collections being read, outermost first
+  std::size_t total_ = 0;
 };
+
+void DocumentCounter::OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) {
+  on_node(mark, false);
+  for (const Open& o : open_)
+    if (o.anchor == anchor)
+      throw YamlAliasError(mark,
+                           "the alias stands for a node that contains it: a cycle, which no "
+                           "config value can hold",
+                           "write the value out instead of the alias");
+  const auto found = expanded_.find(anchor);
+  add(mark, found == expanded_.end() ? 1 : found->second);
+}
 
 }  // namespace
 

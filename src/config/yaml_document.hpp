@@ -1,11 +1,14 @@
 // What the config accepts of YAML beyond its syntax, checked the same way in the config file and
-// in each --set value: one document, no control characters in the text, no explicit tags. A tag
+// in each --set value: one document, no control characters in the text, no explicit tags, no
+// alias that makes a cycle or multiplies the document past a million values. A tag
 // (`!!str 3`, `!foo`) would change the type a key is read as, which is the schema's to decide.
 #pragma once
 
 #include <cstddef>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <yaml-cpp/yaml.h>
 
@@ -16,7 +19,22 @@ struct DocumentCount {
   YAML::Mark second_root = YAML::Mark::null_mark();  // where the second document starts
 };
 
-// Counts the documents of `text`, throwing YAML::Exception on a syntax error in any of them.
+// An alias in a cycle (inside the node it names) or aliases that expand a document past a million
+// values: what is wrong, where, and the fix.
+class YamlAliasError : public std::runtime_error {
+ public:
+  YamlAliasError(const YAML::Mark& mark, const std::string& problem, std::string fix)
+      : std::runtime_error(problem), mark_(mark), fix_(std::move(fix)) {}
+  const YAML::Mark& mark() const { return mark_; }
+  const std::string& fix() const { return fix_; }
+
+ private:
+  YAML::Mark mark_;
+  std::string fix_;
+};
+
+// Counts the documents of `text`, throwing YAML::Exception on a syntax error in any of them and
+// YamlAliasError on an alias no config may hold.
 DocumentCount count_documents(const std::string& text);
 
 // A control character in YAML text, which YAML does not allow outside escapes (tab, line feed and

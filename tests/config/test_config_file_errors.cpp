@@ -107,3 +107,32 @@ TEST_CASE("a config file's errors name the file", "[config][errors]") {
   }
   std::remove(name);
 }
+
+TEST_CASE("an alias in a cycle, or aliases that multiply the config, are refused where written",
+          "[config][errors]") {
+  // An alias inside the node it names made every walk of the config recurse until the stack ran
+  // out (found by tests/fuzz/fuzz_config).
+  const std::string cycle = load_error("seed: 1\nx: &a {b: *a}\n");
+  CHECK(cycle ==
+        "t.yaml:2:11: the alias stands for a node that contains it: a cycle, which no config "
+        "value can hold; write the value out instead of the alias");
+  CHECK_THAT(load_error("x: &a [1, [2, *a]]\n"), StartsWith("t.yaml:1:15: the alias stands for"));
+  // Ten aliases of ten aliases of ...: a few hundred bytes for 10^9 values.
+  std::string laughs = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 9; ++i) {
+    laughs += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [";
+    for (int k = 0; k < 10; ++k) laughs += (k ? ", *a" : "*a") + std::to_string(i - 1);
+    laughs += "]\n";
+  }
+  CHECK_THAT(load_error(laughs),
+             StartsWith("t.yaml:6:") &&
+                 Contains("the aliases expand the YAML to more than 1000000 values; write the "
+                          "values out, or alias fewer of them"));
+  // Aliases that neither cycle nor multiply much stay allowed: a layer's settings written once.
+  const dl::Config c = load(
+      "inputType: {feedForward: {size: 4}}\n"
+      "layers:\n  - dense: &relu {nOut: 8, activation: relu}\n  - dense: *relu\n"
+      "  - output: {nOut: 2}\n");
+  REQUIRE(c.layers.size() == 3);
+  CHECK(c.layers[1].nOut == 8);
+}

@@ -55,6 +55,9 @@ TEST_CASE("a --set value is held to the same rules as the file", "[config][error
   const std::string two = load_error(kNetwork, {"epochs=3\n---\n4"});
   CHECK_THAT(two, StartsWith("--set epochs=3\\n---\\n4: the value holds 2 YAML documents"));
   CHECK(one_line(two));
+  CHECK(load_error(kNetwork, {"data=&d {x: *d}"}) ==
+        "--set data=&d {x: *d}: the alias stands for a node that contains it: a cycle, which no "
+        "config value can hold; write the value out instead of the alias");
   CHECK_THAT(load_error(kNetwork, {"output.directory=a\x01z"}),
              Contains("the value holds the control character \\x01"));
   // A comment would drop the rest of the value; quoted, '#' is the value's own.
