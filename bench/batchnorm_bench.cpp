@@ -18,9 +18,6 @@
 
 namespace {
 
-using dl::bench::time_calls;
-using dl::bench::Timing;
-
 constexpr int kBatch = 128;
 constexpr int kDefaultRepetitions = 50;
 constexpr float kEps = 1e-5f;
@@ -95,12 +92,7 @@ void time_shape(dl::CpuBackend& be, const dl::BatchNormShape& s, int repetitions
                  {"+ ReLU apart, backward", apart_backward}};
   for (const auto& k : kernels) {
     std::printf("| %dx%dx%d | %s |", s.n, s.channels, s.spatial, k.name);
-    for (int threads : thread_counts) {
-      dl::set_cpu_threads(threads);
-      const Timing t = time_calls(repetitions, false, k.call);
-      std::printf(" %.0f | %.0f |", t.min, t.median);
-    }
-    std::printf("\n");
+    dl::bench::print_min_median_cells(repetitions, /*cpu_time=*/false, thread_counts, k.call);
   }
 }
 

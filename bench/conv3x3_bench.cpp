@@ -20,9 +20,6 @@
 
 namespace {
 
-using dl::bench::time_calls;
-using dl::bench::Timing;
-
 constexpr int kBatch = 128;
 constexpr int kDefaultRepetitions = 20;
 
@@ -75,12 +72,7 @@ void time_shape(dl::CpuBackend& be, const dl::Conv2dGeometry& g, int repetitions
   const bool cpu_time = dl::bench::cpu_time_requested();
   for (const auto& op : ops) {
     std::printf("| %d x %dx%d | %s |", g.in_channels, g.in_height, g.in_width, op.name);
-    for (int threads : thread_counts) {
-      dl::set_cpu_threads(threads);
-      const Timing t = time_calls(repetitions, cpu_time && threads == 1, op.call);
-      std::printf(" %.0f | %.0f |", t.min, t.median);
-    }
-    std::printf("\n");
+    dl::bench::print_min_median_cells(repetitions, cpu_time, thread_counts, op.call);
   }
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/cpu_backend.hpp"
+
 namespace dl::bench {
 
 struct Timing {
@@ -83,6 +85,20 @@ inline void print_min_median_header(const char* first, const char* second,
   for (int threads : thread_counts) std::printf(" %d min us | %d median us |", threads, threads);
   std::printf("\n|---|---|");
   for (std::size_t i = 0; i < thread_counts.size(); ++i) std::printf("---|---|");
+  std::printf("\n");
+}
+
+// The rest of a row of that table, after its two names: `call` timed on each thread count (the
+// CPU backend's pool set to it), minimum and median; the 1-thread figures in the calling
+// thread's CPU time where cpu_time (microseconds_of).
+inline void print_min_median_cells(int repetitions, bool cpu_time,
+                                   const std::vector<int>& thread_counts,
+                                   const std::function<void()>& call) {
+  for (int threads : thread_counts) {
+    dl::set_cpu_threads(threads);
+    const Timing t = time_calls(repetitions, cpu_time && threads == 1, call);
+    std::printf(" %.0f | %.0f |", t.min, t.median);
+  }
   std::printf("\n");
 }
 
