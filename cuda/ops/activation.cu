@@ -128,8 +128,7 @@ void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols
                                 const LaunchLimits& limits, cudaStream_t stream) {
   const std::size_t n = rows * cols;
   if (n == 0) return;
-  DL_CHECK(x != nullptr || !ops::activation_reads_input(a),
-           "this activation's gradient reads its input: pass the pre-activation");
+  ops::check_gradient_input(a, x);
   const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
     elementwise_backward<decltype(tag)::value>(n, x, y, dy, dx, limits, stream);
   });
@@ -146,7 +145,7 @@ void launch_activation_backward(Activation a, std::size_t rows, std::size_t cols
 
 void launch_add_activation_forward(Activation a, std::size_t n, const float* x, float* y,
                                    const LaunchLimits& limits, cudaStream_t stream) {
-  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
+  ops::check_residual_activation(a);
   if (n == 0) return;
   ops::visit_activation_or_identity(a, [&](auto tag) {
     const int block = limits.block();
@@ -159,9 +158,8 @@ void launch_add_activation_forward(Activation a, std::size_t n, const float* x, 
 void launch_add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
                                     const float* term, float* dy, const LaunchLimits& limits,
                                     cudaStream_t stream) {
-  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
-  DL_CHECK(x != nullptr || !ops::activation_reads_input(a),
-           "this activation's gradient reads its input: pass the pre-activation");
+  ops::check_residual_activation(a);
+  ops::check_gradient_input(a, x);
   if (n == 0) return;
   ops::visit_activation_or_identity(a, [&](auto tag) {
     const int block = limits.block();

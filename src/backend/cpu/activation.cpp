@@ -81,7 +81,7 @@ void activation_backward(Activation a, std::size_t rows, std::size_t cols, const
 }
 
 void add_activation_forward(Activation a, std::size_t n, const float* x, float* y) {
-  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
+  ops::check_residual_activation(a);
   ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     // Elementwise, as axpy and the activation are: any split over threads gives the same bits.
@@ -95,9 +95,8 @@ void add_activation_forward(Activation a, std::size_t n, const float* x, float* 
 
 void add_activation_backward(Activation a, std::size_t n, const float* x, const float* y,
                              const float* term, float* dy) {
-  DL_CHECK(a != Activation::kSoftmax, "the residual sum's activation must be elementwise");
-  DL_CHECK(x != nullptr || !ops::activation_reads_input(a),
-           "this activation's gradient reads its input: pass the pre-activation");
+  ops::check_residual_activation(a);
+  ops::check_gradient_input(a, x);
   ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     parallel_ranges(n, [&](std::size_t begin, std::size_t end) {

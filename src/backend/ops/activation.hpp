@@ -25,6 +25,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/error.hpp"
 #include "core/kinds.hpp"
 
 namespace dl::ops {
@@ -44,6 +45,17 @@ constexpr bool activation_reads_input(Activation a) {
 
 constexpr bool activation_is_elementwise(Activation a) {
   return a != Activation::kSoftmax;
+}
+
+// The preconditions of a gradient: the forward input where the gradient reads it (activation
+// backward, on every backend); and of the residual sum's activation, fused into the add
+// (Backend::add_activation_*), which works elementwise only.
+inline void check_gradient_input(Activation a, const float* x) {
+  DL_CHECK(x != nullptr || !activation_reads_input(a),
+           "this activation's gradient reads its input: pass the pre-activation");
+}
+inline void check_residual_activation(Activation a) {
+  DL_CHECK(activation_is_elementwise(a), "the residual sum's activation must be elementwise");
 }
 
 // log(1 + e^x), without overflow: above the threshold e^x alone is x's value in float.
