@@ -272,19 +272,19 @@ std::vector<RankSummary> FitLoop::gather_ranks(const TrainOutcome& outcome) {
   return processes_.is_root() ? ranks : std::vector<RankSummary>{mine};
 }
 
-// The final loss scales and the steps skipped for overflow. Synchronous replicas share every
-// decision, so one worker's count is the run's; averaging workers skip on their own, so theirs
-// add up (replica-steps lost).
+// This process's final loss scales and the steps its workers skipped for overflow
+// (replicas_skipped_steps).
 std::optional<RunEnd::LossScaling> FitLoop::loss_scaling_summary() {
   const LossScaler& first = trainer_.loss_scaler(0);
   if (!first.enabled()) return std::nullopt;
   RunEnd::LossScaling summary;
   summary.mode = first.mode();
+  std::vector<std::int64_t> skipped;
   for (int w = 0; w < trainer_.workers(); ++w) {
     summary.final_scales.push_back(trainer_.loss_scaler(w).scale());
-    if (w == 0 || config_.parallel.mode != ParallelMode::kSynchronous)
-      summary.skipped_steps += trainer_.loss_scaler(w).skipped_steps();
+    skipped.push_back(trainer_.loss_scaler(w).skipped_steps());
   }
+  summary.skipped_steps = replicas_skipped_steps(skipped, config_.parallel.mode);
   return summary;
 }
 

@@ -25,14 +25,23 @@ RankSummary describe_this_rank(const RunInfo& info, const ProcessGroup& processe
   return rank;
 }
 
+std::int64_t replicas_skipped_steps(const std::vector<std::int64_t>& counts, ParallelMode mode) {
+  if (counts.empty()) return 0;
+  if (mode == ParallelMode::kSynchronous) return counts.front();
+  std::int64_t total = 0;
+  for (std::int64_t count : counts) total += count;
+  return total;
+}
+
 std::optional<LossScalingSummary> job_loss_scaling(const std::vector<RankSummary>& ranks,
                                                    ParallelMode mode) {
   if (ranks.empty()) return std::nullopt;
   std::optional<LossScalingSummary> scaling = ranks.front().loss_scaling;
-  if (!scaling || mode == ParallelMode::kSynchronous) return scaling;
-  scaling->skipped_steps = 0;
+  if (!scaling) return scaling;
+  std::vector<std::int64_t> counts;
   for (const RankSummary& rank : ranks)
-    if (rank.loss_scaling) scaling->skipped_steps += rank.loss_scaling->skipped_steps;
+    if (rank.loss_scaling) counts.push_back(rank.loss_scaling->skipped_steps);
+  scaling->skipped_steps = replicas_skipped_steps(counts, mode);
   return scaling;
 }
 

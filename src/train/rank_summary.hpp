@@ -2,6 +2,7 @@
 // rank from what it set up and used, gathered to rank 0 for summary.json's `ranks`.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -19,11 +20,14 @@ RankSummary describe_this_rank(const RunInfo& info, const ProcessGroup& processe
 // calls it.
 std::vector<RankSummary> gather_rank_summaries(ProcessGroup& processes, const RankSummary& mine);
 
+// The steps replicas (a process's workers, or the ranks) skipped for overflow together:
+// synchronous replicas share every decision, so the first one's count is theirs; averaging
+// replicas skip on their own, so their counts add up (replica-steps lost).
+std::int64_t replicas_skipped_steps(const std::vector<std::int64_t>& counts, ParallelMode mode);
+
 // The job's loss scaling, as summary.json and the log's last lines state it: the first rank's
 // scales (rank 0's, where `ranks` holds every rank's), and the steps the whole job skipped for
-// overflow. Synchronous ranks share every decision, so rank 0's count is the job's; averaging
-// ranks skip on their own, so their counts add up (replica-steps lost), as the workers' of one
-// process do. Nothing without loss scaling.
+// overflow (replicas_skipped_steps over the ranks). Nothing without loss scaling.
 std::optional<LossScalingSummary> job_loss_scaling(const std::vector<RankSummary>& ranks,
                                                    ParallelMode mode);
 
