@@ -34,13 +34,12 @@ void resolve_cache(const DataConfig& data, ImageFolderRequest& request) {
   }
   const auto sharers = static_cast<std::uint64_t>(std::max(1, data.cacheSharedBy));
   request.cache_bytes = memory.bytes / 2 / sharers;
-  request.cache_setting =
+  const std::string split =
       sharers == 1
-          ? fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {})",
-                        request.cache_bytes, memory.bytes, memory.source)
-          : fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {} split between "
-                        "the {} processes of this run on this machine)",
-                        request.cache_bytes, memory.bytes, memory.source, sharers);
+          ? ""
+          : fmt::format(" split between the {} processes of this run on this machine", sharers);
+  request.cache_setting = fmt::format("data.cacheBytes: auto ({} bytes, half the {} bytes of {}{})",
+                                      request.cache_bytes, memory.bytes, memory.source, split);
 }
 
 ImageFolderRequest folder_request(const Config& config, const std::string& directory,
