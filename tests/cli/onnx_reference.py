@@ -7,7 +7,8 @@
    of every node, and strict shape inference through the whole graph).
 2. A small NumPy interpreter of the graph's few op types (written here from the ONNX operator
    specification) runs it on IMAGES (an IDX images file, plain or .gz, or a CIFAR batch file:
-   FORMAT is idx, cifar10 or cifar100), with pixels as byte / 255, in float64.
+   FORMAT is idx, cifar10 or cifar100), with pixels as byte / 255, in float64; or on a CSV file
+   of features with the label last (FORMAT csv), its numbers as written.
 3. Its class probabilities must equal the ones `dl-train predict` wrote (PREDICT.csv) within
    1e-4, and the predicted classes must agree wherever the two best probabilities differ by more.
 Exit status 0 when all three hold; the last line says what was compared.
@@ -30,7 +31,11 @@ IDX_IMAGES_MAGIC = 0x00000803
 
 
 def read_images(path, fmt):
-    """Pixels as float64 in [0, 1], one row per image."""
+    """Pixels as float64 in [0, 1], one row per image; a CSV file's rows as written, the label
+    (the last field) left out."""
+    if fmt == "csv":
+        with open(path, newline="") as f:
+            return np.array([[float(v) for v in row[:-1]] for row in csv.reader(f) if row])
     raw = open(path, "rb").read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -24,14 +25,17 @@ struct Fixture {
   dl::Model model;
   std::vector<float> images;
   std::vector<std::int32_t> labels;
+  int batch;
 
-  explicit Fixture(const char* yaml)
-      : config(dl::load_config_string(yaml, "test.yaml")), model(config, backend, kBatch) {
+  explicit Fixture(const char* yaml, int batch_size = kBatch)
+      : config(dl::load_config_string(yaml, "test.yaml")),
+        model(config, backend, batch_size),
+        batch(batch_size) {
     model.initialize(config.seed);
     dl::RandomStream rng(77, 0);
-    images.resize(kBatch * model.input_size());
+    images.resize(batch * model.input_size());
     for (float& v : images) v = rng.uniform();
-    for (int i = 0; i < kBatch; ++i) labels.push_back(i % model.num_classes());
+    for (int i = 0; i < batch; ++i) labels.push_back(i % model.num_classes());
     backend.upload(model.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
   }
 
@@ -43,8 +47,8 @@ struct Fixture {
     ctx.training = true;
     ctx.seed = 1;
     ctx.iteration = 3;
-    model.forward(kBatch, ctx);
-    model.compute_loss(kBatch);
+    model.forward(batch, ctx);
+    model.compute_loss(batch);
     return *model.loss_sum();
   }
 };
@@ -78,5 +82,62 @@ inline void check_whole_model_gradient(const char* yaml) {
   CHECK(checked > 0);
 }
 
+// For any network, kinks included (max pooling, ReLU): the backward pass's gradient of up to
+// `per_segment` parameters of each trainable segment (spread over it) against finite differences.
+// A kink near the parameter's value bends the central differences, and one exactly at it (a ReLU
+// whose inputs are all zero sees only its zero bias) leaves them at the mean of the two slopes
+// while the gradient takes one side's; float rounding, amplified where a batch normalization sees
+// nearly equal values, blurs the narrow ones. So the gradient may match any of the central
+// differences of three steps and the one-sided differences of either side. Where it matches none,
+// those differences must disagree with each other (the loss is not smooth at these scales); a
+// gradient that differences all agreeing contradict is wrong. At most a tenth of the parameters
+// may be on such ground, so a broken gradient cannot hide there.
+inline void check_gradient_across_kinks(const std::string& yaml, int batch,
+                                        std::size_t per_segment) {
+  Fixture f(yaml.c_str(), batch);
+  const std::size_t n = f.model.parameter_count();
+  const double at_values = f.loss();
+  f.model.backward(batch, 1.0f);
+  const std::vector<float> analytic(f.model.gradients(), f.model.gradients() + n);
+  float* params = f.model.parameters();
+  const auto loss_at = [&](std::size_t i, double step) {
+    const float saved = params[i];
+    params[i] = static_cast<float>(saved + step);
+    const double loss = f.loss();
+    params[i] = saved;
+    return loss;
+  };
+  const auto close = [](double a, double b) {
+    return std::fabs(a - b) <= 2e-3 + 2e-2 * std::max(std::fabs(a), std::fabs(b));
+  };
+  constexpr double kCentralSteps[] = {1e-2, 4e-3, 1e-3};
+  constexpr double kOneSidedStep = 1e-3;
+  int checked = 0, unsmooth = 0;
+  for (const dl::ParameterSegment& s : f.model.segments()) {
+    if (!s.trainable) continue;
+    const std::size_t count = std::min(s.count, per_segment);
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t i = s.offset + k * s.count / count;
+      std::vector<double> differences;
+      for (double h : kCentralSteps)
+        differences.push_back((loss_at(i, h) - loss_at(i, -h)) / (2 * h));
+      differences.push_back((loss_at(i, kOneSidedStep) - at_values) / kOneSidedStep);
+      differences.push_back((at_values - loss_at(i, -kOneSidedStep)) / kOneSidedStep);
+      ++checked;
+      const double g = analytic[i];
+      if (std::any_of(differences.begin(), differences.end(),
+                      [&](double d) { return close(d, g); }))
+        continue;
+      const auto [low, high] = std::minmax_element(differences.begin(), differences.end());
+      INFO("parameter " << i << ": analytic " << g << ", differences from " << *low << " to "
+                        << *high);
+      CHECK_FALSE(close(*low, *high));
+      ++unsmooth;
+    }
+  }
+  INFO(unsmooth << " of " << checked << " parameters where the loss is not smooth");
+  CHECK(checked > 0);
+  CHECK(unsmooth * 10 <= checked);
+}
 
 }  // namespace dl::testing

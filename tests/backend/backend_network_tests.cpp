@@ -1,0 +1,99 @@
+// Whole networks on every backend: random_network.hpp's graphs (every activation, residual
+// blocks, concat, skips from far up, batch normalization in both orders, pooling, dropout) take
+// one training step on the backend under test and on the CPU backend, from the same parameters
+// and batch: the loss, the network's output and every parameter's gradient must agree to float
+// rounding. Where the op tests check each kernel alone, this checks the graph's plumbing on the
+// backend: in-place layers, fused batch normalization and activation, gradient routes that alias
+// or sum buffers, concat's channel offsets. Compiled into the CUDA programs (host grid, device);
+// on the CPU backend itself the random-network tests of tests/nn check the gradients.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "backend/backends_under_test.hpp"
+#include "backend/cpu/cpu_backend.hpp"
+#include "config/config_loader.hpp"
+#include "core/random.hpp"
+#include "nn/model.hpp"
+#include "nn/random_network.hpp"
+
+namespace dl::testing {
+namespace {
+
+// Networks per backend: 24, or DL_RANDOM_NETWORKS's count for a longer search.
+unsigned network_count() {
+  const char* count = std::getenv("DL_RANDOM_NETWORKS");
+  return count != nullptr ? static_cast<unsigned>(std::strtoul(count, nullptr, 10)) : 24;
+}
+constexpr int kBatch = 6;
+
+struct Step {
+  float loss = 0.0f;
+  std::vector<float> output, gradients;
+};
+
+Step take_step(const Config& config, Backend& backend) {
+  Model model(config, backend, kBatch);
+  model.initialize(config.seed);
+  RandomStream rng(77, 0);
+  std::vector<float> images(kBatch * model.input_size());
+  for (float& v : images) v = rng.uniform();
+  std::vector<std::int32_t> labels;
+  for (int i = 0; i < kBatch; ++i) labels.push_back(i % model.num_classes());
+  backend.upload(model.input(), images.data(), images.size() * sizeof(float));
+  backend.upload(model.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
+  StepContext ctx;
+  ctx.training = true;
+  ctx.seed = 1;
+  ctx.iteration = 3;
+  model.forward(kBatch, ctx);
+  model.compute_loss(kBatch);
+  model.backward(kBatch, 1.0f);
+  Step s;
+  backend.download(&s.loss, model.loss_sum(), sizeof(float));
+  s.output.resize(static_cast<std::size_t>(kBatch) * model.num_classes());
+  backend.download(s.output.data(), model.output(), s.output.size() * sizeof(float));
+  s.gradients.resize(model.parameter_count());
+  backend.download(s.gradients.data(), model.gradients(), s.gradients.size() * sizeof(float));
+  return s;
+}
+
+// Agreement to float rounding, relative to the largest value of the vector: a gradient entry
+// near zero carries the rounding of the larger terms it was summed from.
+void check_close(const std::vector<float>& got, const std::vector<float>& want, const char* what) {
+  REQUIRE(got.size() == want.size());
+  float scale = 0.0f;
+  for (float w : want) scale = std::max(scale, std::fabs(w));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    INFO(what << " " << i << ": " << got[i] << " against the CPU's " << want[i]);
+    CHECK(std::fabs(got[i] - want[i]) <= 1e-4f * scale + 1e-3f * std::fabs(want[i]));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("networks over backends: a training step of random graphs agrees with the CPU's",
+          "[backend][graph]") {
+  for (const BackendUnderTest& b : backends_under_test()) {
+    if (b.products != DType::kFloat) continue;  // 16-bit products: backend_op_tests_16bit.cpp
+    for (unsigned seed = 1; seed <= network_count(); ++seed) {
+      const RandomNetwork net = random_network(seed);
+      INFO(b.name << ", network of seed " << seed << ":\n" << net.yaml);
+      const Config config = load_config_string(net.yaml, "random.yaml");
+      CpuBackend cpu;
+      const Step want = take_step(config, cpu);
+      const auto backend = b.make();
+      const Step got = take_step(config, *backend);
+      CHECK(std::fabs(got.loss - want.loss) <= 1e-5f * std::fabs(want.loss) + 1e-6f);
+      check_close(got.output, want.output, "output");
+      check_close(got.gradients, want.gradients, "gradient");
+    }
+  }
+}
+
+}  // namespace dl::testing

@@ -1,0 +1,325 @@
+#include "random_network.hpp"
+
+#include <iterator>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace dl::testing {
+namespace {
+
+// The smooth ones first: NetworkKind::kSmooth draws from those alone.
+constexpr const char* kActivations[] = {"identity", "tanh", "sigmoid", "gelu",      "silu",
+                                        "elu",      "mish", "relu",    "leakyrelu", "hardswish"};
+constexpr int kSmoothActivations = 7;
+constexpr int kAllActivations = static_cast<int>(std::size(kActivations));
+
+// Sizes stay small so that a finite-difference check over a network's parameters is cheap.
+constexpr int kMostChannels = 6;
+constexpr int kMostUnits = 8;
+constexpr int kLeastBlocks = 3;
+constexpr int kMostBlocks = 7;
+
+struct Node {
+  std::string name;
+  int channels = 0, height = 1, width = 1;
+  bool flat = false;  // a dense layer's vector (or a flat input), not an image
+
+  bool same_shape(const Node& o) const {
+    return flat == o.flat && channels == o.channels && height == o.height && width == o.width;
+  }
+  bool same_plane(const Node& o) const {
+    return !flat && !o.flat && height == o.height && width == o.width;
+  }
+};
+
+class Writer {
+ public:
+  Writer(unsigned seed, NetworkKind kind, const FixedEnds& ends)
+      : seed_(seed),
+        ends_(ends),
+        activation_count_(kind == NetworkKind::kAny ? kAllActivations : kSmoothActivations),
+        batchnorm_(kind == NetworkKind::kAny ? "" : "eps: 1.0e-3"),
+        rng_(seed) {}
+  RandomNetwork write();
+
+ private:
+  int below(int n) { return static_cast<int>(rng_() % static_cast<unsigned>(n)); }
+  int between(int low, int high) { return low + below(high - low + 1); }
+  bool percent(int p) { return below(100) < p; }
+  std::string activation() { return kActivations[below(activation_count_)]; }
+  // ", activation: a", or nothing (the global activation, or the layer kind's default: ReLU for
+  // dense layers, so only where every activation may be drawn).
+  std::string activation_setting() {
+    const bool may_omit = global_activation_ || activation_count_ == kAllActivations;
+    return may_omit && percent(20) ? std::string() : ", activation: " + activation();
+  }
+
+  Node layer(const std::string& kind, std::string settings, const std::vector<Node>& inputs,
+             Node shape);
+  Node conv(const Node& x, int channels, int kernel, int stride);
+  Node keeping_shape(const Node& x, const char* kind, const std::string& settings);
+  Node pool(const Node& x, bool keep_plane);
+  Node dense(const Node& x, int units);
+  Node merge(const char* kind, const std::vector<Node>& inputs);
+
+  Node plain(const Node& x);
+  Node residual(const Node& x);
+  Node branches(const Node& x);
+  Node skip(const Node& x);
+  Node block(const Node& x);
+
+  unsigned seed_;
+  FixedEnds ends_;
+  int activation_count_;
+  std::string batchnorm_;           // batch normalization's settings
+  bool global_activation_ = false;  // the config sets the top-level activation
+  std::mt19937 rng_;
+  std::ostringstream layers_;
+  std::vector<Node> nodes_;  // the input, then every layer written
+  int count_ = 0;
+};
+
+// Writes one layer reading `inputs`; its `inputs` key is left out, at random, where it would say
+// what the default says (the layer just above).
+Node Writer::layer(const std::string& kind, std::string settings, const std::vector<Node>& inputs,
+                   Node shape) {
+  shape.name = fmt::format("{}{}", kind.substr(0, 4), ++count_);
+  std::string names;
+  for (const Node& in : inputs) names += (names.empty() ? "" : ", ") + in.name;
+  const bool default_input = inputs.size() == 1 && inputs[0].name == nodes_.back().name;
+  if (!default_input || percent(50)) {
+    settings = fmt::format("inputs: [{}]{}{}", names, settings.empty() ? "" : ", ", settings);
+  }
+  layers_ << fmt::format("  - {}: {{name: {}{}{}}}\n", kind, shape.name,
+                         settings.empty() ? "" : ", ", settings);
+  nodes_.push_back(shape);
+  return shape;
+}
+
+// kernel 1, 3 or 5; 3 and 5 keep the plane (padding, or convolutionMode Same) before the stride.
+Node Writer::conv(const Node& x, int channels, int kernel, int stride) {
+  Node y{"", channels, 0, 0};
+  std::string padding;
+  if (kernel > 1 && percent(50)) {
+    padding = ", convolutionMode: Same";
+    y.height = (x.height + stride - 1) / stride;
+    y.width = (x.width + stride - 1) / stride;
+  } else {
+    const int pad = kernel / 2;
+    if (pad > 0) padding = fmt::format(", padding: {}", pad);
+    y.height = (x.height + 2 * pad - kernel) / stride + 1;
+    y.width = (x.width + 2 * pad - kernel) / stride + 1;
+  }
+  const std::string settings =
+      fmt::format("nOut: {}, kernelSize: {}, stride: {}{}, hasBias: {}{}", channels, kernel, stride,
+                  padding, percent(60) ? "true" : "false", activation_setting());
+  return layer("convolution", settings, {x}, y);
+}
+
+// A layer that keeps its input's shape.
+Node Writer::keeping_shape(const Node& x, const char* kind, const std::string& settings) {
+  return layer(kind, settings, {x}, x);
+}
+
+Node Writer::pool(const Node& x, bool keep_plane) {
+  const char* type = percent(50) ? "max" : "avg";
+  if (!keep_plane && x.height >= 2 && x.width >= 2 && percent(60)) {
+    return layer("subsampling", fmt::format("poolingType: {}, kernelSize: 2, stride: 2", type), {x},
+                 Node{"", x.channels, x.height / 2, x.width / 2});
+  }
+  return keeping_shape(x, "subsampling",
+                       fmt::format("poolingType: {}, kernelSize: 3, stride: 1, padding: 1", type));
+}
+
+Node Writer::dense(const Node& x, int units) {
+  return layer("dense", fmt::format("nOut: {}{}", units, activation_setting()), {x},
+               Node{"", units, 1, 1, true});
+}
+
+Node Writer::merge(const char* kind, const std::vector<Node>& inputs) {
+  Node y = inputs.front();
+  std::string settings;
+  if (std::string(kind) == "concat") {
+    y.channels = 0;
+    for (const Node& in : inputs) y.channels += in.channels;
+  } else if (percent(70)) {
+    settings = "activation: " + activation();
+  }
+  return layer(kind, settings, inputs, y);
+}
+
+Node Writer::plain(const Node& x) {
+  switch (below(x.flat ? 4 : 6)) {
+    case 0:
+      return keeping_shape(x, "batchNormalization", batchnorm_);
+    case 1:
+      return keeping_shape(x, "activation", "activation: " + activation());
+    case 2:
+      return keeping_shape(x, "dropout", percent(50) ? "dropOut: 0.5" : "dropOut: 0.8");
+    case 3:
+      if (x.flat) return dense(x, between(2, kMostUnits));
+      return pool(x, false);
+    case 4:
+      return conv(x, between(2, kMostChannels), percent(70) ? 3 : 1, 1);
+    default:
+      return conv(x, between(2, kMostChannels), percent(80) ? 3 : 5,
+                  x.height >= 4 && x.width >= 4 ? 2 : 1);
+  }
+}
+
+// A residual block: a branch of two or three layers (post- or pre-activation order) added to a
+// shortcut, which is x itself or, where the branch changes the shape, a projection.
+Node Writer::residual(const Node& x) {
+  const bool project = percent(40);
+  const int stride = project && !x.flat && x.height >= 4 && x.width >= 4 && percent(60) ? 2 : 1;
+  const int width = project ? between(2, x.flat ? kMostUnits : kMostChannels) : x.channels;
+  auto weighted = [&](const Node& in, int s) {
+    return x.flat ? dense(in, width) : conv(in, width, percent(80) ? 3 : 1, s);
+  };
+  Node branch = x;
+  if (percent(50)) {  // post-activation: weighted, BN, activation, weighted, BN
+    branch = keeping_shape(weighted(branch, stride), "batchNormalization", batchnorm_);
+    branch = keeping_shape(branch, "activation", "activation: " + activation());
+    branch = weighted(branch, 1);
+    if (percent(70)) branch = keeping_shape(branch, "batchNormalization", batchnorm_);
+  } else {  // pre-activation: BN, activation, weighted
+    branch = keeping_shape(branch, "batchNormalization", batchnorm_);
+    branch = keeping_shape(branch, "activation", "activation: " + activation());
+    branch = weighted(branch, stride);
+  }
+  Node shortcut = x;
+  if (!branch.same_shape(x)) {
+    shortcut = x.flat ? dense(x, width) : conv(x, width, 1, stride);
+    if (percent(50)) shortcut = keeping_shape(shortcut, "batchNormalization", batchnorm_);
+  }
+  std::vector<Node> inputs{branch, shortcut};
+  if (percent(50)) std::swap(inputs[0], inputs[1]);
+  if (shortcut.name != x.name && x.same_shape(branch) && percent(30)) inputs.push_back(x);
+  return merge("add", inputs);
+}
+
+// Two or three branches from x joined by concat: x itself, 1x1 and 3x3 convolutions, a pooling
+// that keeps the plane, batch normalization and an activation (dense layers for a vector).
+Node Writer::branches(const Node& x) {
+  std::vector<Node> outs;
+  const int count = between(2, 3);
+  bool took_x = false;
+  for (int i = 0; i < count; ++i) {
+    const int pick = below(4);
+    if (pick == 0 && !took_x) {
+      took_x = true;
+      outs.push_back(x);
+    } else if (x.flat) {
+      outs.push_back(dense(x, between(1, 4)));
+    } else if (pick == 1) {
+      outs.push_back(conv(x, between(1, 3), 1, 1));
+    } else if (pick == 2) {
+      outs.push_back(conv(x, between(1, 3), 3, 1));
+    } else {
+      const Node normalized = keeping_shape(x, "batchNormalization", batchnorm_);
+      outs.push_back(percent(50)
+                         ? pool(normalized, true)
+                         : keeping_shape(normalized, "activation", "activation: " + activation()));
+    }
+  }
+  Node y = merge("concat", outs);
+  if (y.channels > kMostChannels) y = x.flat ? dense(y, 4) : conv(y, 4, 1, 1);
+  return y;
+}
+
+// x joined with a layer from further up (or the network's input): a layer read twice, far apart.
+Node Writer::skip(const Node& x) {
+  for (std::size_t i = 0; i + 1 < nodes_.size(); ++i) {
+    const Node& earlier = nodes_[i];
+    if (earlier.name == x.name) continue;
+    if (earlier.same_shape(x) && percent(60)) return merge("add", {x, earlier});
+    if ((earlier.same_plane(x) || (earlier.flat && x.flat)) && percent(40)) {
+      Node y = merge("concat", {x, earlier});
+      if (y.channels > kMostChannels) y = x.flat ? dense(y, 4) : conv(y, 4, 1, 1);
+      return y;
+    }
+  }
+  return plain(x);
+}
+
+Node Writer::block(const Node& x) {
+  if (!x.flat && percent(12)) {  // from images to vectors
+    if (percent(50)) return dense(x, between(2, kMostUnits));
+    return layer("globalPooling", percent(50) ? "poolingType: max" : "", {x},
+                 Node{"", x.channels, 1, 1});
+  }
+  switch (below(4)) {
+    case 0:
+      return plain(x);
+    case 1:
+      return residual(x);
+    case 2:
+      return branches(x);
+    default:
+      return skip(x);
+  }
+}
+
+RandomNetwork Writer::write() {
+  std::ostringstream head;
+  head << "seed: " << seed_ << "\n";
+  head << "weightInit: " << (percent(50) ? "XAVIER" : "RELU") << "\n";
+  global_activation_ = percent(25);
+  if (global_activation_) head << "activation: " << activation() << "\n";
+  Node x;
+  x.name = "input";
+  const bool image = ends_.features == 0 && (ends_.height > 0 || !percent(20));
+  if (!image) {
+    x.flat = true;
+    x.channels = ends_.features > 0 ? ends_.features : between(3, kMostUnits);
+    head << "inputType: {feedForward: {size: " << x.channels << "}}\n";
+  } else {
+    x.channels = between(1, 3);
+    x.height = between(4, 8);
+    x.width = percent(70) ? x.height : between(4, 8);
+    if (ends_.height > 0) {
+      x.channels = ends_.channels;
+      x.height = ends_.height;
+      x.width = ends_.width;
+    }
+    head << fmt::format(
+        "inputType: {{convolutionalFlat: {{height: {}, width: {}, channels: {}}}}}\n", x.height,
+        x.width, x.channels);
+  }
+  nodes_.push_back(x);
+  const int blocks = between(kLeastBlocks, kMostBlocks);
+  for (int i = 0; i < blocks; ++i) x = block(x);
+  const int drawn_classes = between(2, 4);
+  const int classes = ends_.classes > 0 ? ends_.classes : drawn_classes;
+  std::string loss;
+  switch (below(4)) {
+    case 0:
+      loss = "activation: softmax, lossFunction: negativeloglikelihood";
+      break;
+    case 1:
+      loss = "activation: softmax, lossFunction: mcxent, labelSmoothing: 0.2";
+      break;
+    case 2:
+      loss = "activation: sigmoid, lossFunction: mse";
+      break;
+    default:
+      loss = "activation: softmax, lossFunction: mcxent";
+      break;
+  }
+  layer("output", fmt::format("nOut: {}, {}", classes, loss), {x}, Node{"", classes, 1, 1, true});
+  RandomNetwork net;
+  net.yaml = head.str() + "layers:\n" + layers_.str();
+  net.layers = count_;
+  return net;
+}
+
+}  // namespace
+
+RandomNetwork random_network(unsigned seed, NetworkKind kind, const FixedEnds& ends) {
+  return Writer(seed, kind, ends).write();
+}
+
+}  // namespace dl::testing
