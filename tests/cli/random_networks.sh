@@ -3,12 +3,14 @@
 # random_network.hpp: residual blocks, concat branches, skips from far up, every activation,
 # batch normalization in both orders, pooling, dropout, global pooling, dense layers) on the
 # generated IDX digits (odd seeds) or on CSV rows (even seeds). Each trains two epochs straight and one epoch then --resume for the
-# second, which must give the same scores.csv and final model; predict writes its probabilities,
+# second, which must give the same scores.csv and final model; 2 MPI ranks of 1 worker must train
+# what 1 process of 2 workers trains; predict writes its probabilities,
 # export writes ONNX, and onnx_reference.py (Debian's onnx checker, a NumPy interpreter) must
 # compute predict's probabilities from that file.
 source "$(dirname "$0")/lib.sh"
 : "${RANDOM_NETWORK:?RANDOM_NETWORK must name the random_network_config tool}"
 : "${PYTHON3:?PYTHON3 must name python3}"
+: "${COMPARE_MODELS:?COMPARE_MODELS must name the compare_models tool}"
 networks=${RANDOM_NETWORKS:-6}
 onnx_ok=1
 "$PYTHON3" -c 'import onnx, numpy' 2>/dev/null || {
@@ -29,6 +31,30 @@ with open(path, "w") as f:
         label = max(range(min(classes, features)), key=lambda k: x[k])
         f.write(",".join(f"{v:.3f}" for v in x) + f",{label}\n")
 PY
+}
+
+# check_ranks (in the loop): 1 process x 2 workers and 2 MPI ranks x 1 worker are the same two
+# global workers, so they train the same bits, in synchronous mode (seeds 1, 4, 5, 8, ...) and in
+# averaging mode (the others).
+check_ranks() {
+  local mode=synchronous
+  [ $((seed % 4)) -ge 2 ] && mode=averaging
+  local sets=(--set parallel.mode=$mode --set parallel.averagingFrequency=2 --set epochs=2)
+  "$DL_TRAIN" --config "$net/config.yaml" "${sets[@]}" --set parallel.workers=2 \
+    --set "output.directory=$net/workers" >"$net/workers.log" 2>&1 ||
+    fail "seed $seed: 2 workers ($mode) failed: $(tail -3 "$net/workers.log")"
+  if [ "${MPI_BUILT:-0}" != 1 ] || ! command -v mpirun >/dev/null; then
+    ranks_note="2 workers ($mode) trained; MPI part skipped: built without MPI or no mpirun"
+    return
+  fi
+  "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$net/config.yaml" "${sets[@]}" \
+    --set parallel.workers=1 --set "output.directory=$net/ranks" >"$net/ranks.log" 2>&1 ||
+    fail "seed $seed: 2 ranks ($mode) failed: $(tail -3 "$net/ranks.log")"
+  cmp -s "$net/workers/scores.csv" "$net/ranks/scores.csv" ||
+    fail "seed $seed: 2 ranks' scores.csv differs from 2 workers' ($mode)"$'\n'"$(cat "$net/network.yaml")"
+  "$COMPARE_MODELS" "$net/workers/model.dlm" "$net/ranks/model.dlm" 0 >"$net/compare.log" ||
+    fail "seed $seed: 2 ranks x 1 worker differ from 1 process x 2 workers ($mode)"
+  ranks_note="2 MPI ranks = 2 workers ($mode)"
 }
 
 make_data "$WORK/digits" 240 60
@@ -77,6 +103,7 @@ YAML
   "$DL_TRAIN" eval --model "$net/resumed/model.dlm" | grep -v '^model:' >"$net/eval-resumed.txt"
   cmp -s "$net/eval-straight.txt" "$net/eval-resumed.txt" ||
     fail "seed $seed: the resumed model evaluates differently"
+  check_ranks
   "$DL_TRAIN" predict --model "$net/straight/model.dlm" --input "$inputs" \
     --output "$net/predict.csv" 2>"$net/predict.log" ||
     fail "seed $seed: predict failed: $(cat "$net/predict.log")"
@@ -93,5 +120,5 @@ YAML
       "$net/predict.csv" >"$net/onnx.log" 2>&1 ||
       fail "seed $seed: the exported model does not check: $(tail -3 "$net/onnx.log")"$'\n'"$(cat "$net/network.yaml")"
   fi
-  echo "ok: seed $seed ($(grep -c -- '^  - ' "$net/network.yaml") layers): resumed bit for bit$([ "$onnx_ok" = 1 ] && echo ", ONNX: $(tail -1 "$net/onnx.log")")"
+  echo "ok: seed $seed ($(grep -c -- '^  - ' "$net/network.yaml") layers): resumed bit for bit, $ranks_note$([ "$onnx_ok" = 1 ] && echo ", ONNX: $(tail -1 "$net/onnx.log")")"
 done
