@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Networks no test names, as a user runs them: random_network_config's graphs (tests/nn/
-# random_network.hpp: residual blocks, concat branches, skips from far up, every activation,
-# batch normalization in both orders, pooling, dropout, global pooling, dense layers) on the
-# generated IDX digits (odd seeds) or on CSV rows (even seeds). Each trains two epochs straight and one epoch then --resume for the
-# second, which must give the same scores.csv and final model; 2 MPI ranks of 1 worker must train
-# what 1 process of 2 workers trains; predict writes its probabilities,
-# export writes ONNX, and onnx_reference.py (Debian's onnx checker, a NumPy interpreter) must
-# compute predict's probabilities from that file.
+# Networks and recipes no test names, as a user runs them: random_network_config's graphs
+# (tests/nn/random_network.hpp: residual blocks, concat branches, skips from far up, every
+# activation, batch normalization in both orders, pooling, dropout, global pooling, dense layers)
+# with a random recipe (updater, learning-rate schedule, gradient normalization, L2, a batch size
+# that may leave a short last batch), on the generated IDX digits (odd seeds) or on CSV rows (even
+# seeds). Each network
+#  - trains two epochs, checkpointing every few steps; killed with SIGKILL in the second epoch and
+#    resumed, it ends with the uninterrupted run's scores.csv and parameters, bit for bit;
+#  - trains as 1 process x 2 workers and as 2 MPI ranks x 1 worker (the same two global workers)
+#    to the same bits, in synchronous mode (seeds 1, 4, 5, 8, ...) or averaging mode (the others);
+#  - is read back by predict, exported to ONNX, and onnx_reference.py (Debian's onnx checker, a
+#    NumPy interpreter) computes predict's probabilities from that file.
+# RANDOM_NETWORKS=N runs N networks (default 6).
 source "$(dirname "$0")/lib.sh"
 : "${RANDOM_NETWORK:?RANDOM_NETWORK must name the random_network_config tool}"
 : "${PYTHON3:?PYTHON3 must name python3}"
 : "${COMPARE_MODELS:?COMPARE_MODELS must name the compare_models tool}"
 networks=${RANDOM_NETWORKS:-6}
+train_rows=600
+test_rows=60
 onnx_ok=1
 "$PYTHON3" -c 'import onnx, numpy' 2>/dev/null || {
   onnx_ok=0
   echo "note: $PYTHON3 cannot import onnx and numpy: the ONNX files are not checked"
+}
+mpi_ok=1
+[ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null || {
+  mpi_ok=0
+  echo "note: dl-train built without MPI or no mpirun: the 2-rank runs are left out"
 }
 
 # write_rows FILE ROWS FEATURES CLASSES SEED: uniform features in [0, 1) to 3 decimals, the label
@@ -33,92 +45,124 @@ with open(path, "w") as f:
 PY
 }
 
-# check_ranks (in the loop): 1 process x 2 workers and 2 MPI ranks x 1 worker are the same two
-# global workers, so they train the same bits, in synchronous mode (seeds 1, 4, 5, 8, ...) and in
-# averaging mode (the others).
-check_ranks() {
-  local mode=synchronous
-  [ $((seed % 4)) -ge 2 ] && mode=averaging
-  local sets=(--set parallel.mode=$mode --set parallel.averagingFrequency=2 --set epochs=2)
-  "$DL_TRAIN" --config "$net/config.yaml" "${sets[@]}" --set parallel.workers=2 \
-    --set "output.directory=$net/workers" >"$net/workers.log" 2>&1 ||
-    fail "seed $seed: 2 workers ($mode) failed: $(tail -3 "$net/workers.log")"
-  if [ "${MPI_BUILT:-0}" != 1 ] || ! command -v mpirun >/dev/null; then
-    ranks_note="2 workers ($mode) trained; MPI part skipped: built without MPI or no mpirun"
-    return
-  fi
-  "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$net/config.yaml" "${sets[@]}" \
-    --set parallel.workers=1 --set "output.directory=$net/ranks" >"$net/ranks.log" 2>&1 ||
-    fail "seed $seed: 2 ranks ($mode) failed: $(tail -3 "$net/ranks.log")"
-  cmp -s "$net/workers/scores.csv" "$net/ranks/scores.csv" ||
-    fail "seed $seed: 2 ranks' scores.csv differs from 2 workers' ($mode)"$'\n'"$(cat "$net/network.yaml")"
-  "$COMPARE_MODELS" "$net/workers/model.dlm" "$net/ranks/model.dlm" 0 >"$net/compare.log" ||
-    fail "seed $seed: 2 ranks x 1 worker differ from 1 process x 2 workers ($mode)"
-  ranks_note="2 MPI ranks = 2 workers ($mode)"
-}
-
-make_data "$WORK/digits" 240 60
-digits=$WORK/digits
-for seed in $(seq 1 "$networks"); do
-  net="$WORK/net$seed"
-  mkdir -p "$net"
-  # Odd seeds: images, the generated IDX digits (28x28, 10 classes); even seeds: CSV rows.
+# network_config: the seed's network, recipe and data in $net/config.yaml; sets inputs and
+# format (predict's input file and onnx_reference.py's format).
+network_config() {
+  local data
   if [ $((seed % 2)) = 1 ]; then
-    "$RANDOM_NETWORK" "$seed" --input 28x28x1 --classes 10 >"$net/network.yaml"
+    "$RANDOM_NETWORK" "$seed" --input 28x28x1 --classes 10 --recipe >"$net/network.yaml"
     data="{trainImages: $digits/train-images-idx3-ubyte.gz, trainLabels: $digits/train-labels-idx1-ubyte.gz, testImages: $digits/t10k-images-idx3-ubyte.gz, testLabels: $digits/t10k-labels-idx1-ubyte.gz}"
     inputs=$digits/t10k-images-idx3-ubyte.gz
     format=idx
   else
-    features=$((4 + seed))
-    "$RANDOM_NETWORK" "$seed" --input "$features" --classes 3 >"$net/network.yaml"
-    write_rows "$net/train.csv" 240 "$features" 3 "$seed"
-    write_rows "$net/test.csv" 60 "$features" 3 "$((seed + 1000))"
+    local features=$((4 + seed % 9))
+    "$RANDOM_NETWORK" "$seed" --input "$features" --classes 3 --recipe >"$net/network.yaml"
+    write_rows "$net/train.csv" "$train_rows" "$features" 3 "$seed"
+    write_rows "$net/test.csv" "$test_rows" "$features" 3 "$((seed + 100000))"
     data="{format: csv, trainFile: $net/train.csv, testFile: $net/test.csv}"
     inputs=$net/test.csv
     format=csv
   fi
   cat "$net/network.yaml" - >"$net/config.yaml" <<YAML
 backend: cpu
-updater: {type: nesterovs, learningRate: 0.01, momentum: 0.9}
-batchSize: 20
+epochs: 2
 data: $data
-output: {console: epochs}
+output: {console: epochs, scoreEveryIterations: 1, checkpointEveryIterations: 4, keepLast: 100}
 YAML
-  run() { "$DL_TRAIN" --config "$net/config.yaml" --set "output.directory=$1" --set "epochs=$2" "${@:3}"; }
-  rc=0
-  run "$net/straight" 2 >"$net/straight.log" 2>&1 || rc=$?
-  # A random network may diverge (exit 5, the loss not finite): the one outcome besides success.
-  if [ "$rc" = 5 ] && grep -q "loss is not finite" "$net/straight.log"; then
-    echo "ok: seed $seed diverged: $(grep 'error:' "$net/straight.log")"
-    continue
+}
+
+failing() { fail "seed $seed: $*"$'\n'"$(cat "$net/network.yaml")"; }
+train() { "$DL_TRAIN" --config "$net/config.yaml" --set "output.directory=$1" "${@:2}"; }
+
+# check_kill_resume: killed with SIGKILL halfway through the second epoch and resumed, the run
+# ends where the uninterrupted one ($net/straight) did.
+check_kill_resume() {
+  local rows target pid rc=0
+  rows=$(grep -c '^0,' "$net/straight/scores.csv")
+  target=$((rows + rows / 2 + 1))
+  # Paused a few ms at each step (fit_loop.cpp's test hook), so the kill lands where aimed; the
+  # binary itself in the background (a function there would run in a subshell, whose pid $! is).
+  DL_TRAIN_TEST_SYNC_PAUSE_MS=5 "$DL_TRAIN" --config "$net/config.yaml" \
+    --set "output.directory=$net/killed" >"$net/killed.log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    [ "$(line_count "$net/killed/scores.csv")" -ge "$target" ] && { kill -KILL "$pid"; break; }
+    sleep 0.002
+  done
+  wait "$pid" || rc=$?
+  if [ "$rc" = 0 ]; then
+    resume_note="finished before the kill at score row $target: no resume checked"
+    return
   fi
-  [ "$rc" = 0 ] ||
-    fail "seed $seed: training failed (exit $rc): $(tail -3 "$net/straight.log")"$'\n'"$(cat "$net/network.yaml")"
-  run "$net/resumed" 1 >"$net/first.log" 2>&1 || fail "seed $seed: first epoch failed"
-  run "$net/resumed" 2 --resume >"$net/second.log" 2>&1 ||
-    fail "seed $seed: resume failed: $(tail -3 "$net/second.log")"
-  cmp -s "$net/straight/scores.csv" "$net/resumed/scores.csv" ||
-    fail "seed $seed: scores.csv differs after resume"$'\n'"$(cat "$net/network.yaml")"
-  "$DL_TRAIN" eval --model "$net/straight/model.dlm" | grep -v '^model:' >"$net/eval-straight.txt"
-  "$DL_TRAIN" eval --model "$net/resumed/model.dlm" | grep -v '^model:' >"$net/eval-resumed.txt"
-  cmp -s "$net/eval-straight.txt" "$net/eval-resumed.txt" ||
-    fail "seed $seed: the resumed model evaluates differently"
-  check_ranks
+  [ "$rc" = 137 ] || failing "the run to kill failed (exit $rc): $(tail -3 "$net/killed.log")"
+  local killed_rows
+  killed_rows=$(line_count "$net/killed/scores.csv")
+  train "$net/killed" --resume >"$net/resumed.log" 2>&1 ||
+    failing "resume failed: $(tail -3 "$net/resumed.log")"
+  cmp -s "$net/straight/scores.csv" "$net/killed/scores.csv" || failing "scores.csv differs after resume"
+  "$COMPARE_MODELS" "$net/straight/model.dlm" "$net/killed/model.dlm" 0 >"$net/compare.log" ||
+    failing "the resumed model differs: $(tail -2 "$net/compare.log")"
+  resume_note="killed at line $killed_rows of $(line_count "$net/straight/scores.csv") of scores.csv, resumed bit for bit"
+}
+
+# check_ranks: 1 process x 2 workers and 2 MPI ranks x 1 worker train the same bits.
+check_ranks() {
+  local mode=synchronous
+  [ $((seed % 4)) -ge 2 ] && mode=averaging
+  local sets=(--set parallel.mode=$mode --set parallel.averagingFrequency=2)
+  train "$net/workers" "${sets[@]}" --set parallel.workers=2 >"$net/workers.log" 2>&1 ||
+    failing "2 workers ($mode) failed: $(tail -3 "$net/workers.log")"
+  if [ "$mpi_ok" = 0 ]; then
+    ranks_note="2 workers ($mode) trained"
+    return
+  fi
+  "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$net/config.yaml" "${sets[@]}" \
+    --set parallel.workers=1 --set "output.directory=$net/ranks" >"$net/ranks.log" 2>&1 ||
+    failing "2 ranks ($mode) failed: $(tail -3 "$net/ranks.log")"
+  cmp -s "$net/workers/scores.csv" "$net/ranks/scores.csv" ||
+    failing "2 ranks' scores.csv differs from 2 workers' ($mode)"
+  "$COMPARE_MODELS" "$net/workers/model.dlm" "$net/ranks/model.dlm" 0 >"$net/compare.log" ||
+    failing "2 ranks x 1 worker differ from 1 process x 2 workers ($mode)"
+  ranks_note="2 MPI ranks = 2 workers ($mode)"
+}
+
+# check_export: predict reads the model back; its ONNX file computes predict's probabilities.
+check_export() {
+  local rc=0
   "$DL_TRAIN" predict --model "$net/straight/model.dlm" --input "$inputs" \
-    --output "$net/predict.csv" 2>"$net/predict.log" ||
-    fail "seed $seed: predict failed: $(cat "$net/predict.log")"
-  rc=0
+    --output "$net/predict.csv" 2>"$net/predict.log" || failing "predict failed: $(cat "$net/predict.log")"
   "$DL_TRAIN" export --format onnx --model "$net/straight/model.dlm" --output "$net/model.onnx" \
     >"$net/export.log" 2>&1 || rc=$?
   if [ "$rc" = 2 ] && grep -q "built without protobuf" "$net/export.log"; then
     onnx_ok=0
   elif [ "$rc" != 0 ]; then
-    fail "seed $seed: export failed (exit $rc): $(cat "$net/export.log")"
+    failing "export failed (exit $rc): $(cat "$net/export.log")"
   fi
-  if [ "$onnx_ok" = 1 ]; then
-    "$PYTHON3" "$DL_SOURCE_DIR/tests/cli/onnx_reference.py" "$net/model.onnx" "$inputs" "$format" \
-      "$net/predict.csv" >"$net/onnx.log" 2>&1 ||
-      fail "seed $seed: the exported model does not check: $(tail -3 "$net/onnx.log")"$'\n'"$(cat "$net/network.yaml")"
+  export_note="predict"
+  [ "$onnx_ok" = 1 ] || return 0
+  "$PYTHON3" "$DL_SOURCE_DIR/tests/cli/onnx_reference.py" "$net/model.onnx" "$inputs" "$format" \
+    "$net/predict.csv" >"$net/onnx.log" 2>&1 ||
+    failing "the exported model does not check: $(tail -3 "$net/onnx.log")"
+  export_note="ONNX: $(tail -1 "$net/onnx.log")"
+}
+
+make_data "$WORK/digits" "$train_rows" "$test_rows"
+digits=$WORK/digits
+for seed in $(seq 1 "$networks"); do
+  net="$WORK/net$seed"
+  mkdir -p "$net"
+  network_config
+  rc=0
+  train "$net/straight" >"$net/straight.log" 2>&1 || rc=$?
+  # A random network may diverge (exit 5, the loss not finite): the one outcome besides success.
+  if [ "$rc" = 5 ] && grep -q "loss is not finite" "$net/straight.log"; then
+    echo "ok: seed $seed diverged: $(grep 'error:' "$net/straight.log")"
+    continue
   fi
-  echo "ok: seed $seed ($(grep -c -- '^  - ' "$net/network.yaml") layers): resumed bit for bit, $ranks_note$([ "$onnx_ok" = 1 ] && echo ", ONNX: $(tail -1 "$net/onnx.log")")"
+  [ "$rc" = 0 ] || failing "training failed (exit $rc): $(tail -3 "$net/straight.log")"
+  check_kill_resume
+  check_ranks
+  check_export
+  recipe="$(sed -n 's/^updater: {type: \([a-z]*\).*/\1/p' "$net/network.yaml"), $(sed -n 's/^learningRateSchedule: {type: \([a-zA-Z]*\).*/\1/p' "$net/network.yaml") schedule, $(sed -n 's/^gradientNormalization: //p' "$net/network.yaml")"
+  echo "ok: seed $seed ($(grep -c -- '^  - ' "$net/network.yaml") layers; $recipe): $resume_note; $ranks_note; $export_note"
 done

@@ -1,12 +1,19 @@
 // Prints the network of tests/nn/random_network.hpp for a seed, as config YAML (seed, weightInit,
 // inputType, layers), for tests/cli/random_networks.sh and for a developer reproducing a failing
 // seed by hand.
-//   random_network_config SEED [any|smooth] [--input N | --input HxWxC] [--classes K]
-// --input fixes the input (N features, or an image), --classes the output layer's classes.
+//   random_network_config SEED [any|smooth] [--input N | --input HxWxC] [--classes K] [--recipe]
+// --input fixes the input (N features, or an image), --classes the output layer's classes;
+// --recipe adds a random recipe drawn from the same seed: the updater, the learning-rate schedule,
+// gradient normalization, L2 and the batch size (an odd one too, so an epoch ends on a short
+// batch).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
+#include <random>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "nn/random_network.hpp"
 
@@ -15,8 +22,36 @@ namespace {
 int usage() {
   std::fprintf(stderr,
                "usage: random_network_config SEED [any|smooth] [--input N | --input HxWxC] "
-               "[--classes K]\n");
+               "[--classes K] [--recipe]\n");
   return 2;
+}
+
+std::string random_recipe(unsigned seed) {
+  // Its own stream, so the network drawn for a seed is the same with and without a recipe.
+  std::mt19937 rng(seed ^ 0x5eedu);
+  const auto pick = [&](std::initializer_list<const char*> options) {
+    return options.begin()[rng() % options.size()];
+  };
+  std::string text =
+      fmt::format("updater: {}\n",
+                  pick({"{type: sgd, learningRate: 0.05}",
+                        "{type: nesterovs, learningRate: 0.01, momentum: 0.9}",
+                        "{type: adam, learningRate: 0.002}", "{type: rmsprop, learningRate: 0.001}",
+                        "{type: adamw, learningRate: 0.002, weightDecayBias: false}"}));
+  text += fmt::format(
+      "learningRateSchedule: {}\n",
+      pick({"{type: none}", "{type: step, gamma: 0.5, step: 7}", "{type: exponential, gamma: 0.98}",
+            "{type: inverse, gamma: 0.01, power: 0.75}",
+            "{type: cosine, warmupIterations: 5, minLearningRate: 1.0e-5}",
+            "{type: oneCycle, warmupIterations: 6}"}));
+  text += fmt::format(
+      "gradientNormalization: {}\ngradientNormalizationThreshold: {}\n",
+      pick({"None", "ClipL2Global", "ClipL2PerLayer", "ClipL2PerParamType",
+            "ClipElementWiseAbsoluteValue", "RenormalizeL2PerLayer", "RenormalizeL2PerParamType"}),
+      pick({"0.5", "1", "5"}));
+  text += fmt::format("l2: {}\nl2Bias: {}\nbatchSize: {}\n", pick({"0", "1.0e-4"}),
+                      pick({"0", "1.0e-4"}), pick({"8", "20", "32", "33"}));
+  return text;
 }
 
 bool read_input(const char* text, dl::testing::FixedEnds& ends) {
@@ -33,12 +68,15 @@ int main(int argc, char** argv) {
   const unsigned seed = static_cast<unsigned>(std::strtoul(argv[1], nullptr, 10));
   auto kind = dl::testing::NetworkKind::kAny;
   dl::testing::FixedEnds ends;
+  bool recipe = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "any" || arg == "smooth") {
       kind = arg == "any" ? dl::testing::NetworkKind::kAny : dl::testing::NetworkKind::kSmooth;
     } else if (arg == "--input" && i + 1 < argc) {
       if (!read_input(argv[++i], ends)) return usage();
+    } else if (arg == "--recipe") {
+      recipe = true;
     } else if (arg == "--classes" && i + 1 < argc) {
       ends.classes = std::atoi(argv[++i]);
       if (ends.classes < 2) return usage();
@@ -47,5 +85,6 @@ int main(int argc, char** argv) {
     }
   }
   std::fputs(dl::testing::random_network(seed, kind, ends).yaml.c_str(), stdout);
+  if (recipe) std::fputs(random_recipe(seed).c_str(), stdout);
   return 0;
 }
