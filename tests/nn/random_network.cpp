@@ -62,6 +62,8 @@ class Writer {
   Node conv(const Node& x, int channels, int kernel, int stride);
   Node keeping_shape(const Node& x, const char* kind, const std::string& settings);
   Node pool(const Node& x, bool keep_plane);
+  std::string window(const Node& x, Node& y);
+  Node any_window(const Node& x, bool pooling);
   Node dense(const Node& x, int units);
   Node merge(const char* kind, const std::vector<Node>& inputs);
 
@@ -151,7 +153,43 @@ Node Writer::merge(const char* kind, const std::vector<Node>& inputs) {
   return layer(kind, settings, inputs, y);
 }
 
+// A window of any shape for a layer reading x: kernel 1 to 3 each way (2 too), stride 1 or 2 each
+// way, and Truncate with padding up to half the kernel or Same; its settings, with y's plane set.
+// None whose output would be empty.
+std::string Writer::window(const Node& x, Node& y) {
+  for (;;) {
+    const int kh = between(1, 3), kw = between(1, 3), sh = between(1, 2), sw = between(1, 2);
+    std::string text = fmt::format("kernelSize: [{}, {}], stride: [{}, {}]", kh, kw, sh, sw);
+    if (percent(40)) {
+      y.height = (x.height + sh - 1) / sh;
+      y.width = (x.width + sw - 1) / sw;
+      return text + ", convolutionMode: Same";
+    }
+    const int ph = between(0, kh / 2), pw = between(0, kw / 2);
+    if (x.height + 2 * ph < kh || x.width + 2 * pw < kw) continue;
+    y.height = (x.height + 2 * ph - kh) / sh + 1;
+    y.width = (x.width + 2 * pw - kw) / sw + 1;
+    return text + fmt::format(", padding: [{}, {}]", ph, pw);
+  }
+}
+
+// A convolution or a pooling of any window (window above).
+Node Writer::any_window(const Node& x, bool pooling) {
+  Node y = x;
+  const std::string shape = window(x, y);
+  if (pooling) {
+    return layer("subsampling",
+                 fmt::format("poolingType: {}, {}", percent(50) ? "max" : "avg", shape), {x}, y);
+  }
+  y.channels = between(2, kMostChannels);
+  return layer("convolution",
+               fmt::format("nOut: {}, {}, hasBias: {}{}", y.channels, shape,
+                           percent(60) ? "true" : "false", activation_setting()),
+               {x}, y);
+}
+
 Node Writer::plain(const Node& x) {
+  if (!x.flat && percent(20)) return any_window(x, percent(40));
   switch (below(x.flat ? 4 : 6)) {
     case 0:
       return keeping_shape(x, "batchNormalization", batchnorm_);
@@ -232,6 +270,8 @@ Node Writer::branches(const Node& x) {
 
 // x joined with a layer from further up (or the network's input): a layer read twice, far apart.
 Node Writer::skip(const Node& x) {
+  // A merge that names one input twice: its gradient is the sum of both terms.
+  if (percent(10)) return merge(percent(50) ? "add" : "concat", {x, x});
   for (std::size_t i = 0; i + 1 < nodes_.size(); ++i) {
     const Node& earlier = nodes_[i];
     if (earlier.name == x.name) continue;
