@@ -36,17 +36,15 @@ std::vector<std::uint8_t> rgb_to_gray(const std::vector<std::uint8_t>& rgb) {
   std::vector<std::uint8_t> gray(rgb.size() / kRgb);
   for (std::size_t i = 0; i < gray.size(); ++i) {
     const std::uint8_t* p = &rgb[i * kRgb];
-    gray[i] = static_cast<std::uint8_t>((kLumaRed * p[0] + kLumaGreen * p[1] + kLumaBlue * p[2] +
-                                         kLumaRound) >>
-                                        kLumaShift);
+    gray[i] = static_cast<std::uint8_t>(
+        (kLumaRed * p[0] + kLumaGreen * p[1] + kLumaBlue * p[2] + kLumaRound) >> kLumaShift);
   }
   return gray;
 }
 
 std::vector<std::uint8_t> gray_to_rgb(const std::vector<std::uint8_t>& gray) {
   std::vector<std::uint8_t> rgb(gray.size() * kRgb);
-  for (std::size_t i = 0; i < gray.size(); ++i)
-    std::memset(&rgb[i * kRgb], gray[i], kRgb);
+  for (std::size_t i = 0; i < gray.size(); ++i) std::memset(&rgb[i * kRgb], gray[i], kRgb);
   return rgb;
 }
 
@@ -104,6 +102,39 @@ tjscalingfactor jpeg_scale(int width, int height, int min_width, int min_height)
   return best;
 }
 
+// a * b / 255, rounded, in integers (Pillow's MULDIV255, so CMYK converts to its bytes).
+std::uint8_t times_over_255(std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t t = a * b + 128;
+  return static_cast<std::uint8_t>(((t >> 8) + t) >> 8);
+}
+
+// Pixels decoded as CMYK (TJPF_CMYK: 4 bytes a pixel, as the file stores them) to RGB. CMYK and
+// YCCK JPEGs come from print workflows (Photoshop); Adobe's convention, which every common writer
+// follows, stores the inks inverted (255 - ink), so the stored bytes are c' = 255 - C and
+// k' = 255 - K, and R = (255 - C)(255 - K) / 255 = k' - (255 - c') k' / 255: Pillow's conversion
+// (it assumes the same convention), so a folder of such files reads as torchvision reads it.
+std::vector<std::uint8_t> inverted_cmyk_to_rgb(const std::vector<std::uint8_t>& cmyk) {
+  constexpr int kInks = 4;
+  std::vector<std::uint8_t> rgb(cmyk.size() / kInks * kRgb);
+  for (std::size_t i = 0; i < cmyk.size() / kInks; ++i) {
+    const std::uint8_t* p = &cmyk[i * kInks];
+    const std::uint32_t k = p[3];
+    for (int c = 0; c < kRgb; ++c)
+      rgb[i * kRgb + c] = static_cast<std::uint8_t>(k - times_over_255(255u - p[c], k));
+  }
+  return rgb;
+}
+
+// The TurboJPEG pixel format a JPEG of `colorspace` is decoded to for `channels`: gray JPEGs to
+// gray or RGB directly; colour ones to RGB (gray is then the RGB's luma, as for PNG and as Pillow
+// computes it: the file's own Y channel differs from it where decoding clipped RGB); CMYK and
+// YCCK ones to CMYK (converted above).
+int jpeg_pixel_format(int colorspace, int channels) {
+  if (colorspace == TJCS_CMYK || colorspace == TJCS_YCCK) return TJPF_CMYK;
+  if (colorspace == TJCS_GRAY && channels == kGray) return TJPF_GRAY;
+  return TJPF_RGB;
+}
+
 DecodedImage decode_jpeg(const std::uint8_t* bytes, std::size_t size, int channels, int min_width,
                          int min_height) {
   std::unique_ptr<void, TurboJpegFree> handle(tjInitDecompress());
@@ -124,19 +155,22 @@ DecodedImage decode_jpeg(const std::uint8_t* bytes, std::size_t size, int channe
   image.width = TJSCALED(width, scale);
   image.height = TJSCALED(height, scale);
   image.channels = channels;
-  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height * channels);
+  const int format = jpeg_pixel_format(colorspace, channels);
+  image.pixels.resize(static_cast<std::size_t>(image.width) * image.height * tjPixelSize[format]);
   // Stop at the first warning: a truncated file ends in one ("premature end of data"), and its
   // missing rows would otherwise be filled with grey.
   const int flags = TJFLAG_STOPONWARNING | TJFLAG_LIMITSCANS;
-  if (tjDecompress2(handle.get(), buffer, length, image.pixels.data(), image.width, 0,
-                    image.height, channels == kGray ? TJPF_GRAY : TJPF_RGB, flags) != 0)
-    throw ImageDecodeError(
-        fmt::format("is not a valid JPEG ({})", tjGetErrorStr2(handle.get())));
+  if (tjDecompress2(handle.get(), buffer, length, image.pixels.data(), image.width, 0, image.height,
+                    format, flags) != 0)
+    throw ImageDecodeError(fmt::format("is not a valid JPEG ({})", tjGetErrorStr2(handle.get())));
+  if (format == TJPF_CMYK) image.pixels = inverted_cmyk_to_rgb(image.pixels);
+  if (format != TJPF_GRAY && channels == kGray) image.pixels = rgb_to_gray(image.pixels);
   return image;
 }
 
 template <std::size_t N>
-bool starts_with(const std::uint8_t* bytes, std::size_t size, const std::array<std::uint8_t, N>& s) {
+bool starts_with(const std::uint8_t* bytes, std::size_t size,
+                 const std::array<std::uint8_t, N>& s) {
   return size >= N && std::memcmp(bytes, s.data(), N) == 0;
 }
 

@@ -30,18 +30,34 @@ std::vector<std::uint8_t> encode_png(int width, int height, int channels,
   return png;
 }
 
-std::vector<std::uint8_t> encode_gray_jpeg(int width, int height) {
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * height);
-  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 7);
+namespace {
+
+std::vector<std::uint8_t> compress(int width, int height, int pixel_format, int subsampling,
+                                   int quality, const std::vector<std::uint8_t>& pixels) {
   tjhandle handle = tjInitCompress();
   unsigned char* jpeg = nullptr;
   unsigned long size = 0;
-  REQUIRE(tjCompress2(handle, pixels.data(), width, 0, height, TJPF_GRAY, &jpeg, &size, TJSAMP_GRAY,
-                      90, 0) == 0);
+  REQUIRE(tjCompress2(handle, pixels.data(), width, 0, height, pixel_format, &jpeg, &size,
+                      subsampling, quality, 0) == 0);
   std::vector<std::uint8_t> bytes(jpeg, jpeg + size);
   tjFree(jpeg);
   tjDestroy(handle);
   return bytes;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_gray_jpeg(int width, int height) {
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * height);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 7);
+  return compress(width, height, TJPF_GRAY, TJSAMP_GRAY, 90, pixels);
+}
+
+std::vector<std::uint8_t> encode_jpeg(int width, int height, int pixel_format,
+                                      const std::vector<std::uint8_t>& pixels, int subsampling,
+                                      int quality) {
+  REQUIRE(pixels.size() == static_cast<std::size_t>(width) * height * tjPixelSize[pixel_format]);
+  return compress(width, height, pixel_format, subsampling, quality, pixels);
 }
 
 }  // namespace dl::test

@@ -1,9 +1,14 @@
 // PNG and JPEG decoding (image_decode.hpp), fitting to the input (image_resize.hpp) and file
 // names (utf8_names.hpp), on images encoded here with the same libraries.
+#include <turbojpeg.h>
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/image_decode.hpp"
@@ -14,6 +19,7 @@
 using Catch::Matchers::Contains;
 
 using dl::test::encode_gray_jpeg;
+using dl::test::encode_jpeg;
 using dl::test::encode_png;
 
 namespace {
@@ -63,6 +69,49 @@ TEST_CASE("JPEG: scaled decoding to the smallest scale that covers the input", "
   CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 17, 8).width == 24);
 }
 
+TEST_CASE("JPEG: gray from colour is the decoded RGB's luma, as for PNG", "[image]") {
+  // Saturated noise with subsampled chroma (the common 4:2:0): where decoding clips RGB, the
+  // file's own Y channel is no longer its luma (by 2 levels at pixel 57 of this pattern, by up
+  // to 14 on other noise).
+  constexpr int kWidth = 10, kHeight = 12;
+  std::vector<std::uint8_t> rgb(kWidth * kHeight * 3);
+  std::uint32_t state = 12345;  // an LCG's high bytes: noise
+  for (std::uint8_t& v : rgb) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<std::uint8_t>(state >> 24);
+  }
+  const std::vector<std::uint8_t> jpeg = encode_jpeg(kWidth, kHeight, TJPF_RGB, rgb, TJSAMP_420, 90);
+  const std::vector<std::uint8_t> colour = dl::decode_image(jpeg.data(), jpeg.size(), 3).pixels;
+  const std::vector<std::uint8_t> gray = dl::decode_image(jpeg.data(), jpeg.size(), 1).pixels;
+  REQUIRE(gray.size() == colour.size() / 3);
+  for (std::size_t i = 0; i < gray.size(); ++i) {
+    const double luma =
+        0.299 * colour[3 * i] + 0.587 * colour[3 * i + 1] + 0.114 * colour[3 * i + 2];
+    INFO("pixel " << i << ": " << int(gray[i]) << ", luma " << luma);
+    CHECK(std::fabs(gray[i] - luma) <= 0.51);
+  }
+}
+
+TEST_CASE("JPEG: CMYK (YCCK) read by Adobe's inverted convention, as Pillow reads it", "[image]") {
+  // Stored bytes c', m', y', k' = 255 - ink: R = c' k' / 255, G = m' k' / 255, B = y' k' / 255.
+  // No cyan, full magenta, no yellow, no black: magenta. Then half of each ink: a quarter.
+  const std::vector<std::pair<std::array<int, 4>, std::array<int, 3>>> cases{
+      {{255, 0, 255, 255}, {255, 0, 255}}, {{128, 128, 128, 128}, {64, 64, 64}}};
+  for (const auto& [stored, want] : cases) {
+    std::vector<std::uint8_t> cmyk;
+    for (int i = 0; i < 8 * 8; ++i) cmyk.insert(cmyk.end(), stored.begin(), stored.end());
+    const std::vector<std::uint8_t> jpeg = encode_jpeg(8, 8, TJPF_CMYK, cmyk, TJSAMP_444, 100);
+    const dl::DecodedImage image = dl::decode_image(jpeg.data(), jpeg.size(), 3);
+    REQUIRE(image.pixels.size() == 8u * 8u * 3u);
+    for (int c = 0; c < 3; ++c) {
+      INFO("channel " << c);
+      CHECK(std::abs(image.pixels[c] - want[c]) <= 2);
+    }
+    const double luma = 0.299 * want[0] + 0.587 * want[1] + 0.114 * want[2];
+    CHECK(std::fabs(dl::decode_image(jpeg.data(), jpeg.size(), 1).pixels[0] - luma) <= 2.5);
+  }
+}
+
 TEST_CASE("bad images: refused with what is wrong", "[image]") {
   const std::vector<std::uint8_t> text{'h', 'e', 'l', 'l', 'o'};
   CHECK_THAT(decode_error(text), Contains("is not an image"));
@@ -85,8 +134,7 @@ TEST_CASE("bad images: refused with what is wrong", "[image]") {
   CHECK_THAT(decode_error(bomb), Contains("declares 60000 x 60000 pixels"));
 }
 
-TEST_CASE("fitting: same size copied, centre crop keeps the middle, stretch keeps all",
-          "[image]") {
+TEST_CASE("fitting: same size copied, centre crop keeps the middle, stretch keeps all", "[image]") {
   dl::DecodedImage image;
   image.width = 4;
   image.height = 2;
@@ -96,7 +144,8 @@ TEST_CASE("fitting: same size copied, centre crop keeps the middle, stretch keep
   dl::fit_image(image, 2, 2, dl::ImageResize::kCenterCrop, out.data());
   CHECK(out == std::vector<std::uint8_t>{100, 200, 100, 200});
   dl::fit_image(image, 2, 2, dl::ImageResize::kStretch, out.data());
-  // A triangle filter two source pixels wide: (0*3 + 100*3 + 200*1) / 7 and (100*1 + 200*3 + 250*3) / 7.
+  // A triangle filter two source pixels wide: (0*3 + 100*3 + 200*1) / 7 and (100*1 + 200*3 + 250*3)
+  // / 7.
   CHECK(out == std::vector<std::uint8_t>{71, 207, 71, 207});
   // HWC in, CHW out.
   dl::DecodedImage rgb;
