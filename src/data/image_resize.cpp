@@ -40,6 +40,22 @@ std::vector<Taps> filter_taps(double start, double extent, int src_size, int out
   return taps;
 }
 
+// centerCrop on one axis as torchvision's Resize(side) + CenterCrop take it, so that an image
+// reads as a PyTorch pipeline reads it: the fitting axis (source fit_src, input fit_out) is
+// resized to the input exactly and this one (source src, input out) to int(out_fit x src /
+// fit_src), truncated as torchvision truncates; the crop then starts round((resized - out) / 2)
+// pixels in, rounded half to even as Python rounds. In source coordinates: the window the
+// resampling reads.
+struct CropAxis {
+  double start, extent;
+};
+CropAxis crop_axis(int src, int out, int fit_src, int fit_out) {
+  const int resized = std::max(out, static_cast<int>(static_cast<double>(fit_out) * src / fit_src));
+  const double offset = std::nearbyint((resized - out) / 2.0);
+  const double step = static_cast<double>(src) / resized;
+  return {offset * step, out * step};
+}
+
 std::uint8_t to_byte(float v) {
   return static_cast<std::uint8_t>(std::clamp(std::nearbyint(v), 0.0f, kMaxByte));
 }
@@ -61,12 +77,17 @@ void fit_image(const DecodedImage& image, int height, int width, ImageResize mod
   }
   double x0 = 0.0, y0 = 0.0, extent_x = image.width, extent_y = image.height;
   if (mode == ImageResize::kCenterCrop) {
-    const double scale =
-        std::max(static_cast<double>(width) / image.width, static_cast<double>(height) / image.height);
-    extent_x = width / scale;
-    extent_y = height / scale;
-    x0 = (image.width - extent_x) / 2.0;
-    y0 = (image.height - extent_y) / 2.0;
+    // The axis that needs the larger scale fits exactly; the other follows from it.
+    const bool rows_fit =
+        static_cast<double>(height) / image.height >= static_cast<double>(width) / image.width;
+    const CropAxis x = rows_fit ? crop_axis(image.width, width, image.height, height)
+                                : crop_axis(image.width, width, image.width, width);
+    const CropAxis y = rows_fit ? crop_axis(image.height, height, image.height, height)
+                                : crop_axis(image.height, height, image.width, width);
+    x0 = x.start;
+    extent_x = x.extent;
+    y0 = y.start;
+    extent_y = y.extent;
   }
   const std::vector<Taps> columns = filter_taps(x0, extent_x, image.width, width);
   const std::vector<Taps> rows = filter_taps(y0, extent_y, image.height, height);

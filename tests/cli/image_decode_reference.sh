@@ -5,7 +5,10 @@
 # 1-bit, 16-bit gray, Adam7-interlaced) and JPEG (baseline, progressive, gray, 4:4:4, 4:2:2,
 # 4:2:0, CMYK as Photoshop writes it), odd sizes included, each read as RGB and as gray. Every
 # pixel must equal Pillow's convert("RGB") / convert("L"), except 16-bit PNGs, where dl-train
-# keeps each sample's high byte and Pillow clips the value to 255 (docs/CONFIG.md).
+# keeps each sample's high byte and Pillow clips the value to 255 (docs/CONFIG.md). Then PNGs of
+# several sizes fitted to square inputs: `stretch` within one level of Pillow's bilinear resize,
+# `centerCrop` within one level of torchvision's Resize + CenterCrop (checked against torchvision
+# itself where it is installed).
 source "$(dirname "$0")/lib.sh"
 : "${DECODE_IMAGE:?DECODE_IMAGE must name the decode_image tool}"
 : "${PYTHON3:?PYTHON3 must name python3 with Pillow}"
@@ -80,4 +83,53 @@ for name, image, fmt, options in files():
                                 f"{np.count_nonzero(diff)} of {diff.size} values differ, by up to {diff.max()}"))
         checked += 1
 print(f"ok: {checked} decodings of {checked // 2} files equal Pillow's, pixel for pixel")
+
+
+def fitted(path, channels, h, w, mode):
+    r = subprocess.run([tool, path, str(channels), str(h), str(w), mode], capture_output=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{path}: decode_image failed: {r.stderr.decode().strip()}")
+    head, _, data = r.stdout.partition(b"\n")
+    width, height, c = map(int, head.split())
+    return np.frombuffer(data, np.uint8).reshape(height, width, c)
+
+
+def center_crop(image, size):
+    """torchvision's Resize(size) + CenterCrop(size) on a PIL image, written out."""
+    w, h = image.size
+    if w <= h:
+        new_w, new_h = size, int(size * h / w)
+    else:
+        new_w, new_h = int(size * w / h), size
+    resized = image.resize((new_w, new_h), Image.BILINEAR)
+    top, left = int(round((new_h - size) / 2.0)), int(round((new_w - size) / 2.0))
+    return resized.crop((left, top, left + size, top + size))
+
+
+try:
+    from torchvision import transforms  # the emulation above against the real thing
+except ImportError:
+    transforms = None
+fits = 0
+worst = 0
+for h, w in [(40, 30), (100, 37), (17, 23), (256, 200), (64, 64), (9, 300)]:
+    for name, base in [("noise", noise(h, w)), ("smooth", smooth(h, w))]:
+        path = f"{work}/fit-{name}-{h}x{w}.png"
+        base.save(path)
+        for size in [28, 32, 9]:
+            crop = center_crop(base, size)
+            if transforms is not None:
+                real = transforms.Compose([transforms.Resize(size), transforms.CenterCrop(size)])(base)
+                assert np.array_equal(np.asarray(real), np.asarray(crop)), "emulation != torchvision"
+            for mode, want in [("stretch", base.resize((size, size), Image.BILINEAR)),
+                               ("centerCrop", crop)]:
+                got = fitted(path, 3, size, size, mode).astype(int)
+                diff = np.abs(got - np.asarray(want).astype(int)).max()
+                if diff > 1:
+                    raise SystemExit(f"{h}x{w} {name} fitted to {size}x{size} by {mode}: "
+                                     f"{diff} levels from torchvision's pixels")
+                worst = max(worst, diff)
+                fits += 1
+print(f"ok: {fits} fittings within {worst} level of Pillow's resize (stretch) and torchvision's "
+      f"Resize + CenterCrop (centerCrop){'' if transforms else ' (as written out here)'}")
 PY

@@ -80,7 +80,8 @@ TEST_CASE("JPEG: gray from colour is the decoded RGB's luma, as for PNG", "[imag
     state = state * 1664525u + 1013904223u;
     v = static_cast<std::uint8_t>(state >> 24);
   }
-  const std::vector<std::uint8_t> jpeg = encode_jpeg(kWidth, kHeight, TJPF_RGB, rgb, TJSAMP_420, 90);
+  const std::vector<std::uint8_t> jpeg =
+      encode_jpeg(kWidth, kHeight, TJPF_RGB, rgb, TJSAMP_420, 90);
   const std::vector<std::uint8_t> colour = dl::decode_image(jpeg.data(), jpeg.size(), 3).pixels;
   const std::vector<std::uint8_t> gray = dl::decode_image(jpeg.data(), jpeg.size(), 1).pixels;
   REQUIRE(gray.size() == colour.size() / 3);
@@ -147,6 +148,20 @@ TEST_CASE("fitting: same size copied, centre crop keeps the middle, stretch keep
   // A triangle filter two source pixels wide: (0*3 + 100*3 + 200*1) / 7 and (100*1 + 200*3 + 250*3)
   // / 7.
   CHECK(out == std::vector<std::uint8_t>{71, 207, 71, 207});
+  // torchvision's CenterCrop offsets, whole pixels rounded half to even: 5 wide to 2 starts 1.5
+  // -> 2 pixels in, 3 wide to 2 starts 0.5 -> 0 in (no half-pixel blend of two columns).
+  dl::DecodedImage row;
+  row.width = 5;
+  row.height = 1;
+  row.channels = 1;
+  row.pixels = {0, 50, 100, 150, 200};
+  std::vector<std::uint8_t> two(2);
+  dl::fit_image(row, 1, 2, dl::ImageResize::kCenterCrop, two.data());
+  CHECK(two == std::vector<std::uint8_t>{100, 150});
+  row.width = 3;
+  row.pixels = {0, 50, 100};
+  dl::fit_image(row, 1, 2, dl::ImageResize::kCenterCrop, two.data());
+  CHECK(two == std::vector<std::uint8_t>{0, 50});
   // HWC in, CHW out.
   dl::DecodedImage rgb;
   rgb.width = 2;
