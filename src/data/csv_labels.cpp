@@ -19,12 +19,20 @@ constexpr std::size_t kListedClasses = 8;
 
 }  // namespace
 
-std::optional<float> label_as_index(std::string_view text) {
+std::optional<float> csv_number(std::string_view text) {
+  // One leading + before what from_chars reads (a digit or a point, never a second sign).
+  if (text.size() > 1 && text[0] == '+' && text[1] != '-' && text[1] != '+') text.remove_prefix(1);
   float value = 0.0f;
   const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || rest != text.data() + text.size() ||
-      !std::isfinite(value) || value != std::floor(value) || value < 0)
+      !std::isfinite(value))
     return std::nullopt;
+  return value;
+}
+
+std::optional<float> label_as_index(std::string_view text) {
+  const std::optional<float> value = csv_number(text);
+  if (!value || *value != std::floor(*value) || *value < 0) return std::nullopt;
   return value;
 }
 

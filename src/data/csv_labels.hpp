@@ -17,6 +17,11 @@
 
 namespace dl {
 
+// `text` as a finite number, the one rule for a CSV field (feature or label): decimal or
+// scientific notation, with an optional sign, + included (Python's float(), pandas and NumPy
+// read "+2"; std::from_chars alone refuses it); or nothing.
+std::optional<float> csv_number(std::string_view text);
+
 // `text` as a class index (a finite, non-negative whole number), or nothing.
 std::optional<float> label_as_index(std::string_view text);
 

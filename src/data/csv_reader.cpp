@@ -4,8 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
-#include <cmath>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -23,7 +21,8 @@ namespace {
 
 // A CSV file larger than this is not read into memory whole (a wrong path, most likely).
 constexpr std::uint64_t kMaxCsvBytes = std::uint64_t{1} << 34;
-constexpr const char* kBadRowFix = "fix the row, or set data.onBadFile: skip to leave such rows out";
+constexpr const char* kBadRowFix =
+    "fix the row, or set data.onBadFile: skip to leave such rows out";
 // The UTF-8 byte order mark that spreadsheet programs write at the start of a CSV export.
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 constexpr char kQuote = '"';
@@ -160,13 +159,9 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
       }
       if (auto problem = label_problem(label, field)) return problem;
     } else if (field < fields) {
-      const std::string_view text = f.text;
-      float value = 0.0f;
-      const auto [rest, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (text.empty() || error != std::errc() || rest != text.data() + text.size() ||
-          !std::isfinite(value))
-        return fmt::format("field {} ('{}') is not a finite number", field + 1, text);
-      if (out != nullptr) out[feature++] = value;
+      const std::optional<float> value = csv_number(f.text);
+      if (!value) return fmt::format("field {} ('{}') is not a finite number", field + 1, f.text);
+      if (out != nullptr) out[feature++] = *value;
     }
     if (f.next > row.size()) break;
     start = f.next;
@@ -293,12 +288,11 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
     ++kept;
   }
   if (kept == 0)
-    throw DataError(fmt::format("{}: holds no data rows{}; give one row of numbers per sample",
-                                request.path,
-                                request.skip_lines > 0
-                                    ? fmt::format(" after the {} skipped line(s) (data.skipLines)",
-                                                  request.skip_lines)
-                                    : std::string()));
+    throw DataError(fmt::format(
+        "{}: holds no data rows{}; give one row of numbers per sample", request.path,
+        request.skip_lines > 0
+            ? fmt::format(" after the {} skipped line(s) (data.skipLines)", request.skip_lines)
+            : std::string()));
   good.features = std::move(parsed.features);
   good.features.resize(kept * width);
   labels.resize(kept);

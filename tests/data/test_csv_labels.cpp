@@ -5,12 +5,13 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "csv_test_files.hpp"
 #include "data/csv_labels.hpp"
 #include "data/csv_reader.hpp"
-#include "csv_test_files.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -32,6 +33,23 @@ dl::Dataset read_with_training_classes(const std::string& train, const std::stri
 }
 
 }  // namespace
+
+TEST_CASE("csv numbers: what Python's float() and pandas read, finite, + sign included",
+          "[csv][labels]") {
+  const std::vector<std::pair<std::string_view, float>> numbers{
+      {"2", 2.0f},  {"+2", 2.0f},  {"-2", -2.0f},   {"+.5", 0.5f},  {".5", 0.5f},
+      {"4.", 4.0f}, {"-0", -0.0f}, {"1e-3", 1e-3f}, {"1E+3", 1e3f}, {"+1.5e2", 150.0f}};
+  for (const auto& [text, value] : numbers) {
+    INFO(text);
+    REQUIRE(dl::csv_number(text).has_value());
+    CHECK(*dl::csv_number(text) == value);
+  }
+  for (std::string_view text : {"", "+", "-", "++2", "+-2", "-+2", "2+", "0x10", "nan", "inf",
+                                "1e99", "1,5", "1 2", "two"}) {
+    INFO(text);
+    CHECK_FALSE(dl::csv_number(text).has_value());
+  }
+}
 
 TEST_CASE("csv labels: a class index is a finite non-negative whole number", "[csv][labels]") {
   CHECK(dl::label_as_index("3") == 3.0f);
@@ -70,9 +88,10 @@ TEST_CASE("csv labels: a message lists a few classes and counts the rest", "[csv
 TEST_CASE("csv labels: text labels become sorted class names and the labels their positions",
           "[csv][labels]") {
   dl::test::TempDir dir;
-  const std::string train = write_text(dir, "train.csv",
-                                  "a,b,species\n1,2,virginica\n3,4,setosa\n5,6,\"versicolor\"\n"
-                                  "7,8, setosa \n");
+  const std::string train =
+      write_text(dir, "train.csv",
+                 "a,b,species\n1,2,virginica\n3,4,setosa\n5,6,\"versicolor\"\n"
+                 "7,8, setosa \n");
   const dl::Dataset set = dl::read_csv(csv_request(train));
   CHECK(set.origin().class_names == Names{"setosa", "versicolor", "virginica"});
   CHECK(set.labels() == std::vector<std::int32_t>{2, 0, 1, 0});
@@ -127,7 +146,8 @@ TEST_CASE("csv labels: a test label that is no training class is one line naming
   dl::test::TempDir dir;
   const std::string train =
       write_text(dir, "train.csv", "a,b,c\n1,2,setosa\n3,4,virginica\n5,6,versicolor\n");
-  const std::string test = write_text(dir, "test.csv", "a,b,c\n1,2,setosa\n\n3,4,rose\n5,6,virginica\n");
+  const std::string test =
+      write_text(dir, "test.csv", "a,b,c\n1,2,setosa\n\n3,4,rose\n5,6,virginica\n");
   try {
     read_with_training_classes(train, test);
     FAIL("an unknown label was read");
@@ -145,8 +165,7 @@ TEST_CASE("csv labels: a test label that is no training class is one line naming
   CHECK_THAT(skipped.origin().skipped.front(), Contains("line 4: the label (field 3) 'rose'"));
 }
 
-TEST_CASE("csv labels: more names than numClasses, and labels that are no names",
-          "[csv][labels]") {
+TEST_CASE("csv labels: more names than numClasses, and labels that are no names", "[csv][labels]") {
   dl::test::TempDir dir;
   const std::string four = write_text(dir, "four.csv", "a,b,c\n1,2,3\n1,2,a\n1,2,b\n1,2,c\n");
   CHECK_THROWS_WITH(dl::read_csv(csv_request(four)),
