@@ -39,8 +39,8 @@ enum class ImageKind { kPng, kJpeg, kUnknown };
 ImageKind image_kind(const std::uint8_t* bytes, std::size_t size);
 
 // Decodes `bytes` to `channels` (1: gray, 3: RGB; alpha dropped). A JPEG is decoded at the
-// smallest of TurboJPEG's scales (n/8) whose result is at least min_width x min_height (0, 0: full
-// size).
+// smallest of TurboJPEG's scales of 1/2 and below whose result is at least min_width x
+// min_height, else at full size (0, 0: full size).
 DecodedImage decode_image(const std::uint8_t* bytes, std::size_t size, int channels,
                           int min_width = 0, int min_height = 0);
 

@@ -112,24 +112,30 @@ except ImportError:
     transforms = None
 fits = 0
 worst = 0
-for h, w in [(40, 30), (100, 37), (17, 23), (256, 200), (64, 64), (9, 300)]:
-    for name, base in [("noise", noise(h, w)), ("smooth", smooth(h, w))]:
-        path = f"{work}/fit-{name}-{h}x{w}.png"
-        base.save(path)
-        for size in [28, 32, 9]:
-            crop = center_crop(base, size)
-            if transforms is not None:
-                real = transforms.Compose([transforms.Resize(size), transforms.CenterCrop(size)])(base)
-                assert np.array_equal(np.asarray(real), np.asarray(crop)), "emulation != torchvision"
-            for mode, want in [("stretch", base.resize((size, size), Image.BILINEAR)),
-                               ("centerCrop", crop)]:
-                got = fitted(path, 3, size, size, mode).astype(int)
-                diff = np.abs(got - np.asarray(want).astype(int)).max()
-                if diff > 1:
-                    raise SystemExit(f"{h}x{w} {name} fitted to {size}x{size} by {mode}: "
-                                     f"{diff} levels from torchvision's pixels")
-                worst = max(worst, diff)
-                fits += 1
+cases = [(h, w, kind, "png", [28, 32, 9])
+         for h, w in [(40, 30), (100, 37), (17, 23), (256, 200), (64, 64), (9, 300)]
+         for kind in ("noise", "smooth")]
+# JPEGs under twice the input's size are decoded at full size too (larger ones at 1/2 and below).
+cases += [(h, w, kind, "jpg", [32]) for h, w in [(40, 40), (37, 61), (63, 50)]
+          for kind in ("noise", "smooth")]
+for h, w, name, fmt, sizes in cases:
+    path = f"{work}/fit-{name}-{h}x{w}.{fmt}"
+    (noise(h, w) if name == "noise" else smooth(h, w)).save(path, quality=95)
+    base = Image.open(path).convert("RGB")
+    for size in sizes:
+        crop = center_crop(base, size)
+        if transforms is not None:
+            real = transforms.Compose([transforms.Resize(size), transforms.CenterCrop(size)])(base)
+            assert np.array_equal(np.asarray(real), np.asarray(crop)), "emulation != torchvision"
+        for mode, want in [("stretch", base.resize((size, size), Image.BILINEAR)),
+                           ("centerCrop", crop)]:
+            got = fitted(path, 3, size, size, mode).astype(int)
+            diff = np.abs(got - np.asarray(want).astype(int)).max()
+            if diff > 1:
+                raise SystemExit(f"{h}x{w} {name} fitted to {size}x{size} by {mode}: "
+                                 f"{diff} levels from torchvision's pixels")
+            worst = max(worst, diff)
+            fits += 1
 print(f"ok: {fits} fittings within {worst} level of Pillow's resize (stretch) and torchvision's "
       f"Resize + CenterCrop (centerCrop){'' if transforms else ' (as written out here)'}")
 PY

@@ -67,6 +67,8 @@ TEST_CASE("JPEG: scaled decoding to the smallest scale that covers the input", "
   CHECK(quarter.pixels.size() == 16u * 16u * 3u);
   // Never below the input: 17 wide needs 3/8 (24), not 1/4.
   CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 17, 8).width == 24);
+  // Nothing between 1/2 and full size: 40 wide would fit 5/8 (40), but reads all 64.
+  CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 40, 40).width == 64);
 }
 
 TEST_CASE("JPEG: gray from colour is the decoded RGB's luma, as for PNG", "[image]") {
