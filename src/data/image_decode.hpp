@@ -1,8 +1,8 @@
 // PNG and JPEG decoding from memory, for image folders (data.format: imagefolder) and
 // `predict --input IMAGE`. PNG through libspng (small, fuzzed, one buffer call; the Debian
 // package libspng0), JPEG through libjpeg-turbo's TurboJPEG API (SIMD decoding and, for images
-// far larger than the network's input, decoding at 1/2, 1/4 or 1/8 scale inside the codec, which
-// skips most of the inverse DCT work).
+// larger than the network's input, decoding at a scale of n/8 inside the codec, which skips much
+// of the inverse DCT work).
 //
 // The format is recognised by the file's first bytes, not its name. A header declaring more than
 // kMaxImagePixels pixels or a side above kMaxImageSide is refused before anything is allocated
@@ -39,8 +39,8 @@ enum class ImageKind { kPng, kJpeg, kUnknown };
 ImageKind image_kind(const std::uint8_t* bytes, std::size_t size);
 
 // Decodes `bytes` to `channels` (1: gray, 3: RGB; alpha dropped). A JPEG is decoded at the
-// smallest of TurboJPEG's scales of 1/2 and below whose result is at least min_width x
-// min_height, else at full size (0, 0: full size).
+// smallest of TurboJPEG's scales (n/8) whose result is at least min_width x min_height (0, 0: full
+// size).
 DecodedImage decode_image(const std::uint8_t* bytes, std::size_t size, int channels,
                           int min_width = 0, int min_height = 0);
 

@@ -115,8 +115,8 @@ worst = 0
 cases = [(h, w, kind, "png", [28, 32, 9])
          for h, w in [(40, 30), (100, 37), (17, 23), (256, 200), (64, 64), (9, 300)]
          for kind in ("noise", "smooth")]
-# JPEGs under twice the input's size are decoded at full size too (larger ones at 1/2 and below).
-cases += [(h, w, kind, "jpg", [32]) for h, w in [(40, 40), (37, 61), (63, 50)]
+# JPEGs that no scale of n/8 fits to 32 (7/8 of 36 or more would) are decoded at full size too.
+cases += [(h, w, kind, "jpg", [32]) for h, w in [(35, 35), (34, 61), (33, 50)]
           for kind in ("noise", "smooth")]
 for h, w, name, fmt, sizes in cases:
     path = f"{work}/fit-{name}-{h}x{w}.{fmt}"

@@ -67,8 +67,10 @@ TEST_CASE("JPEG: scaled decoding to the smallest scale that covers the input", "
   CHECK(quarter.pixels.size() == 16u * 16u * 3u);
   // Never below the input: 17 wide needs 3/8 (24), not 1/4.
   CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 17, 8).width == 24);
-  // Nothing between 1/2 and full size: 40 wide would fit 5/8 (40), but reads all 64.
-  CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 40, 40).width == 64);
+  // 5/8 covers 40 exactly; 41 needs 6/8 (48); 57 finds no scale below 1 (7/8 gives 56).
+  CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 40, 40).width == 40);
+  CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 41, 8).width == 48);
+  CHECK(dl::decode_image(jpeg.data(), jpeg.size(), 1, 57, 8).width == 64);
 }
 
 TEST_CASE("JPEG: gray from colour is the decoded RGB's luma, as for PNG", "[image]") {
