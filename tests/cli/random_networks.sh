@@ -3,10 +3,11 @@
 # (tests/nn/random_network.hpp: residual blocks, concat branches, skips from far up, every
 # activation, batch normalization in both orders, pooling, dropout, global pooling, dense layers)
 # with a random recipe (updater, learning-rate schedule, gradient normalization, L2, a batch size
-# that may leave a short last batch), on the generated IDX digits (odd seeds) or on CSV rows (even
-# seeds). Each network
+# that may leave a short last batch, early stopping), on the generated IDX digits (odd seeds) or on
+# CSV rows (even seeds; seeds 4, 8, ... hold back a validation set). Each network
 #  - trains two epochs, checkpointing every few steps; killed with SIGKILL in the second epoch and
-#    resumed, it ends with the uninterrupted run's scores.csv and parameters, bit for bit;
+#    resumed, it ends with the uninterrupted run's scores.csv, parameters and best model, bit for
+#    bit;
 #  - trains as 1 process x 2 workers and as 2 MPI ranks x 1 worker (the same two global workers)
 #    to the same bits, in synchronous mode (seeds 1, 4, 5, 8, ...) or averaging mode (the others);
 #  - is read back by predict, exported to ONNX, and onnx_reference.py (Debian's onnx checker, a
@@ -60,6 +61,8 @@ network_config() {
     write_rows "$net/train.csv" "$train_rows" "$features" 3 "$seed"
     write_rows "$net/test.csv" "$test_rows" "$features" 3 "$((seed + 100000))"
     data="{format: csv, trainFile: $net/train.csv, testFile: $net/test.csv}"
+    # Every other CSV network holds back a validation set, which early stopping then judges.
+    [ $((seed % 4)) = 0 ] && data="${data%\}}, validationSplit: 0.2}"
     inputs=$net/test.csv
     format=csv
   fi
@@ -71,6 +74,8 @@ output: {console: epochs, scoreEveryIterations: 1, checkpointEveryIterations: 4,
 YAML
 }
 
+# mention PATTERN FILE TEXT: TEXT where FILE has PATTERN (never a failing status).
+mention() { if grep -q "$1" "$2"; then echo "$3"; fi; }
 failing() { fail "seed $seed: $*"$'\n'"$(cat "$net/network.yaml")"; }
 train() { "$DL_TRAIN" --config "$net/config.yaml" --set "output.directory=$1" "${@:2}"; }
 
@@ -102,6 +107,10 @@ check_kill_resume() {
   cmp -s "$net/straight/scores.csv" "$net/killed/scores.csv" || failing "scores.csv differs after resume"
   "$COMPARE_MODELS" "$net/straight/model.dlm" "$net/killed/model.dlm" 0 >"$net/compare.log" ||
     failing "the resumed model differs: $(tail -2 "$net/compare.log")"
+  if [ -e "$net/straight/best_model.dlm" ]; then  # early stopping's best, kept across the kill
+    "$COMPARE_MODELS" "$net/straight/best_model.dlm" "$net/killed/best_model.dlm" 0 \
+      >"$net/compare-best.log" || failing "the resumed run's best_model.dlm differs"
+  fi
   resume_note="killed at line $killed_rows of $(line_count "$net/straight/scores.csv") of scores.csv, resumed bit for bit"
 }
 
@@ -163,6 +172,6 @@ for seed in $(seq 1 "$networks"); do
   check_kill_resume
   check_ranks
   check_export
-  recipe="$(sed -n 's/^updater: {type: \([a-z]*\).*/\1/p' "$net/network.yaml"), $(sed -n 's/^learningRateSchedule: {type: \([a-zA-Z]*\).*/\1/p' "$net/network.yaml") schedule, $(sed -n 's/^gradientNormalization: //p' "$net/network.yaml")"
+  recipe="$(sed -n 's/^updater: {type: \([a-z]*\).*/\1/p' "$net/network.yaml"), $(sed -n 's/^learningRateSchedule: {type: \([a-zA-Z]*\).*/\1/p' "$net/network.yaml") schedule, $(sed -n 's/^gradientNormalization: //p' "$net/network.yaml")$(mention '^earlyStopping' "$net/network.yaml" ", early stopping")$(mention validationSplit "$net/config.yaml" ", validation set")"
   echo "ok: seed $seed ($(grep -c -- '^  - ' "$net/network.yaml") layers; $recipe): $resume_note; $ranks_note; $export_note"
 done

@@ -4,8 +4,8 @@
 //   random_network_config SEED [any|smooth] [--input N | --input HxWxC] [--classes K] [--recipe]
 // --input fixes the input (N features, or an image), --classes the output layer's classes;
 // --recipe adds a random recipe drawn from the same seed: the updater, the learning-rate schedule,
-// gradient normalization, L2 and the batch size (an odd one too, so an epoch ends on a short
-// batch).
+// gradient normalization, L2, the batch size (an odd one too, so an epoch ends on a short batch)
+// and early stopping (or none).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,6 +51,9 @@ std::string random_recipe(unsigned seed) {
       pick({"0.5", "1", "5"}));
   text += fmt::format("l2: {}\nl2Bias: {}\nbatchSize: {}\n", pick({"0", "1.0e-4"}),
                       pick({"0", "1.0e-4"}), pick({"8", "20", "32", "33"}));
+  text += pick({"", "earlyStopping: {enabled: true, patience: 1, scoreCalculator: testLoss}\n",
+                "earlyStopping: {enabled: true, patience: 1, scoreCalculator: accuracy}\n",
+                "earlyStopping: {enabled: true, scoreCalculator: f1, saveBestModel: true}\n"});
   return text;
 }
 
