@@ -42,10 +42,10 @@ std::vector<Taps> filter_taps(double start, double extent, int src_size, int out
 
 // centerCrop on one axis as torchvision's Resize(side) + CenterCrop take it, so that an image
 // reads as a PyTorch pipeline reads it: the fitting axis (source fit_src, input fit_out) is
-// resized to the input exactly and this one (source src, input out) to int(out_fit x src /
-// fit_src), truncated as torchvision truncates; the crop then starts round((resized - out) / 2)
-// pixels in, rounded half to even as Python rounds. In source coordinates: the window the
-// resampling reads.
+// resized to the input exactly and this one (source src, input out; the fitting axis itself
+// included) to int(fit_out x src / fit_src), truncated as torchvision truncates; the crop then
+// starts round((resized - out) / 2) pixels in, rounded half to even as Python rounds. In source
+// coordinates: the window the resampling reads.
 struct CropAxis {
   double start, extent;
 };
@@ -80,10 +80,10 @@ void fit_image(const DecodedImage& image, int height, int width, ImageResize mod
     // The axis that needs the larger scale fits exactly; the other follows from it.
     const bool rows_fit =
         static_cast<double>(height) / image.height >= static_cast<double>(width) / image.width;
-    const CropAxis x = rows_fit ? crop_axis(image.width, width, image.height, height)
-                                : crop_axis(image.width, width, image.width, width);
-    const CropAxis y = rows_fit ? crop_axis(image.height, height, image.height, height)
-                                : crop_axis(image.height, height, image.width, width);
+    const int fit_src = rows_fit ? image.height : image.width;
+    const int fit_out = rows_fit ? height : width;
+    const CropAxis x = crop_axis(image.width, width, fit_src, fit_out);
+    const CropAxis y = crop_axis(image.height, height, fit_src, fit_out);
     x0 = x.start;
     extent_x = x.extent;
     y0 = y.start;

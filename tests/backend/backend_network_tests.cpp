@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -25,11 +24,8 @@
 namespace dl::testing {
 namespace {
 
-// Networks per backend: 24, or DL_RANDOM_NETWORKS's count for a longer search.
-unsigned network_count() {
-  const char* count = std::getenv("DL_RANDOM_NETWORKS");
-  return count != nullptr ? static_cast<unsigned>(std::strtoul(count, nullptr, 10)) : 24;
-}
+// Networks per backend (random_network_count: more for a longer search).
+constexpr unsigned kNetworks = 24;
 constexpr int kBatch = 6;
 
 struct Step {
@@ -84,7 +80,7 @@ TEST_CASE("networks over backends: a training step of random graphs agrees with 
           "[backend][graph]") {
   for (const BackendUnderTest& b : backends_under_test()) {
     if (b.products != DType::kFloat) continue;  // 16-bit products: backend_op_tests_16bit.cpp
-    for (unsigned seed = 1; seed <= network_count(); ++seed) {
+    for (unsigned seed = 1; seed <= random_network_count(kNetworks); ++seed) {
       const RandomNetwork net = random_network(seed);
       INFO(b.name << ", network of seed " << seed << ":\n" << net.yaml);
       const Config config = load_config_string(net.yaml, "random.yaml");

@@ -25,13 +25,7 @@ run_until() {
   shift 2
   "$DL_TRAIN" "$@" >>"$WORK/cycles.log" 2>&1 &
   local pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$(line_count "$file")" -ge "$target" ]; then
-      kill -KILL "$pid" 2>/dev/null || true
-      break
-    fi
-    sleep "$POLL_SECONDS"
-  done
+  kill_at_lines "$pid" "$file" "$target" "$POLL_SECONDS"
   local rc=0
   wait "$pid" || rc=$?
   echo "$rc"

@@ -28,6 +28,20 @@ wait_for_lines() {
   return 0
 }
 
+# kill_at_lines PID FILE N SECONDS: sends PID SIGKILL as soon as FILE holds at least N lines,
+# checking every SECONDS while PID runs; returns when it is killed or has ended by itself (the
+# caller's wait then says which).
+kill_at_lines() {
+  local pid=$1 file=$2 target=$3 pause=$4
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$(line_count "$file")" -ge "$target" ]; then
+      kill -KILL "$pid" 2>/dev/null || true
+      return 0
+    fi
+    sleep "$pause"
+  done
+}
+
 # The small test network on the data in $1, writing to $2, with extra --set arguments after.
 small_args() {
   local data=$1 out=$2

@@ -90,10 +90,7 @@ check_kill_resume() {
   DL_TRAIN_TEST_SYNC_PAUSE_MS=5 "$DL_TRAIN" --config "$net/config.yaml" \
     --set "output.directory=$net/killed" >"$net/killed.log" 2>&1 &
   pid=$!
-  while kill -0 "$pid" 2>/dev/null; do
-    [ "$(line_count "$net/killed/scores.csv")" -ge "$target" ] && { kill -KILL "$pid"; break; }
-    sleep 0.002
-  done
+  kill_at_lines "$pid" "$net/killed/scores.csv" "$target" 0.002
   wait "$pid" || rc=$?
   if [ "$rc" = 0 ]; then
     resume_note="finished before the kill at score row $target: no resume checked"

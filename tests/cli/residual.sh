@@ -74,10 +74,7 @@ rows_per_epoch=$(grep -c '^0,' "$WORK/straight/scores.csv")
   >"$WORK/killed.log" 2>&1 &
 pid=$!
 target=$((rows_per_epoch + rows_per_epoch / 2 + 1))
-while kill -0 "$pid" 2>/dev/null; do
-  [ "$(line_count "$WORK/killed/scores.csv")" -ge "$target" ] && { kill -KILL "$pid"; break; }
-  sleep 0.005
-done
+kill_at_lines "$pid" "$WORK/killed/scores.csv" "$target" 0.005
 rc=0
 wait "$pid" || rc=$?
 [ "$rc" = 137 ] || fail "the run to kill was not killed mid-run (exit $rc)"

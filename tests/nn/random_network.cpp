@@ -1,5 +1,6 @@
 #include "random_network.hpp"
 
+#include <cstdlib>
 #include <iterator>
 #include <random>
 #include <sstream>
@@ -33,6 +34,8 @@ struct Node {
   bool same_plane(const Node& o) const {
     return !flat && !o.flat && height == o.height && width == o.width;
   }
+  // Whether concat can join the two: images of one plane, or two vectors.
+  bool concatenates_with(const Node& o) const { return same_plane(o) || (flat && o.flat); }
 };
 
 class Writer {
@@ -66,6 +69,7 @@ class Writer {
   Node any_window(const Node& x, bool pooling);
   Node dense(const Node& x, int units);
   Node merge(const char* kind, const std::vector<Node>& inputs);
+  Node narrowed(const Node& y);
 
   Node plain(const Node& x);
   Node residual(const Node& x);
@@ -151,6 +155,13 @@ Node Writer::merge(const char* kind, const std::vector<Node>& inputs) {
     settings = "activation: " + activation();
   }
   return layer(kind, settings, inputs, y);
+}
+
+// y itself, or where a concat made it wider than kMostChannels, a 1x1 convolution (a dense layer
+// for a vector) down to 4, so that the networks stay small.
+Node Writer::narrowed(const Node& y) {
+  if (y.channels <= kMostChannels) return y;
+  return y.flat ? dense(y, 4) : conv(y, 4, 1, 1);
 }
 
 // A window of any shape for a layer reading x: kernel 1 to 3 each way (2 too), stride 1 or 2 each
@@ -263,9 +274,7 @@ Node Writer::branches(const Node& x) {
                          : keeping_shape(normalized, "activation", "activation: " + activation()));
     }
   }
-  Node y = merge("concat", outs);
-  if (y.channels > kMostChannels) y = x.flat ? dense(y, 4) : conv(y, 4, 1, 1);
-  return y;
+  return narrowed(merge("concat", outs));
 }
 
 // x joined with a layer from further up (or the network's input): a layer read twice, far apart.
@@ -276,11 +285,7 @@ Node Writer::skip(const Node& x) {
     const Node& earlier = nodes_[i];
     if (earlier.name == x.name) continue;
     if (earlier.same_shape(x) && percent(60)) return merge("add", {x, earlier});
-    if ((earlier.same_plane(x) || (earlier.flat && x.flat)) && percent(40)) {
-      Node y = merge("concat", {x, earlier});
-      if (y.channels > kMostChannels) y = x.flat ? dense(y, 4) : conv(y, 4, 1, 1);
-      return y;
-    }
+    if (earlier.concatenates_with(x) && percent(40)) return narrowed(merge("concat", {x, earlier}));
   }
   return plain(x);
 }
@@ -350,16 +355,18 @@ RandomNetwork Writer::write() {
       break;
   }
   layer("output", fmt::format("nOut: {}, {}", classes, loss), {x}, Node{"", classes, 1, 1, true});
-  RandomNetwork net;
-  net.yaml = head.str() + "layers:\n" + layers_.str();
-  net.layers = count_;
-  return net;
+  return {head.str() + "layers:\n" + layers_.str()};
 }
 
 }  // namespace
 
 RandomNetwork random_network(unsigned seed, NetworkKind kind, const FixedEnds& ends) {
   return Writer(seed, kind, ends).write();
+}
+
+unsigned random_network_count(unsigned usual) {
+  const char* count = std::getenv("DL_RANDOM_NETWORKS");
+  return count != nullptr ? static_cast<unsigned>(std::strtoul(count, nullptr, 10)) : usual;
 }
 
 }  // namespace dl::testing

@@ -14,7 +14,6 @@ namespace dl::testing {
 
 struct RandomNetwork {
   std::string yaml;  // a whole config: seed, weightInit, inputType and layers
-  int layers = 0;
 };
 
 // kAny: every activation. kSmooth: for the checks that differentiate the loss numerically, a loss
@@ -34,5 +33,8 @@ struct FixedEnds {
 
 RandomNetwork random_network(unsigned seed, NetworkKind kind = NetworkKind::kAny,
                              const FixedEnds& ends = {});
+
+// How many networks a test runs: `usual`, or the count in DL_RANDOM_NETWORKS for a longer search.
+unsigned random_network_count(unsigned usual);
 
 }  // namespace dl::testing

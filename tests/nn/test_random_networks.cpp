@@ -21,11 +21,8 @@ namespace {
 using dl::testing::Fixture;
 using dl::testing::random_network;
 
-// Networks per run: 40, or DL_RANDOM_NETWORKS's count for a longer search.
-unsigned network_count() {
-  const char* count = std::getenv("DL_RANDOM_NETWORKS");
-  return count != nullptr ? static_cast<unsigned>(std::strtoul(count, nullptr, 10)) : 40;
-}
+// Networks per run (random_network_count: more for a longer search).
+constexpr unsigned kNetworks = 40;
 constexpr std::size_t kParametersPerSegment = 12;
 // Samples per step: batch normalization of a vector over 3 samples (the chain tests' batch) is so
 // curved where two of them nearly meet that a finite difference measures the curve.
@@ -54,7 +51,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 TEST_CASE("random networks: the backward pass is the gradient of the loss", "[nn][graph]") {
-  for (unsigned seed = 1; seed <= network_count(); ++seed) {
+  for (unsigned seed = 1; seed <= dl::testing::random_network_count(kNetworks); ++seed) {
     const dl::testing::RandomNetwork net = random_network(seed, dl::testing::NetworkKind::kSmooth);
     INFO("network of seed " << seed << ":\n" << net.yaml);
     dl::testing::check_gradient_across_kinks(net.yaml, kBatch, kParametersPerSegment);
@@ -63,7 +60,7 @@ TEST_CASE("random networks: the backward pass is the gradient of the loss", "[nn
 
 TEST_CASE("random networks: the same bits on 1 and 2 threads, and when the step is repeated",
           "[nn][graph]") {
-  for (unsigned seed = 1; seed <= network_count(); ++seed) {
+  for (unsigned seed = 1; seed <= dl::testing::random_network_count(kNetworks); ++seed) {
     const dl::testing::RandomNetwork net = random_network(seed);
     INFO("network of seed " << seed << ":\n" << net.yaml);
     Fixture f(net.yaml.c_str(), kBatch);

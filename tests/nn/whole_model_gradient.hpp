@@ -51,31 +51,43 @@ struct Fixture {
     model.compute_loss(batch);
     return *model.loss_sum();
   }
+
+  // The summed loss with parameter i moved by `step`, then put back.
+  double loss_with(std::size_t i, double step) {
+    float* params = model.parameters();
+    const float saved = params[i];
+    params[i] = static_cast<float>(saved + step);
+    const double moved = loss();
+    params[i] = saved;
+    return moved;
+  }
+
+  // Every parameter's gradient from the backward pass, at the current parameters.
+  std::vector<float> analytic_gradients() {
+    loss();
+    model.backward(batch, 1.0f);
+    return {model.gradients(), model.gradients() + model.parameter_count()};
+  }
 };
+
+// A finite difference and an analytic gradient (or two differences) agree: within float noise,
+// absolute and relative.
+inline bool gradients_agree(double a, double b) {
+  return std::fabs(a - b) <= 2e-3 + 2e-2 * std::max(std::fabs(a), std::fabs(b));
+}
 
 inline void check_whole_model_gradient(const char* yaml) {
   Fixture f(yaml);
-  const std::size_t n = f.model.parameter_count();
-  f.loss();
-  f.model.backward(kBatch, 1.0f);
-  const std::vector<float> analytic(f.model.gradients(), f.model.gradients() + n);
-  float* params = f.model.parameters();
+  const std::vector<float> analytic = f.analytic_gradients();
   // Small enough that no perturbation moves a max-pooling winner, large enough for float noise.
   const double step = 1e-3;
   int checked = 0;
   for (const dl::ParameterSegment& s : f.model.segments()) {
     if (!s.trainable) continue;
     for (std::size_t i = s.offset; i < s.offset + s.count; ++i) {
-      const float saved = params[i];
-      params[i] = static_cast<float>(saved + step);
-      const double plus = f.loss();
-      params[i] = static_cast<float>(saved - step);
-      const double minus = f.loss();
-      params[i] = saved;
-      const double numeric = (plus - minus) / (2 * step);
+      const double numeric = (f.loss_with(i, step) - f.loss_with(i, -step)) / (2 * step);
       INFO("parameter " << i << " numeric " << numeric << " analytic " << analytic[i]);
-      CHECK(std::fabs(numeric - analytic[i]) <=
-            2e-3 + 2e-2 * std::max(std::fabs(numeric), std::fabs(double(analytic[i]))));
+      CHECK(gradients_agree(numeric, analytic[i]));
       ++checked;
     }
   }
@@ -95,21 +107,8 @@ inline void check_whole_model_gradient(const char* yaml) {
 inline void check_gradient_across_kinks(const std::string& yaml, int batch,
                                         std::size_t per_segment) {
   Fixture f(yaml.c_str(), batch);
-  const std::size_t n = f.model.parameter_count();
+  const std::vector<float> analytic = f.analytic_gradients();
   const double at_values = f.loss();
-  f.model.backward(batch, 1.0f);
-  const std::vector<float> analytic(f.model.gradients(), f.model.gradients() + n);
-  float* params = f.model.parameters();
-  const auto loss_at = [&](std::size_t i, double step) {
-    const float saved = params[i];
-    params[i] = static_cast<float>(saved + step);
-    const double loss = f.loss();
-    params[i] = saved;
-    return loss;
-  };
-  const auto close = [](double a, double b) {
-    return std::fabs(a - b) <= 2e-3 + 2e-2 * std::max(std::fabs(a), std::fabs(b));
-  };
   constexpr double kCentralSteps[] = {1e-2, 4e-3, 1e-3};
   constexpr double kOneSidedStep = 1e-3;
   int checked = 0, unsmooth = 0;
@@ -120,18 +119,18 @@ inline void check_gradient_across_kinks(const std::string& yaml, int batch,
       const std::size_t i = s.offset + k * s.count / count;
       std::vector<double> differences;
       for (double h : kCentralSteps)
-        differences.push_back((loss_at(i, h) - loss_at(i, -h)) / (2 * h));
-      differences.push_back((loss_at(i, kOneSidedStep) - at_values) / kOneSidedStep);
-      differences.push_back((at_values - loss_at(i, -kOneSidedStep)) / kOneSidedStep);
+        differences.push_back((f.loss_with(i, h) - f.loss_with(i, -h)) / (2 * h));
+      differences.push_back((f.loss_with(i, kOneSidedStep) - at_values) / kOneSidedStep);
+      differences.push_back((at_values - f.loss_with(i, -kOneSidedStep)) / kOneSidedStep);
       ++checked;
       const double g = analytic[i];
       if (std::any_of(differences.begin(), differences.end(),
-                      [&](double d) { return close(d, g); }))
+                      [&](double d) { return gradients_agree(d, g); }))
         continue;
       const auto [low, high] = std::minmax_element(differences.begin(), differences.end());
       INFO("parameter " << i << ": analytic " << g << ", differences from " << *low << " to "
                         << *high);
-      CHECK_FALSE(close(*low, *high));
+      CHECK_FALSE(gradients_agree(*low, *high));
       ++unsmooth;
     }
   }
