@@ -4,8 +4,9 @@
 // and batch: the loss, the network's output and every parameter's gradient must agree to float
 // rounding. Where the op tests check each kernel alone, this checks the graph's plumbing on the
 // backend: in-place layers, fused batch normalization and activation, gradient routes that alias
-// or sum buffers, concat's channel offsets. Compiled into the CUDA programs (host grid, device);
-// on the CPU backend itself the random-network tests of tests/nn check the gradients.
+// or sum buffers, concat's channel offsets. Compiled into the CUDA programs (host grid, device)
+// and the programs of the CPU kernels' other variants (backends_cpu_variant.cpp); on the CPU
+// backend itself the random-network tests of tests/nn check the gradients.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // The backends the op tests over backends (backend_op_tests.cpp) run on. Each test program that
-// compiles those tests defines backends_under_test(): the CPU backend (tests/backend), the CUDA
+// compiles those tests defines backends_under_test(): the CPU backend and each other variant of
+// its kernels (tests/backend: backends_cpu.cpp, backends_cpu_variant.cpp), the CUDA
 // kernels on the host grid under several launch limits (tests/cuda, cuda_kernels_on_host), and
 // the CUDA backend when a device is visible (tests/cuda, test_cuda_backend; none otherwise, and
 // the program says why). The CUDA programs add backends whose products (convolution, dense) run

@@ -12,12 +12,12 @@ namespace {
 // Cache-line alignment for every buffer: SIMD loads never split a line and two workers' buffers
 // never share one.
 constexpr std::size_t kAlignment = 64;
-
-// The variant of the kernels this process runs (isa.hpp), chosen on the first call.
-const cpu::KernelTable& kernels() {
-  return cpu::selected_kernels();
-}
 }  // namespace
+
+// The variant of the kernels this process runs (isa.hpp) is chosen on the first call.
+const cpu::KernelTable& CpuBackend::kernels() const {
+  return kernels_ != nullptr ? *kernels_ : cpu::selected_kernels();
+}
 
 void* CpuBackend::allocate_bytes(std::size_t bytes) {
   const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;

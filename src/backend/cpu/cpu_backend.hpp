@@ -12,6 +12,10 @@
 
 namespace dl {
 
+namespace cpu {
+struct KernelTable;  // kernel_table.hpp
+}
+
 // Threads for each of the CPU backend's ops (and for OpenBLAS outside them), process-wide, set by
 // the trainer before workers start: the thread plan's threads per worker.
 void set_cpu_threads(int threads);
@@ -19,6 +23,12 @@ int cpu_threads();
 
 class CpuBackend : public Backend {
  public:
+  // The variant of the kernels this process runs, which isa.hpp picks on the first op.
+  CpuBackend() = default;
+  // Another compiled variant's kernels (kernel_table.hpp), which the caller has checked this CPU
+  // runs: the op tests run every op on each variant besides the picked one.
+  explicit CpuBackend(const cpu::KernelTable& kernels) : kernels_(&kernels) {}
+
   std::string name() const override { return "cpu"; }
   BackendKind kind() const override { return BackendKind::kCpu; }
 
@@ -101,6 +111,11 @@ class CpuBackend : public Backend {
 
   void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                     float* state, const UpdateTermRanges& terms) override;
+
+ private:
+  const cpu::KernelTable& kernels() const;
+
+  const cpu::KernelTable* kernels_ = nullptr;  // null: the picked variant's
 };
 
 }  // namespace dl
