@@ -9,7 +9,6 @@
 // backend itself the random-network tests of tests/nn check the gradients.
 #include <algorithm>
 #include <cmath>
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,9 +16,8 @@
 
 #include "backend/backends_under_test.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/network_step.hpp"
 #include "config/config_loader.hpp"
-#include "core/random.hpp"
-#include "nn/model.hpp"
 #include "nn/random_network.hpp"
 
 namespace dl::testing {
@@ -28,37 +26,6 @@ namespace {
 // Networks per backend (random_network_count: more for a longer search).
 constexpr unsigned kNetworks = 24;
 constexpr int kBatch = 6;
-
-struct Step {
-  float loss = 0.0f;
-  std::vector<float> output, gradients;
-};
-
-Step take_step(const Config& config, Backend& backend) {
-  Model model(config, backend, kBatch);
-  model.initialize(config.seed);
-  RandomStream rng(77, 0);
-  std::vector<float> images(kBatch * model.input_size());
-  for (float& v : images) v = rng.uniform();
-  std::vector<std::int32_t> labels;
-  for (int i = 0; i < kBatch; ++i) labels.push_back(i % model.num_classes());
-  backend.upload(model.input(), images.data(), images.size() * sizeof(float));
-  backend.upload(model.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
-  StepContext ctx;
-  ctx.training = true;
-  ctx.seed = 1;
-  ctx.iteration = 3;
-  model.forward(kBatch, ctx);
-  model.compute_loss(kBatch);
-  model.backward(kBatch, 1.0f);
-  Step s;
-  backend.download(&s.loss, model.loss_sum(), sizeof(float));
-  s.output.resize(static_cast<std::size_t>(kBatch) * model.num_classes());
-  backend.download(s.output.data(), model.output(), s.output.size() * sizeof(float));
-  s.gradients.resize(model.parameter_count());
-  backend.download(s.gradients.data(), model.gradients(), s.gradients.size() * sizeof(float));
-  return s;
-}
 
 // Agreement to float rounding, relative to the largest value of the vector (a gradient entry
 // near zero carries the rounding of the larger terms it was summed from), with a floor for a
@@ -86,9 +53,9 @@ TEST_CASE("networks over backends: a training step of random graphs agrees with 
       INFO(b.name << ", network of seed " << seed << ":\n" << net.yaml);
       const Config config = load_config_string(net.yaml, "random.yaml");
       CpuBackend cpu;
-      const Step want = take_step(config, cpu);
+      const NetworkStep want = take_network_step(config, cpu, kBatch);
       const auto backend = b.make();
-      const Step got = take_step(config, *backend);
+      const NetworkStep got = take_network_step(config, *backend, kBatch);
       CHECK(std::fabs(got.loss - want.loss) <= 1e-5f * std::fabs(want.loss) + 1e-6f);
       check_close(got.output, want.output, "output");
       check_close(got.gradients, want.gradients, "gradient");
