@@ -2,9 +2,11 @@
 #include <dnnl.h>
 #include <omp.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "backend/cpu/gemm.hpp"
+#include "backend/cpu/isa.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -58,10 +60,42 @@ const char* isa_name(dnnl_cpu_isa_t isa) {
   }
 }
 
+// oneDNN's dispatch level for a DL_CPU_ISA cap: the widest it has within the level (its lowest,
+// SSE4.1, for plain x86-64, where a CPU without it gets oneDNN's reference code).
+dnnl_cpu_isa_t onednn_isa_within(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kX86_64:
+      return dnnl_cpu_isa_sse41;
+    case IsaLevel::kAvx2:
+      return dnnl_cpu_isa_avx2;
+    case IsaLevel::kAvx512:
+      return dnnl_cpu_isa_avx512_core;
+  }
+  return dnnl_cpu_isa_all;
+}
+
+// DL_CPU_ISA caps oneDNN's JIT as it caps our own kernels, so that the cap stands in for a CPU of
+// that level as a whole (an AVX2 server's products run oneDNN's AVX2 code, not the AVX-512 or AMX
+// code of the machine that stands in). oneDNN's own DNNL_MAX_CPU_ISA or ONEDNN_MAX_CPU_ISA, when
+// set, decides instead. Applied once, before the first product; the start-up line names the level
+// oneDNN then runs (onednn_description).
+void cap_onednn_isa() {
+  static const bool applied = [] {
+    const std::optional<IsaLevel> cap = isa_cap_from_environment();
+    if (!cap || std::getenv("DNNL_MAX_CPU_ISA") != nullptr ||
+        std::getenv("ONEDNN_MAX_CPU_ISA") != nullptr) {
+      return false;
+    }
+    return dnnl_set_max_cpu_isa(onednn_isa_within(*cap)) == dnnl_success;
+  }();
+  (void)applied;
+}
+
 }  // namespace
 
 void onednn_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                   int lda, const float* b, int ldb, float beta, float* c, int ldc) {
+  cap_onednn_isa();
   keep_this_thread_single();
   const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha,
                                           a, lda, b, ldb, beta, c, ldc);
@@ -71,6 +105,7 @@ void onednn_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, 
 }
 
 std::string onednn_description() {
+  cap_onednn_isa();
   const dnnl_version_t* v = dnnl_version();
   return "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
          std::to_string(v->patch) + " sgemm, " + isa_name(dnnl_get_effective_cpu_isa()) +

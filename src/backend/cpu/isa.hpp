@@ -3,7 +3,8 @@
 // runs. A portable build (meson option native_cpu=false) compiles them once per x86-64 level, and
 // the widest level this CPU and its OS run is taken at start-up: from the processor's feature
 // bits (cpuid) and the register state the OS saves (XCR0), never from a table of processor
-// models. DL_CPU_ISA caps the choice for tests and comparisons. A native build has one variant.
+// models. DL_CPU_ISA caps the choice, and oneDNN's JIT with it (gemm_onednn.cpp), for tests and
+// comparisons. A native build has one variant.
 #pragma once
 
 #include <optional>
@@ -36,6 +37,10 @@ const char* isa_level_vectors(IsaLevel level);
 // A DL_CPU_ISA value: x86-64, avx2 or avx512 (or the level names x86-64-v3, x86-64-v4). Throws
 // ConfigError naming the values.
 IsaLevel parse_isa_cap(std::string_view value);
+// The environment's DL_CPU_ISA (unset or empty: no cap); throws as parse_isa_cap.
+std::optional<IsaLevel> isa_cap_from_environment();
+// The spelling DL_CPU_ISA's messages show a level by: "x86-64", "avx2", "avx512".
+const char* isa_cap_name(IsaLevel level);
 
 // The widest variant whose level is at most both `cpu` and `cap`. Throws ConfigError naming the
 // fix where none is.
