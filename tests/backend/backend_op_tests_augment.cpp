@@ -3,13 +3,13 @@
 // materialized, cropped, then mirrored), the CPU backend's bits, and the contract's properties:
 // a sample's draw follows its index, not its position in the batch, and changes with the epoch.
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "backend/backend_op_test_support.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "same_bits.hpp"
 
 namespace dl::testing {
 namespace {
@@ -92,9 +92,6 @@ std::vector<double> reference(const AugmentData& d, const ops::SampleTransform& 
   return out;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 std::vector<float> sample_of(const Batch& batch, std::size_t i) {
   const std::size_t size = static_cast<std::size_t>(kChannels) * kRows * kCols;

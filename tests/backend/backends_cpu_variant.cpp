@@ -20,6 +20,7 @@
 #include "backends_under_test.hpp"
 #include "config/config_loader.hpp"
 #include "nn/random_network.hpp"
+#include "same_bits.hpp"
 
 namespace dl::cpu::DL_CPU_ISA {
 extern const KernelTable kKernelTable;
@@ -42,10 +43,6 @@ namespace {
 constexpr unsigned kNetworks = 24;
 constexpr int kBatch = 64;
 constexpr int kThreadCounts[] = {2, 3};
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 }  // namespace
 

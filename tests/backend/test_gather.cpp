@@ -3,14 +3,16 @@
 #include <catch2/catch.hpp>
 
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/device_buffer.hpp"
 #include "data/dataset.hpp"
+#include "same_bits.hpp"
 
 namespace {
+
+using dl::testing::same_bits;
 
 constexpr int kRows = 5, kCols = 7, kClasses = 6;
 constexpr std::int64_t kSamples = 11;
@@ -30,9 +32,6 @@ dl::Dataset every_byte_dataset() {
   return dl::Dataset(kRows, kCols, std::move(pixels), std::move(labels), kClasses);
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 struct Gathered {
   std::vector<float> images;

@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include "io/checkpoint.hpp"
+#include "same_bits.hpp"
 
 namespace dl::test {
 
@@ -31,12 +32,7 @@ inline CheckpointState sample_state() {
   return s;
 }
 
-// Same values bit for bit (so -0.0 and 0.0 differ, as a resume must not change either).
-inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  // memcmp must not see the null data() an empty vector may have, even for 0 bytes.
-  return a.size() == b.size() &&
-         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+using dl::testing::same_bits;  // -0.0 and 0.0 differ, as a resume must not change either
 
 inline void require_equal(const CheckpointState& a, const CheckpointState& b) {
   REQUIRE(a.kind == b.kind);

@@ -6,7 +6,6 @@
 #include <catch2/catch.hpp>
 
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -14,12 +13,14 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "random_network.hpp"
+#include "same_bits.hpp"
 #include "whole_model_gradient.hpp"
 
 namespace {
 
 using dl::testing::Fixture;
 using dl::testing::random_network;
+using dl::testing::same_bits;
 
 // Networks per run (random_network_count: more for a longer search).
 constexpr unsigned kNetworks = 40;
@@ -47,9 +48,6 @@ Step take_step(Fixture& f) {
   return s;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 }  // namespace
 
