@@ -60,9 +60,8 @@ void direct_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   if (dx != nullptr) dl::cpu::conv2d_backward_columns(g, x, w, dy, dx, nullptr, nullptr, workspace);
 }
 
-// The Winograd path's y and dx with L tiles per lane vector (its transformed filters after the
-// columns' partials in the workspace), with dW and db in the domain for 3x3 filters and by
-// columns for 5x5, as conv2d_backward does it.
+// The Winograd path's y, dx, dW and db with L tiles per lane vector (its transformed filters
+// after the columns' partials in the workspace), as conv2d_backward does it.
 template <int L>
 void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, const float* b,
                       float* y, float* workspace) {
@@ -72,14 +71,11 @@ void winograd_forward(const Conv2dGeometry& g, const float* x, const float* w, c
 template <int L>
 void winograd_backward(const Conv2dGeometry& g, const float* x, const float* w, const float* dy,
                        float* dx, float* dw, float* db, float* workspace) {
-  const bool domain = dl::cpu::winograd_sums_weights(g);
-  if (!domain) dl::cpu::conv2d_backward_columns(g, x, w, dy, nullptr, dw, db, workspace);
-  if (dx == nullptr && !domain) return;
-  const dl::cpu::WinogradBackward winograd(g, w, dy, dx, domain ? x : nullptr,
+  const dl::cpu::WinogradBackward winograd(g, w, dy, dx, x,
                                            workspace + dl::cpu::conv2d_columns_workspace_floats(g),
                                            L);
   for (int task = 0; task < winograd.tasks(); ++task) winograd.run(task);
-  if (domain) winograd.finish(dw, db);
+  winograd.finish(dw, db);
 }
 // Its geometries, in builds that compile L lanes (8 in all, 16 with AVX-512).
 template <int L>

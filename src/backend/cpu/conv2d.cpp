@@ -278,9 +278,9 @@ void backward_columns(const Conv2dGeometry& g, const float* x, const float* w, c
 
 // The layer's path, by its geometry: direct for stride-1 layers with few taps (conv2d_direct.hpp;
 // dx by columns), Winograd for stride-1 3x3 and 5x5 layers with many input channels
-// (conv2d_winograd.hpp: y and dx, and dW and db in the domain for 3x3 filters; by columns for
-// 5x5, whose partials come first in the workspace, then the transformed filters and the
-// domain's partials), else columns.
+// (conv2d_winograd.hpp: y, dx, dW and db in the domain; its transformed filters and partials
+// follow the columns path's partials in the workspace, which a build without its lanes takes),
+// else columns.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g) {
   const std::size_t columns = conv2d_columns_workspace_floats(g);
   // Sized for the Winograd path on its geometries whether or not the build takes it, so that
@@ -310,7 +310,7 @@ void conv2d_backward(const Conv2dGeometry& g, const float* x, const float* w, co
   }
   // The Winograd path's filters and partial dW follow the columns' partials.
   float* filters = workspace + conv2d_columns_workspace_floats(g);
-  if (winograd_applies(g) && winograd_sums_weights(g) && dw != nullptr) {
+  if (winograd_applies(g) && dw != nullptr) {
     const WinogradBackward both(g, w, dy, dx, x, filters, winograd_lanes(), dy_of);
     parallel_slices(both.tasks(), [&](int i) { both.run(i); });
     return both.finish(dw, db);

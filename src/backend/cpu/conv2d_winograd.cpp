@@ -118,10 +118,6 @@ void plane_sums(const float* dy, int samples, int channels, std::size_t plane, f
 
 }  // namespace
 
-bool winograd_sums_weights(const Conv2dGeometry& g) {
-  return winograd_geometry(g) && g.kernel_height == 3;
-}
-
 bool winograd_applies(const Conv2dGeometry& g) {
   return kTakenLanes > 0 && winograd_geometry(g);
 }
@@ -142,8 +138,7 @@ bool winograd_geometry(const Conv2dGeometry& g) {
 
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
   const Plan s = plan_of(g, kWidestLanes, weight_task_tiles(g));
-  const int parts = winograd_sums_weights(g) ? s.tasks : 0;
-  return filters_floats(s) + parts * partial_floats(s, g.out_channels);
+  return filters_floats(s) + s.tasks * partial_floats(s, g.out_channels);
 }
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,

@@ -6,13 +6,13 @@
 //   forward  V = Bt d Btt per input tile and channel; M[p] = U[p] V[p] for each of the n^2
 //            positions p (U = G w Gt, the filters transformed once per call); y = At M Att
 //   dx       dM = Att dY At; dV[p] = U[p]t dM[p]; dx = the sum over tiles of Btt dV Bt
-//   dW       (3x3 filters) dU[p] = the sum over tiles of dM[p] V[p]t; dw = Gt dU G. The tiles
-//            are the lanes, so each sum keeps its lanes apart over a task's 128 tiles or more and
-//            adds them once (conv2d_winograd_weights.hpp); an earlier prototype lost more to
-//            the sums across lanes than it saved (docs/ARCHITECTURE.md). 5x5 layers take dW from
-//            the columns path.
+//   dW       dU[p] = the sum over tiles of dM[p] V[p]t; dw = Gt dU G. The tiles are the lanes,
+//            so each sum keeps its lanes apart over a task's 128 tiles or more and adds them
+//            once (conv2d_winograd_weights.hpp); an earlier prototype lost more to the sums
+//            across lanes than it saved (docs/ARCHITECTURE.md).
 // y and dx stay near 1e-5 relative to a double reference (LeNet's second layer at batch 128), and
-// near 2e-6 on ResNet-20's 3x3 layers.
+// near 2e-6 on ResNet-20's 3x3 layers; dW within 2e-6 of its largest value on LeNet's second
+// layer (1.7e-6, where the columns path's order gives 2e-7).
 // Results are the same on any thread count (tasks fixed by the layer's size, no shared sums).
 #pragma once
 
@@ -43,10 +43,6 @@ std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g);
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* b, float* y, float* workspace,
                              const SamplesHook& done = {}, int lanes = winograd_lanes());
-
-// Whether the backward pass sums the weight gradient in the domain too (3x3 filters), where
-// winograd_applies; 5x5 layers (LeNet's second) take theirs from the columns path.
-bool winograd_sums_weights(const Conv2dGeometry& g);
 
 // The backward pass as tasks (conv2d.cpp runs them). With dx, each task writes its samples' dx
 // (constructing the object transforms the filters into the workspace, over the threads). With
