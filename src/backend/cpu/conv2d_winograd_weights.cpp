@@ -94,9 +94,18 @@ void weight_product(int cout, int cin, const float* dm, const float* v, std::siz
           for (int j = 0; j < kCi; ++j) du[(co + i) * cin + ci + j] = sums[i * kCi + j];
         continue;
       }
-      // A block cut by the channel counts: one sum at a time, its lanes added as above.
+      // A block cut by the channel counts: a row of kCi sums at a time where the input
+      // channels fill the block (kCi chains of multiply-adds in flight; LeNet's 50 output
+      // channels leave 2 rows with 16 lanes), else one sum; their lanes added as above.
       for (int i = co; i < std::min(cout, co + kCo); ++i) {
-        for (int j = ci; j < std::min(cin, ci + kCi); ++j) {
+        if (ci + kCi <= cin) {
+          block_sums<L, 1, kCi>(dm + i * tiles, b, tiles, acc);
+          for (int e = kCi; e < L; ++e) acc[e] = Lanes<L>{};
+          const Lanes<L> sums = lane_sums<L>(acc);
+          for (int j = 0; j < kCi; ++j) du[i * cin + ci + j] = sums[j];
+          continue;
+        }
+        for (int j = ci; j < cin; ++j) {
           block_sums<L, 1, 1>(dm + i * tiles, v + j * tiles, tiles, acc);
           for (int e = 1; e < L; ++e) acc[e] = Lanes<L>{};
           du[i * cin + j] = lane_sums<L>(acc)[0];
