@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "core/random.hpp"
+#include "fixed_batch.hpp"
 #include "nn/model.hpp"
 
 namespace dl::testing {
@@ -10,18 +10,10 @@ namespace dl::testing {
 NetworkStep take_network_step(const Config& config, Backend& backend, int batch) {
   Model model(config, backend, batch);
   model.initialize(config.seed);
-  RandomStream rng(77, 0);
-  std::vector<float> images(batch * model.input_size());
-  for (float& v : images) v = rng.uniform();
-  std::vector<std::int32_t> labels;
-  for (int i = 0; i < batch; ++i) labels.push_back(i % model.num_classes());
-  backend.upload(model.input(), images.data(), images.size() * sizeof(float));
-  backend.upload(model.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
-  StepContext ctx;
-  ctx.training = true;
-  ctx.seed = 1;
-  ctx.iteration = 3;
-  model.forward(batch, ctx);
+  const FixedBatch b = fixed_batch(model, batch);
+  backend.upload(model.input(), b.images.data(), b.images.size() * sizeof(float));
+  backend.upload(model.labels(), b.labels.data(), b.labels.size() * sizeof(std::int32_t));
+  model.forward(batch, fixed_training_step());
   model.compute_loss(batch);
   model.backward(batch, 1.0f);
   NetworkStep s;

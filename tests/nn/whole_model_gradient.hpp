@@ -12,7 +12,7 @@
 
 #include "backend/cpu/cpu_backend.hpp"
 #include "config/config_loader.hpp"
-#include "core/random.hpp"
+#include "fixed_batch.hpp"
 #include "nn/model.hpp"
 
 namespace dl::testing {
@@ -23,8 +23,7 @@ struct Fixture {
   dl::Config config;
   dl::CpuBackend backend;
   dl::Model model;
-  std::vector<float> images;
-  std::vector<std::int32_t> labels;
+  FixedBatch data;
   int batch;
 
   explicit Fixture(const char* yaml, int batch_size = kBatch)
@@ -32,22 +31,15 @@ struct Fixture {
         model(config, backend, batch_size),
         batch(batch_size) {
     model.initialize(config.seed);
-    dl::RandomStream rng(77, 0);
-    images.resize(batch * model.input_size());
-    for (float& v : images) v = rng.uniform();
-    for (int i = 0; i < batch; ++i) labels.push_back(i % model.num_classes());
-    backend.upload(model.labels(), labels.data(), labels.size() * sizeof(std::int32_t));
+    data = fixed_batch(model, batch);
+    backend.upload(model.labels(), data.labels.data(), data.labels.size() * sizeof(std::int32_t));
   }
 
   // The summed loss at the current parameters, in training mode at a fixed step (so dropout draws
   // the same mask every time).
   double loss() {
-    backend.upload(model.input(), images.data(), images.size() * sizeof(float));
-    dl::StepContext ctx;
-    ctx.training = true;
-    ctx.seed = 1;
-    ctx.iteration = 3;
-    model.forward(batch, ctx);
+    backend.upload(model.input(), data.images.data(), data.images.size() * sizeof(float));
+    model.forward(batch, fixed_training_step());
     model.compute_loss(batch);
     return *model.loss_sum();
   }
