@@ -19,6 +19,15 @@ constexpr int kAllActivations = static_cast<int>(std::size(kActivations));
 
 // Sizes stay small so that a finite-difference check over a network's parameters is cheap.
 constexpr int kMostChannels = 6;
+// ... but a part of the convolutions (and of the image inputs) are as wide as the CPU's Winograd
+// path needs, so that the 3x3 and 5x5 stride-1 layers after them run it inside graphs too: fused
+// with pooling, with batch normalization around them, as a network's first layer. It takes
+// layers of 8 input channels or more (kWinogradMinChannels in conv2d_winograd.cpp) that the
+// direct path leaves (more than its 100 taps, kDirectMaxTaps in conv2d_direct.cpp): 3x3 ones from
+// 12 channels, 5x5 ones from 8.
+constexpr int kWideChannels = 12;
+constexpr int kMostWideChannels = 14;
+constexpr int kWidePercent = 20;
 constexpr int kMostUnits = 8;
 constexpr int kLeastBlocks = 3;
 constexpr int kMostBlocks = 7;
@@ -52,6 +61,10 @@ class Writer {
   int below(int n) { return static_cast<int>(rng_() % static_cast<unsigned>(n)); }
   int between(int low, int high) { return low + below(high - low + 1); }
   bool percent(int p) { return below(100) < p; }
+  int conv_channels() {
+    return percent(kWidePercent) ? between(kWideChannels, kMostWideChannels)
+                                 : between(2, kMostChannels);
+  }
   std::string activation() { return kActivations[below(activation_count_)]; }
   // ", activation: a", or nothing (the global activation, or the layer kind's default: ReLU for
   // dense layers, so only where every activation may be drawn).
@@ -212,10 +225,9 @@ Node Writer::plain(const Node& x) {
       if (x.flat) return dense(x, between(2, kMostUnits));
       return pool(x, false);
     case 4:
-      return conv(x, between(2, kMostChannels), percent(70) ? 3 : 1, 1);
+      return conv(x, conv_channels(), percent(70) ? 3 : 1, 1);
     default:
-      return conv(x, between(2, kMostChannels), percent(80) ? 3 : 5,
-                  x.height >= 4 && x.width >= 4 ? 2 : 1);
+      return conv(x, conv_channels(), percent(80) ? 3 : 5, x.height >= 4 && x.width >= 4 ? 2 : 1);
   }
 }
 
@@ -224,7 +236,7 @@ Node Writer::plain(const Node& x) {
 Node Writer::residual(const Node& x) {
   const bool project = percent(40);
   const int stride = project && !x.flat && x.height >= 4 && x.width >= 4 && percent(60) ? 2 : 1;
-  const int width = project ? between(2, x.flat ? kMostUnits : kMostChannels) : x.channels;
+  const int width = !project ? x.channels : x.flat ? between(2, kMostUnits) : conv_channels();
   auto weighted = [&](const Node& in, int s) {
     return x.flat ? dense(in, width) : conv(in, width, percent(80) ? 3 : 1, s);
   };
@@ -322,7 +334,7 @@ RandomNetwork Writer::write() {
     x.channels = ends_.features > 0 ? ends_.features : between(3, kMostUnits);
     head << "inputType: {feedForward: {size: " << x.channels << "}}\n";
   } else {
-    x.channels = between(1, 3);
+    x.channels = percent(kWidePercent / 2) ? kWideChannels : between(1, 3);
     x.height = between(4, 8);
     x.width = percent(70) ? x.height : between(4, 8);
     if (ends_.height > 0) {

@@ -3,9 +3,10 @@
 // the blocks people write — residual blocks with and without projection, branches joined by
 // concat, a branch from the network's input, a layer read again much later, batch normalization
 // before or after its activation, every activation, pooling, dropout, global pooling, dense
-// layers — and always a valid one (every layer read, every merge's shapes fitting). The same
-// seed gives the same text on every machine (std::mt19937 is specified to the bit; no
-// distribution object, whose results the standard leaves to the library, is used).
+// layers, and here and there convolutions wide enough for the CPU's Winograd path — and always
+// a valid one (every layer read, every merge's shapes fitting). The same seed gives the same
+// text on every machine (std::mt19937 is specified to the bit; no distribution object, whose
+// results the standard leaves to the library, is used).
 #pragma once
 
 #include <string>
