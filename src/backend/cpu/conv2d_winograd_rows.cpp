@@ -177,11 +177,6 @@ void put_segment(float* row, bool shared, int s, const Lanes<L>* v) {
   }
 }
 
-template <typename T>
-T* domain_at(T* a, int p, int channels, int channel, const Chunk& c, std::size_t first) {
-  return a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first;
-}
-
 template <int L, int M, int kSegs>
 void inputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v) {
   constexpr int n = kN<M>;
@@ -207,9 +202,7 @@ void inputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* x, float*
         h[i * n + n - 1] = __builtin_shuffle(phase[0], Lanes<L>{}, P::from_right);
       }
       input_transform<M, kR>(h, out);
-      for (int p = 0; p < n * n; ++p) {
-        store_lanes<L>(domain_at(v, p, g.in_channels, ci, c, first), out[p]);
-      }
+      store_domain<L, n * n>(out, g.in_channels, ci, c, first, v);
     }
   }
 }
@@ -224,9 +217,7 @@ void gradients_rows(const Conv2dGeometry& g, const Chunk& c, const float* dv, fl
     const GroupRows<L, M, kSegs, float, n> rows(g, c, first, g.in_channels, g.pad_top, dx0);
     for (int ci = 0; ci < g.in_channels; ++ci) {
       Lanes<L> t[n * n], dd[n * n], groups[n * M];
-      for (int p = 0; p < n * n; ++p) {
-        t[p] = load_lanes<L>(domain_at(dv, p, g.in_channels, ci, c, first));
-      }
+      load_domain<L, n * n>(dv, g.in_channels, ci, c, first, t);
       input_transform_adjoint<M, kR>(t, dd);
       // Row i of each tile: its columns 1 to M are the row's phases, to which the left
       // neighbour's column n - 1 and the right neighbour's column 0 add.
@@ -259,9 +250,7 @@ void outputs_rows(const Conv2dGeometry& g, const Chunk& c, const float* m, const
     const GroupRows<L, M, kSegs, float, M> rows(g, c, first, g.out_channels, 0, y);
     for (int co = 0; co < g.out_channels; ++co) {
       Lanes<L> t[n * n], out[M * M];
-      for (int p = 0; p < n * n; ++p) {
-        t[p] = load_lanes<L>(domain_at(m, p, g.out_channels, co, c, first));
-      }
+      load_domain<L, n * n>(m, g.out_channels, co, c, first, t);
       output_transform<M, kR>(t, out);
       for (Lanes<L>& v : out) v += bias[co];
       // Row i of each tile: its columns 0 to M - 1 are the row's phases.
@@ -294,9 +283,7 @@ void output_gradients_rows(const Conv2dGeometry& g, const Chunk& c, const float*
         for (int j = 0; j < M; ++j) d[i * M + j] = Lanes<L>{} + phase[j];
       }
       output_transform_adjoint<M, kR>(d, t);
-      for (int p = 0; p < n * n; ++p) {
-        store_lanes<L>(domain_at(dm, p, g.out_channels, co, c, first), t[p]);
-      }
+      store_domain<L, n * n>(t, g.out_channels, co, c, first, dm);
     }
   }
 }

@@ -1,6 +1,6 @@
 // What conv2d_winograd_tiles.cpp's gathered-window path needs to place its lanes: where each
 // lane's tile lies, the lanes whose windows lie inside their planes, the runs of side-by-side
-// tiles, the lane-major staging of windows and the domain arrays' loads and stores. Included by
+// tiles and the lane-major staging of windows. Included by
 // that file alone (its own helpers, kept apart to keep each file short).
 #pragma once
 
@@ -132,23 +132,6 @@ struct Staging {
     for (int e = 0; e < kRows * kCols; ++e) f[e * L + lane] = 0.0f;
   }
 };
-
-template <int L, int kPositions>
-void store_domain(const Lanes<L>* t, int channels, int channel, const Chunk& c,
-                  std::size_t first_tile, float* a) {
-  for (int p = 0; p < kPositions; ++p) {
-    store_lanes<L>(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles + first_tile,
-                   t[p]);
-  }
-}
-template <int L, int kPositions>
-void load_domain(const float* a, int channels, int channel, const Chunk& c, std::size_t first_tile,
-                 Lanes<L>* t) {
-  for (int p = 0; p < kPositions; ++p) {
-    t[p] = load_lanes<L>(a + (static_cast<std::size_t>(p) * channels + channel) * c.tiles +
-                         first_tile);
-  }
-}
 
 }  // namespace winograd::tile_lanes
 }  // namespace DL_CPU_ISA

@@ -10,6 +10,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/isa_namespace.hpp"
+#include "backend/cpu/lane_vectors.hpp"
 
 namespace dl::cpu {
 inline namespace DL_CPU_ISA {
@@ -38,6 +39,24 @@ void by_tile(const Conv2dGeometry& g, Call call) {
 
 // Tiles down and across one output plane, and per sample.
 int tiles_per_sample(const Conv2dGeometry& g);
+
+// The domain arrays' loads and stores, for the tiles' path and the rows'
+// (conv2d_winograd_rows.hpp): t[p] from or to A[(p * channels + channel) * tiles + first_tile] for
+// each position p.
+template <int L, int kPositions>
+void store_domain(const Lanes<L>* t, int channels, int channel, const Chunk& c,
+                  std::size_t first_tile, float* a) {
+  const std::size_t stride = static_cast<std::size_t>(channels) * c.tiles;
+  float* const at = a + static_cast<std::size_t>(channel) * c.tiles + first_tile;
+  for (int p = 0; p < kPositions; ++p) store_lanes<L>(at + p * stride, t[p]);
+}
+template <int L, int kPositions>
+void load_domain(const float* a, int channels, int channel, const Chunk& c, std::size_t first_tile,
+                 Lanes<L>* t) {
+  const std::size_t stride = static_cast<std::size_t>(channels) * c.tiles;
+  const float* const at = a + static_cast<std::size_t>(channel) * c.tiles + first_tile;
+  for (int p = 0; p < kPositions; ++p) t[p] = load_lanes<L>(at + p * stride);
+}
 
 // V = Bt d Btt for every input tile and channel (x is the whole batch's input).
 void inputs_to_domain(const Conv2dGeometry& g, const Chunk& c, const float* x, float* v);
