@@ -14,9 +14,9 @@ inline namespace DL_CPU_ISA {
 // im2col over small chunks of the minibatch and one single-threaded sgemm per chunk and pass, in
 // tasks cut by the layer's size (conv2d.cpp); stride-1 layers with few input channels take the
 // direct path instead (conv2d_direct.hpp; its dx is the columns path's), stride-1 3x3 and 5x5
-// layers with many input channels the Winograd domain for y and dx (conv2d_winograd.hpp). The
-// workspace holds the backward tasks' partial dW and db; backward recomputes the columns from x, so
-// it does not depend on what forward left there.
+// layers with many input channels the Winograd domain for y, dx, dW and db
+// (conv2d_winograd.hpp). The workspace holds the backward tasks' partial dW and db; backward
+// recomputes the columns from x, so it does not depend on what forward left there.
 std::size_t conv2d_workspace_floats(const Conv2dGeometry& g);
 // `done` is called on each forward task's samples once their y is complete; with dy_of, each
 // weight-gradient task takes its samples' dy from it instead of from dy, only with dx null (where
