@@ -73,6 +73,20 @@ expect_failure 2 "updater.learningRate = 1e-320 is out of range in float32" "it 
 cp "$WORK/run3/model.dlm" "$WORK/corrupt.dlm"
 printf '\xff' | dd of="$WORK/corrupt.dlm" bs=1 seek=100 conv=notrunc status=none
 expect_failure 4 "corrupt.dlm" -- "$DL_TRAIN" eval --model "$WORK/corrupt.dlm" --config "$WORK/run3/config.resolved.yaml"
+# report reads a run directory as every input is read: a folder that holds no run's files is
+# refused (it wrote an empty report.html into the data folder), and so is a FIFO or a device in
+# a log's place (a FIFO blocked the report for ever).
+expect_failure 2 "data: not a run directory: it holds none of the files a training run writes" \
+  -- "$DL_TRAIN" report "$WORK/data"
+[ ! -e "$WORK/data/report.html" ] || fail "report wrote into a folder that is no run"
+mkdir "$WORK/fifo-run"
+mkfifo "$WORK/fifo-run/scores.csv"
+expect_failure 2 "fifo-run/scores.csv: is a FIFO \(named pipe\), not a regular file" \
+  "give report the run directory" -- timeout 60 "$DL_TRAIN" report "$WORK/fifo-run"
+cp -r "$WORK/run3" "$WORK/device-run"
+ln -sf /dev/zero "$WORK/device-run/metrics.jsonl"
+expect_failure 2 "metrics.jsonl: is a character device" -- "$DL_TRAIN" report "$WORK/device-run"
+
 # Test images of another size than the training images: exit 3, with both ways out.
 "$MAKE_IDX" "$WORK/data32" 200 50 32 32
 mapfile -t args < <(small_args "$WORK/data" "$WORK/run6" \
