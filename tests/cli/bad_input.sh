@@ -73,6 +73,29 @@ expect_failure 2 "updater.learningRate = 1e-320 is out of range in float32" "it 
 cp "$WORK/run3/model.dlm" "$WORK/corrupt.dlm"
 printf '\xff' | dd of="$WORK/corrupt.dlm" bs=1 seek=100 conv=notrunc status=none
 expect_failure 4 "corrupt.dlm" -- "$DL_TRAIN" eval --model "$WORK/corrupt.dlm" --config "$WORK/run3/config.resolved.yaml"
+# An output that is one of the command's own inputs is refused before anything is written: exit
+# 6, the input intact (predict -o over its model, eval --predictions over the config or a data
+# file, export over the resolved config and report -o over a log each replaced the input).
+model="$WORK/run3/model.dlm"
+cp "$model" "$WORK/model-before.dlm"
+expect_failure 6 "run3/model.dlm: --output names the file this command reads as --model" \
+  "nothing was written: give --output another path" -- \
+  "$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$model"
+expect_failure 6 "--output names the file this command reads as --input" -- "$DL_TRAIN" predict \
+  -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$WORK/data/t10k-images-idx3-ubyte.gz"
+expect_failure 6 "--output names the file this command reads as --config" -- \
+  "$DL_TRAIN" export --format onnx -m "$model" -o "$WORK/run3/config.resolved.yaml"
+expect_failure 6 "--predictions names the file this command reads as the config's data file" -- \
+  "$DL_TRAIN" eval -m "$model" --predictions "$WORK/data/t10k-labels-idx1-ubyte.gz"
+expect_failure 6 "--output names the file this command reads as a run's log" -- \
+  "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/scores.csv"
+cmp -s "$model" "$WORK/model-before.dlm" || fail "a refused output changed the model"
+head -1 "$WORK/run3/scores.csv" | grep -q "^epoch,iteration" || fail "report -o replaced scores.csv"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/v5")
+"$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "a refused output changed the data"
+"$DL_TRAIN" validate --config "$WORK/run3/config.resolved.yaml" >/dev/null ||
+  fail "a refused output changed the resolved config"
+
 # report reads a run directory as every input is read: a folder that holds no run's files is
 # refused (it wrote an empty report.html into the data folder), and so is a FIFO or a device in
 # a log's place (a FIFO blocked the report for ever).
