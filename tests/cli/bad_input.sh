@@ -128,6 +128,20 @@ expect_failure 3 "train-labels-idx1-ubyte.gz: label 1[0-3] at index [0-9]+ \(cou
 mapfile -t args < <(small_args "$WORK/data14" "$WORK/run7" data.numClasses=14 layers.3.nOut=14)
 "$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "numClasses as advised still fails"
 
+# CSV: a delimiter that is one of a number's characters or the quote, or is not ASCII, is a
+# config error at its line.
+mkdir -p "$WORK/csv"
+for i in 1 2 3 4 5 6; do echo "0.$i,0.5,$((i % 2))"; done >"$WORK/csv/train.csv"
+cp "$WORK/csv/train.csv" "$WORK/csv/test.csv"
+printf 'backend: cpu\ninputType: {feedForward: {size: 2}}\nlayers:\n  - output: {nOut: 2}\n' \
+  >"$WORK/csv.yaml"
+printf 'data:\n  format: csv\n  numClasses: 2\n  delimiter: "."\n' >>"$WORK/csv.yaml"
+csv_args=(--set "data.trainFile=$WORK/csv/train.csv" --set "data.testFile=$WORK/csv/test.csv")
+expect_failure 2 "csv.yaml:8:14: data.delimiter is '\.', a character numbers or quoted fields" \
+  "write delimiter" -- "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}"
+expect_failure 2 "data.delimiter is 'é' \(2 bytes\), but it must be one ASCII character" -- \
+  "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=é'
+
 # An output directory whose paths would pass PATH_MAX, or with a name past NAME_MAX, is refused
 # before anything is read or written (it trained an epoch and failed at the first checkpoint).
 deep="$WORK"
