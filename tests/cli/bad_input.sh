@@ -128,8 +128,9 @@ expect_failure 3 "train-labels-idx1-ubyte.gz: label 1[0-3] at index [0-9]+ \(cou
 mapfile -t args < <(small_args "$WORK/data14" "$WORK/run7" data.numClasses=14 layers.3.nOut=14)
 "$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "numClasses as advised still fails"
 
-# CSV: a delimiter that is one of a number's characters or the quote, or is not ASCII, is a
-# config error at its line.
+# CSV: a field quoted in a message is clipped, so the one line is not lost (a 10 MB field made a
+# message standard error dropped, leaving "dl-train: " alone); a delimiter that is one of a
+# number's characters or the quote, or is not ASCII, is a config error at its line.
 mkdir -p "$WORK/csv"
 for i in 1 2 3 4 5 6; do echo "0.$i,0.5,$((i % 2))"; done >"$WORK/csv/train.csv"
 cp "$WORK/csv/train.csv" "$WORK/csv/test.csv"
@@ -141,6 +142,11 @@ expect_failure 2 "csv.yaml:8:14: data.delimiter is '\.', a character numbers or 
   "write delimiter" -- "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}"
 expect_failure 2 "data.delimiter is 'é' \(2 bytes\), but it must be one ASCII character" -- \
   "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=é'
+head -c 10000000 /dev/zero | tr '\0' 7 >>"$WORK/csv/train.csv"
+echo ",0.5,1" >>"$WORK/csv/train.csv"
+expect_failure 3 "train.csv: line 7: field 1 \('777+\.\.\.777+ \(10000000 bytes\)'\)" \
+  "is not a finite number; fix the row, or set data.onBadFile: skip" -- \
+  "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=","'
 
 # An output directory whose paths would pass PATH_MAX, or with a name past NAME_MAX, is refused
 # before anything is read or written (it trained an epoch and failed at the first checkpoint).

@@ -173,4 +173,12 @@ TEST_CASE("quoted user text is one line and clipped, with its length", "[config]
         std::string::npos);
   // Every typed error is one line, whatever its message held.
   CHECK(std::string(dl::ConfigError("a\nb").what()) == "a\\nb");
+  // ... and of bounded length, keeping its beginning and its fix, even when a reader quoted a
+  // value unclipped: standard error drops a message it cannot take, which left "dl-train: " alone.
+  const std::string huge = "data.csv: line 3: field 1 ('" + std::string(10000000, '1') +
+                           "') is not a finite number; fix the row";
+  const std::string bounded = dl::DataError(huge).what();
+  CHECK(bounded.size() <= dl::message_text::kMaxMessageBytes + 32);
+  CHECK_THAT(bounded, StartsWith("data.csv: line 3: field 1 ('111"));
+  CHECK_THAT(bounded, Contains("') is not a finite number; fix the row (10000066 bytes)"));
 }
