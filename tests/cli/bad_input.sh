@@ -148,6 +148,13 @@ expect_failure 3 "train.csv: line 7: field 1 \('777+\.\.\.777+ \(10000000 bytes\
   "is not a finite number; fix the row, or set data.onBadFile: skip" -- \
   "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=","'
 
+# A config with old Mac line ends (a carriage return alone) is refused at the first one, naming
+# the fix (it read as one comment line: "the config is empty").
+tr '\n' '\r' <"$cfg" >"$WORK/mac.yaml"
+expect_failure 2 "mac.yaml:1:[0-9]+: a line ends with a carriage return alone" \
+  "save the file with LF \(or CRLF\) line ends" -- \
+  "$DL_TRAIN" validate --config-only --config "$WORK/mac.yaml"
+
 # An output directory whose paths would pass PATH_MAX, or with a name past NAME_MAX, is refused
 # before anything is read or written (it trained an epoch and failed at the first checkpoint).
 deep="$WORK"
