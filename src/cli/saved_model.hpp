@@ -7,8 +7,8 @@
 
 #include "config/config.hpp"
 #include "data/input_pipeline.hpp"
-#include "io/checkpoint.hpp"
 #include "io/atomic_file.hpp"
+#include "io/checkpoint.hpp"
 
 namespace dl {
 

@@ -119,12 +119,12 @@ std::string test_source(const DataConfig& data) {
 }
 
 std::vector<std::string> data_input_paths(const DataConfig& data) {
-  std::vector<std::string> paths{data.directory,       data.trainImages,      data.trainLabels,
-                                 data.testImages,      data.testLabels,       data.trainFile,
-                                 data.testFile,        data.trainDirectory,   data.testDirectory,
+  std::vector<std::string> paths{data.directory,        data.trainImages,    data.trainLabels,
+                                 data.testImages,       data.testLabels,     data.trainFile,
+                                 data.testFile,         data.trainDirectory, data.testDirectory,
                                  training_source(data), test_source(data)};
-  for (const auto* optional : {&data.validationImages, &data.validationLabels,
-                               &data.validationFile, &data.validationDirectory})
+  for (const auto* optional : {&data.validationImages, &data.validationLabels, &data.validationFile,
+                               &data.validationDirectory})
     if (*optional) paths.push_back(**optional);
   if (const std::optional<std::string> path = data_format(data.format).validation_path(data))
     paths.push_back(*path);
