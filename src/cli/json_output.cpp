@@ -14,6 +14,7 @@
 #include "nn/model.hpp"
 #include "report/build_info.hpp"
 #include "report/report_html.hpp"
+#include "report/run_record.hpp"
 
 namespace dl {
 
@@ -148,6 +149,10 @@ int run_report(const std::vector<std::string>& run_directories, const std::strin
   std::string path = output;
   if (path.empty())
     path = runs.size() == 1 ? run_directories.front() + "/report.html" : "report.html";
+  std::vector<NamedInput> inputs;
+  for (const std::string& dir : run_directories)
+    for (std::string& file : run_record_files(dir)) inputs.push_back({"a run's log", file});
+  refuse_output_over_inputs(path, "--output", inputs);
   write_file_atomically(path, render_report(runs));
   std::cout << "report: " << path << "\n";
   return 0;

@@ -196,7 +196,8 @@ int main(int argc, char** argv) {
     return fail(static_cast<int>(dl::ExitCode::kOutOfMemory),
                 "error: out of memory; " + dl::out_of_memory_advice());
   } catch (const std::exception& e) {
+    // Any exception's text is held to the typed errors' one bounded line.
     return fail(static_cast<int>(dl::ExitCode::kFailure),
-                std::string("internal error: ") + e.what());
+                "internal error: " + dl::one_line(e.what()));
   }
 }

@@ -74,4 +74,12 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
   return saved;
 }
 
+std::vector<NamedInput> saved_model_inputs(const SavedModel& saved, std::vector<NamedInput> extra) {
+  extra.push_back({"--model", saved.model_path});
+  extra.push_back({"--config", saved.config_path});
+  for (std::string& path : data_input_paths(saved.config.data))
+    extra.push_back({"the config's data file", std::move(path)});
+  return extra;
+}
+
 }  // namespace dl

@@ -7,6 +7,7 @@
 
 #include "config/config.hpp"
 #include "data/input_pipeline.hpp"
+#include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 
 namespace dl {
@@ -29,5 +30,10 @@ struct SavedModel {
 // Throws CheckpointError when the file holds a different network than the config describes.
 SavedModel load_saved_model(const std::string& model_path, const std::string& config_path,
                             const std::vector<std::string>& overrides);
+
+// What a command with `saved` reads: the model, its config and the files its data keys name
+// (eval's test set), for refuse_output_over_inputs; `extra` adds the command's own inputs.
+std::vector<NamedInput> saved_model_inputs(const SavedModel& saved,
+                                           std::vector<NamedInput> extra = {});
 
 }  // namespace dl

@@ -28,7 +28,13 @@ SourceLocation mark_location(const std::string& source, const YAML::Mark& mark) 
 
 // The single YAML document of a config, as a map.
 YAML::Node parse_document(const std::string& text, const std::string& source) {
-  if (const auto control = find_control_character(text))
+  const auto control = find_control_character(text);
+  if (control && control->text == kLoneCarriageReturn)
+    fail_at(SourceLocation{source, control->line, control->column},
+            "a line ends with a carriage return alone (\\r without \\n: old Mac line ends), "
+            "which this YAML reader does not take as a line break",
+            "save the file with LF (or CRLF) line ends");
+  if (control)
     fail_at(SourceLocation{source, control->line, control->column},
             fmt::format("the config holds the control character {}, which YAML text may not hold",
                         control->text),

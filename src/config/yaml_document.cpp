@@ -184,8 +184,8 @@ std::optional<ControlCharacter> find_control_character(const std::string& text) 
       line_start = i + 1;
       continue;
     }
-    if (c == '\t' || c == '\r' || !message_text::is_control(static_cast<unsigned char>(c)))
-      continue;
+    const bool crlf = c == '\r' && i + 1 < text.size() && text[i + 1] == '\n';
+    if (c == '\t' || crlf || !message_text::is_control(static_cast<unsigned char>(c))) continue;
     return ControlCharacter{line, static_cast<int>(i - line_start) + 1,
                             message_text::escaped(text.substr(i, 1))};
   }

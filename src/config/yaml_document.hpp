@@ -38,13 +38,17 @@ class YamlAliasError : public std::runtime_error {
 DocumentCount count_documents(const std::string& text);
 
 // A control character in YAML text, which YAML does not allow outside escapes (tab, line feed and
-// carriage return aside).
+// a carriage return before a line feed aside). A carriage return alone is one too: YAML reads it
+// as a line break, but yaml-cpp does not, so a file with old Mac line ends would read as one line
+// (its first comment: "the config is empty").
 struct ControlCharacter {
   int line = 0;      // 1-based
   int column = 0;    // 1-based, in bytes
   std::string text;  // as a message shows it: "\x00"
 };
 std::optional<ControlCharacter> find_control_character(const std::string& text);
+// How find_control_character shows a carriage return alone.
+inline constexpr const char* kLoneCarriageReturn = "\\r";
 
 // A node written with an explicit tag, at `path` below the node searched ("layers.0.dense.nOut",
 // "" for that node itself).

@@ -18,6 +18,10 @@ namespace message_text {
 constexpr std::size_t kMaxValueBytes = 80;
 // A path: most are shown whole; one this long is surely not the path meant.
 constexpr std::size_t kMaxPathBytes = 256;
+// A whole message: far more than any message needs, so only a message that quotes user text
+// unclipped (a 10 MB CSV field) reaches it. Standard error drops what it cannot take
+// (cli/console_writer.hpp), so such a message would vanish and leave "dl-train: " alone.
+constexpr std::size_t kMaxMessageBytes = 4096;
 // Of a clipped text, the share kept from its end (the rest from its beginning).
 constexpr std::size_t kTailDivisor = 3;
 
@@ -165,9 +169,11 @@ inline std::string quoted_path(std::string_view path) {
   return message_text::clipped(path, message_text::kMaxPathBytes);
 }
 
-// A whole message on one line: what an Error carries, whatever text it quotes.
+// A whole message on one line and of bounded length: what an Error carries, whatever text it
+// quotes. A message past the bound keeps its beginning (the file and what is wrong) and its end
+// (the fix).
 inline std::string one_line(std::string_view message) {
-  return message_text::escaped(message);
+  return message_text::clipped(message, message_text::kMaxMessageBytes);
 }
 
 }  // namespace dl

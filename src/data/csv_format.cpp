@@ -2,6 +2,9 @@
 // networks: a training file and a test file; validation by validationSplit.
 #include <fmt/format.h>
 
+#include <string_view>
+
+#include "core/message_text.hpp"
 #include "data/csv_reader.hpp"
 #include "data/data_format.hpp"
 
@@ -69,10 +72,22 @@ void check_csv(const ReadContext& ctx, const Config& config) {
             "data.format csv gives rows of numbers, but inputType is convolutionalFlat",
             "write inputType: {feedForward: {size: N}} with N the features per row (the fields "
             "besides the label)");
+  // One byte, which the reader splits at: a character of a number or the quote would cut every
+  // row inside its values (a data error on line 1 for what is a config mistake), a non-ASCII one
+  // is several bytes.
+  constexpr std::string_view kNumberOrQuote = "0123456789.+-eE\"";
+  const char* const delimiter_fix = "write delimiter: \",\" (or \";\", \"\\t\", \" \")";
   if (data.delimiter.size() != 1)
     fail_at(ctx.remembered("data.delimiter"),
-            fmt::format("data.delimiter is '{}', but it is one character", data.delimiter),
-            "write delimiter: \",\" (or \";\", \"\\t\", \" \")");
+            fmt::format("data.delimiter is '{}' ({} bytes), but it must be one ASCII character",
+                        quoted_value(data.delimiter), data.delimiter.size()),
+            delimiter_fix);
+  if (kNumberOrQuote.find(data.delimiter.front()) != std::string_view::npos)
+    fail_at(ctx.remembered("data.delimiter"),
+            fmt::format("data.delimiter is '{}', a character numbers or quoted fields are written "
+                        "with, so every row would split inside its values",
+                        data.delimiter),
+            delimiter_fix);
   if (data.labelIndex >= config.inputType.size + 1)
     fail_at(ctx.remembered("data.labelIndex"),
             fmt::format("data.labelIndex {} is past the last field: a row holds inputType's {} "

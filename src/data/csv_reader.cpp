@@ -160,7 +160,9 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
       if (auto problem = label_problem(label, field)) return problem;
     } else if (field < fields) {
       const std::optional<float> value = csv_number(f.text);
-      if (!value) return fmt::format("field {} ('{}') is not a finite number", field + 1, f.text);
+      if (!value)
+        return fmt::format("field {} ('{}') is not a finite number", field + 1,
+                           quoted_value(f.text));
       if (out != nullptr) out[feature++] = *value;
     }
     if (f.next > row.size()) break;

@@ -118,6 +118,19 @@ std::string test_source(const DataConfig& data) {
   return data_format(data.format).source(data, DataSplit::kTest);
 }
 
+std::vector<std::string> data_input_paths(const DataConfig& data) {
+  std::vector<std::string> paths{data.directory,        data.trainImages,    data.trainLabels,
+                                 data.testImages,       data.testLabels,     data.trainFile,
+                                 data.testFile,         data.trainDirectory, data.testDirectory,
+                                 training_source(data), test_source(data)};
+  for (const auto* optional : {&data.validationImages, &data.validationLabels, &data.validationFile,
+                               &data.validationDirectory})
+    if (*optional) paths.push_back(**optional);
+  if (const std::optional<std::string> path = data_format(data.format).validation_path(data))
+    paths.push_back(*path);
+  return paths;
+}
+
 Dataset load_images_file(const std::string& path, DataFormat format, const Config& config,
                          const std::vector<std::string>& classes) {
   Config as_format = config;

@@ -54,6 +54,9 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
 // Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".
 std::string training_source(const DataConfig& data);
 std::string test_source(const DataConfig& data);
+// Every file or folder `data` names, whatever its format (the unused keys' defaults included):
+// what --overwrite must never delete and what a command's output must never replace.
+std::vector<std::string> data_input_paths(const DataConfig& data);
 
 // The samples of `path` (`predict --input`) read as `format` says (its PredictInput): e.g. an
 // IDX images file (no labels: every label is 0) or one CIFAR batch file (with its labels), for a

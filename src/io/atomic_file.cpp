@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 #include "io/file_access.hpp"
 #include "io/posix_write.hpp"
 
@@ -96,6 +97,22 @@ void write_file_atomically(const std::string& path, const std::vector<ByteSpan>&
         "{}: the file was written but its directory could not be synced ({}); it may not "
         "survive a crash: check the file system holding {}",
         path, std::strerror(err), directory));
+  }
+}
+
+void refuse_output_over_inputs(const std::string& output, const std::string& option,
+                               const std::vector<NamedInput>& inputs) {
+  struct stat target {};
+  // lstat: what the rename would replace is the entry at `output` itself.
+  if (output.empty() || ::lstat(output.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return;
+  for (const NamedInput& input : inputs) {
+    struct stat read {};
+    if (input.path.empty() || ::stat(input.path.c_str(), &read) != 0) continue;
+    if (read.st_dev != target.st_dev || read.st_ino != target.st_ino) continue;
+    throw IoError(fmt::format(
+        "{}: {} names the file this command reads as {} {}, so writing it would destroy that "
+        "input; nothing was written: give {} another path",
+        quoted_path(output), option, input.option, quoted_path(input.path), option));
   }
 }
 

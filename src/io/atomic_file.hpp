@@ -23,6 +23,20 @@ void write_file_atomically(const std::string& path, const std::string& bytes);
 // are written from where they are, without a concatenated copy.
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces);
 
+// A file a command reads, as its option names it: {"--model", "runs/a/model.dlm"}.
+struct NamedInput {
+  std::string option;
+  std::string path;
+};
+
+// Refuses, with an IoError (exit 6) and before anything is written, an output path (given as
+// `option`) that is the very file one of `inputs` names: write_file_atomically would replace it,
+// so a command's result would silently destroy its own model, config or data. Compared by device
+// and inode, so another spelling of the path or a symbolic link to the input is caught too; an
+// output that is itself a symbolic link is not, as the rename replaces the link, not its target.
+void refuse_output_over_inputs(const std::string& output, const std::string& option,
+                               const std::vector<NamedInput>& inputs);
+
 // "<path>.tmp-<pid>": the temporary file write_file_atomically writes for `path`.
 std::string temporary_path(const std::string& path, long pid);
 // The longest temporary_path of `path` any process can have, for checks of path lengths.

@@ -23,6 +23,8 @@ namespace {
       throw DataError(message);
     case InputRole::kCheckpoint:
       throw CheckpointError(message);
+    case InputRole::kRunFile:
+      throw Error(ExitCode::kConfigError, message);
   }
   throw ConfigError(message);
 }
@@ -35,6 +37,8 @@ const char* role_fix(InputRole role) {
       return "give the path of the data file itself (in the data keys, or predict's --input)";
     case InputRole::kCheckpoint:
       return "give the path of a .dlm model or .dlck checkpoint file";
+    case InputRole::kRunFile:
+      return "give report the run directory a training run wrote (its output.directory)";
   }
   return "check the path";
 }
@@ -48,6 +52,7 @@ const char* open_fix(InputRole role) {
       return "check the path (scripts/get_data.sh fetches MNIST and Fashion-MNIST, "
              "scripts/fetch_cifar10.sh CIFAR-10)";
     case InputRole::kCheckpoint:
+    case InputRole::kRunFile:
       return "check the path";
   }
   return "check the path";
@@ -61,6 +66,8 @@ const char* role_noun(InputRole role) {
       return "a data file";
     case InputRole::kCheckpoint:
       return "a checkpoint or model";
+    case InputRole::kRunFile:
+      return "a run's log";
   }
   return "this file";
 }
@@ -128,8 +135,8 @@ int InputFd::release() {
   return fd;
 }
 
-std::string read_config_text(const std::string& path) {
-  InputFd input(path, InputRole::kConfig, kMaxConfigBytes);
+std::string read_input_text(const std::string& path, InputRole role, std::uint64_t max_bytes) {
+  InputFd input(path, role, max_bytes);
   std::string text;
   text.reserve(static_cast<std::size_t>(input.size()));
   char buffer[1 << 16];
@@ -138,18 +145,19 @@ std::string read_config_text(const std::string& path) {
     if (n == 0) break;
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw ConfigError(
-          fmt::format("{}: cannot read config file ({}); check the path given to "
-                      "--config",
-                      quoted_path(path), std::strerror(errno)));
+      throw_input_error(role, fmt::format("{}: cannot read: {}; {}", quoted_path(path),
+                                          std::strerror(errno), open_fix(role)));
     }
     text.append(buffer, static_cast<std::size_t>(n));
     // A file that grows while it is read is held to the same limit.
-    if (text.size() > kMaxConfigBytes) {
-      throw ConfigError(over_limit(path, text.size(), kMaxConfigBytes, InputRole::kConfig));
-    }
+    if (max_bytes != 0 && text.size() > max_bytes)
+      throw_input_error(role, over_limit(path, text.size(), max_bytes, role));
   }
   return text;
+}
+
+std::string read_config_text(const std::string& path) {
+  return read_input_text(path, InputRole::kConfig, kMaxConfigBytes);
 }
 
 int open_output(const std::string& path, int flags, unsigned mode) {

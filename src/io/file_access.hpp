@@ -16,6 +16,7 @@ enum class InputRole {
   kConfig,      // --config: ConfigError (2)
   kData,        // data files: DataError (3)
   kCheckpoint,  // checkpoints and model files: CheckpointError (4)
+  kRunFile,     // a run directory's logs that `report` reads: exit 2, as a wrong run directory
 };
 
 // The largest config file read: configs are a few KiB, so anything bigger is a wrong path.
@@ -47,6 +48,10 @@ class InputFd {
 
 // What a file system object is, in words: "a FIFO (named pipe)", "a directory", ...
 std::string describe_file_type(unsigned mode);
+
+// Reads a whole input file (regular, at most `max_bytes`; 0: no limit), with the role's error
+// otherwise; a file that grows while it is read is held to the same limit.
+std::string read_input_text(const std::string& path, InputRole role, std::uint64_t max_bytes);
 
 // Reads a whole config file (regular, at most kMaxConfigBytes); ConfigError otherwise.
 std::string read_config_text(const std::string& path);

@@ -2,12 +2,15 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "config/config_loader.hpp"
+#include <fmt/format.h>
+
 #include "core/error.hpp"
+#include "core/message_text.hpp"
+#include "io/file_access.hpp"
 #include "nn/model.hpp"
 #include "report/metric_names.hpp"
 
@@ -15,12 +18,24 @@ namespace dl {
 
 namespace {
 
+// The logs a run writes, named once: read_run_record's files and run_record_files.
+constexpr const char* kScores = "scores.csv";
+constexpr const char* kTiming = "timing.csv";
+constexpr const char* kMetrics = "metrics.jsonl";
+constexpr const char* kConfig = "config.resolved.yaml";
+constexpr const char* kSummary = "summary.json";
+constexpr const char* kEvaluation = "evaluation.json";
+constexpr const char* kRunFiles[] = {kScores, kTiming, kMetrics, kConfig, kSummary, kEvaluation};
+// A log far past what any run writes (scores.csv of a million logged rows is about 50 MiB) is
+// not a log; reading it whole would only exhaust memory.
+constexpr std::uint64_t kMaxRunFileBytes = std::uint64_t{1} << 30;
+
+// A missing log is empty (a run in its first epoch, an older run); one that is there is read as
+// every input is, so a FIFO or a device in its place is refused instead of blocking or flooding.
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return {};
+  return read_input_text(path.string(), InputRole::kRunFile, kMaxRunFileBytes);
 }
 
 std::vector<std::string> split(const std::string& line, char separator) {
@@ -36,7 +51,7 @@ std::vector<std::string> split(const std::string& line, char separator) {
 std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path,
                                                std::size_t columns) {
   std::vector<std::vector<std::string>> rows;
-  std::ifstream in(path);
+  std::istringstream in(read_text(path));
   std::string line;
   bool header = true;
   while (std::getline(in, line)) {
@@ -64,7 +79,7 @@ bool to_double(const std::string& text, double& value) {
 // score of all workers), else worker 0's.
 void read_scores(const std::filesystem::path& dir, RunRecord& run,
                  std::map<int, std::pair<double, int>>& epoch_loss) {
-  const auto rows = read_csv(dir / "scores.csv", 5);
+  const auto rows = read_csv(dir / kScores, 5);
   bool any_all = false;
   for (const auto& row : rows) any_all = any_all || row[2] == "all";
   for (const auto& row : rows) {
@@ -83,7 +98,7 @@ void read_scores(const std::filesystem::path& dir, RunRecord& run,
 
 void read_metrics(const std::filesystem::path& path, RunRecord& run,
                   const std::map<int, std::pair<double, int>>& epoch_loss) {
-  std::ifstream in(path);
+  std::istringstream in(read_text(path));
   std::string line;
   run.final_test_accuracy = std::nan("");
   while (std::getline(in, line)) {
@@ -128,34 +143,53 @@ Json read_json_file(const std::filesystem::path& path) {
   return value;
 }
 
+// A directory that holds none of the logs is not a run (a run writes its resolved config first):
+// a report of it would be an empty page written into someone else's folder.
+void check_is_run(const std::filesystem::path& dir, const std::string& directory) {
+  std::error_code ec;
+  for (const char* name : kRunFiles)
+    if (std::filesystem::exists(std::filesystem::symlink_status(dir / name, ec))) return;
+  throw Error(ExitCode::kConfigError,
+              fmt::format("{}: not a run directory: it holds none of the files a training run "
+                          "writes ({}, {}, {}, ...); give the run's output.directory",
+                          quoted_path(directory), kConfig, kScores, kMetrics));
+}
+
 }  // namespace
+
+std::vector<std::string> run_record_files(const std::string& directory) {
+  std::vector<std::string> paths;
+  for (const char* name : kRunFiles) paths.push_back((std::filesystem::path(directory) / name));
+  return paths;
+}
 
 RunRecord read_run_record(const std::string& directory) {
   const std::filesystem::path dir(directory);
   if (!std::filesystem::is_directory(dir))
     throw IoError("report: " + directory + " is not a run directory");
+  check_is_run(dir, directory);
   RunRecord run;
   run.directory = directory;
   run.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
   if (run.name.empty()) run.name = std::filesystem::absolute(dir).parent_path().filename().string();
   std::map<int, std::pair<double, int>> epoch_loss;
   read_scores(dir, run, epoch_loss);
-  for (const auto& row : read_csv(dir / "timing.csv", 4)) {
+  for (const auto& row : read_csv(dir / kTiming, 4)) {
     double iteration = 0, rate = 0;
     if (to_double(row[1], iteration) && to_double(row[2], rate))
       run.images_per_second.push_back({iteration, rate});
   }
-  read_metrics(dir / "metrics.jsonl", run, epoch_loss);
-  run.config_yaml = read_text(dir / "config.resolved.yaml");
+  read_metrics(dir / kMetrics, run, epoch_loss);
+  run.config_yaml = read_text(dir / kConfig);
   if (!run.config_yaml.empty()) {
     try {
-      run.layer_table = layer_table(load_config_file((dir / "config.resolved.yaml").string()));
+      run.layer_table = layer_table(load_config_file((dir / kConfig).string()));
     } catch (const std::exception& e) {
       run.layer_table = std::string("(the resolved config does not load: ") + e.what() + ")";
     }
   }
-  run.summary = read_json_file(dir / "summary.json");
-  run.evaluation = read_json_file(dir / "evaluation.json");
+  run.summary = read_json_file(dir / kSummary);
+  run.evaluation = read_json_file(dir / kEvaluation);
   return run;
 }
 

@@ -48,7 +48,13 @@ struct RunRecord {
   Json evaluation;          // evaluation.json: the last epoch's evaluation (null before the first)
 };
 
-// Reads what there is; throws IoError when `directory` is not a directory.
+// The files of a run directory the report reads, each optional.
+std::vector<std::string> run_record_files(const std::string& directory);
+
+// Reads what there is; throws IoError when `directory` is not a directory, and an error with
+// exit code 2 when it holds none of the logs a run writes (a data folder, a typo's neighbour),
+// or when one of them is not a regular file or is implausibly large (a FIFO would block the
+// read for ever): each is read through the checked opening of every input (io/file_access.hpp).
 RunRecord read_run_record(const std::string& directory);
 
 }  // namespace dl

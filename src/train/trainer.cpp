@@ -31,10 +31,9 @@ RunDirectory::Existing existing_run(const TrainOptions& options) {
 
 // The files --overwrite must never delete: the config and the data.
 RunDirectory::Protected run_inputs(const Config& config) {
-  const DataConfig& d = config.data;
-  // Each format names its training and test files or folders (training_source, test_source).
-  return RunDirectory::Protected{{config.sourcePath, d.directory, d.trainImages, d.trainLabels,
-                                  d.testImages, d.testLabels, training_source(d), test_source(d)}};
+  RunDirectory::Protected inputs{data_input_paths(config.data)};
+  inputs.inputs.push_back(config.sourcePath);
+  return inputs;
 }
 
 // Rank 0 claims the run directory (refusing, resuming or replacing a run, and locking it for

@@ -73,6 +73,43 @@ expect_failure 2 "updater.learningRate = 1e-320 is out of range in float32" "it 
 cp "$WORK/run3/model.dlm" "$WORK/corrupt.dlm"
 printf '\xff' | dd of="$WORK/corrupt.dlm" bs=1 seek=100 conv=notrunc status=none
 expect_failure 4 "corrupt.dlm" -- "$DL_TRAIN" eval --model "$WORK/corrupt.dlm" --config "$WORK/run3/config.resolved.yaml"
+# An output that is one of the command's own inputs is refused before anything is written: exit
+# 6, the input intact (predict -o over its model, eval --predictions over the config or a data
+# file, export over the resolved config and report -o over a log each replaced the input).
+model="$WORK/run3/model.dlm"
+cp "$model" "$WORK/model-before.dlm"
+expect_failure 6 "run3/model.dlm: --output names the file this command reads as --model" \
+  "nothing was written: give --output another path" -- \
+  "$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$model"
+expect_failure 6 "--output names the file this command reads as --input" -- "$DL_TRAIN" predict \
+  -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$WORK/data/t10k-images-idx3-ubyte.gz"
+expect_failure 6 "--output names the file this command reads as --config" -- \
+  "$DL_TRAIN" export --format onnx -m "$model" -o "$WORK/run3/config.resolved.yaml"
+expect_failure 6 "--predictions names the file this command reads as the config's data file" -- \
+  "$DL_TRAIN" eval -m "$model" --predictions "$WORK/data/t10k-labels-idx1-ubyte.gz"
+expect_failure 6 "--output names the file this command reads as a run's log" -- \
+  "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/scores.csv"
+cmp -s "$model" "$WORK/model-before.dlm" || fail "a refused output changed the model"
+head -1 "$WORK/run3/scores.csv" | grep -q "^epoch,iteration" || fail "report -o replaced scores.csv"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/v5")
+"$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "a refused output changed the data"
+"$DL_TRAIN" validate --config "$WORK/run3/config.resolved.yaml" >/dev/null ||
+  fail "a refused output changed the resolved config"
+
+# report reads a run directory as every input is read: a folder that holds no run's files is
+# refused (it wrote an empty report.html into the data folder), and so is a FIFO or a device in
+# a log's place (a FIFO blocked the report for ever).
+expect_failure 2 "data: not a run directory: it holds none of the files a training run writes" \
+  -- "$DL_TRAIN" report "$WORK/data"
+[ ! -e "$WORK/data/report.html" ] || fail "report wrote into a folder that is no run"
+mkdir "$WORK/fifo-run"
+mkfifo "$WORK/fifo-run/scores.csv"
+expect_failure 2 "fifo-run/scores.csv: is a FIFO \(named pipe\), not a regular file" \
+  "give report the run directory" -- timeout 60 "$DL_TRAIN" report "$WORK/fifo-run"
+cp -r "$WORK/run3" "$WORK/device-run"
+ln -sf /dev/zero "$WORK/device-run/metrics.jsonl"
+expect_failure 2 "metrics.jsonl: is a character device" -- "$DL_TRAIN" report "$WORK/device-run"
+
 # Test images of another size than the training images: exit 3, with both ways out.
 "$MAKE_IDX" "$WORK/data32" 200 50 32 32
 mapfile -t args < <(small_args "$WORK/data" "$WORK/run6" \
@@ -90,6 +127,33 @@ expect_failure 3 "train-labels-idx1-ubyte.gz: label 1[0-3] at index [0-9]+ \(cou
   "set data.numClasses to at least 14" -- "$DL_TRAIN" "${args[@]}"
 mapfile -t args < <(small_args "$WORK/data14" "$WORK/run7" data.numClasses=14 layers.3.nOut=14)
 "$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "numClasses as advised still fails"
+
+# CSV: a field quoted in a message is clipped, so the one line is not lost (a 10 MB field made a
+# message standard error dropped, leaving "dl-train: " alone); a delimiter that is one of a
+# number's characters or the quote, or is not ASCII, is a config error at its line.
+mkdir -p "$WORK/csv"
+for i in 1 2 3 4 5 6; do echo "0.$i,0.5,$((i % 2))"; done >"$WORK/csv/train.csv"
+cp "$WORK/csv/train.csv" "$WORK/csv/test.csv"
+printf 'backend: cpu\ninputType: {feedForward: {size: 2}}\nlayers:\n  - output: {nOut: 2}\n' \
+  >"$WORK/csv.yaml"
+printf 'data:\n  format: csv\n  numClasses: 2\n  delimiter: "."\n' >>"$WORK/csv.yaml"
+csv_args=(--set "data.trainFile=$WORK/csv/train.csv" --set "data.testFile=$WORK/csv/test.csv")
+expect_failure 2 "csv.yaml:8:14: data.delimiter is '\.', a character numbers or quoted fields" \
+  "write delimiter" -- "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}"
+expect_failure 2 "data.delimiter is 'é' \(2 bytes\), but it must be one ASCII character" -- \
+  "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=é'
+head -c 10000000 /dev/zero | tr '\0' 7 >>"$WORK/csv/train.csv"
+echo ",0.5,1" >>"$WORK/csv/train.csv"
+expect_failure 3 "train.csv: line 7: field 1 \('777+\.\.\.777+ \(10000000 bytes\)'\)" \
+  "is not a finite number; fix the row, or set data.onBadFile: skip" -- \
+  "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=","'
+
+# A config with old Mac line ends (a carriage return alone) is refused at the first one, naming
+# the fix (it read as one comment line: "the config is empty").
+tr '\n' '\r' <"$cfg" >"$WORK/mac.yaml"
+expect_failure 2 "mac.yaml:1:[0-9]+: a line ends with a carriage return alone" \
+  "save the file with LF \(or CRLF\) line ends" -- \
+  "$DL_TRAIN" validate --config-only --config "$WORK/mac.yaml"
 
 # An output directory whose paths would pass PATH_MAX, or with a name past NAME_MAX, is refused
 # before anything is read or written (it trained an epoch and failed at the first checkpoint).

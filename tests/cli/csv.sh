@@ -75,7 +75,7 @@ nothing_written
 expect_failure 2 "data.format csv gives rows of numbers, but inputType is convolutionalFlat" -- \
   "$DL_TRAIN" validate --config-only --config "$cfg" \
   --set "inputType={convolutionalFlat: {height: 28, width: 28, channels: 1}}"
-expect_failure 2 "data.delimiter is ';;', but it is one character" -- \
+expect_failure 2 "data.delimiter is ';;' \(2 bytes\), but it must be one ASCII character" -- \
   "$DL_TRAIN" validate --config-only --config "$cfg" --set "data.delimiter=;;"
 
 # onBadFile: skip leaves the rows out, counts and names them.

@@ -173,4 +173,30 @@ TEST_CASE("quoted user text is one line and clipped, with its length", "[config]
         std::string::npos);
   // Every typed error is one line, whatever its message held.
   CHECK(std::string(dl::ConfigError("a\nb").what()) == "a\\nb");
+  // ... and of bounded length, keeping its beginning and its fix, even when a reader quoted a
+  // value unclipped: standard error drops a message it cannot take, which left "dl-train: " alone.
+  const std::string huge = "data.csv: line 3: field 1 ('" + std::string(10000000, '1') +
+                           "') is not a finite number; fix the row";
+  const std::string bounded = dl::DataError(huge).what();
+  CHECK(bounded.size() <= dl::message_text::kMaxMessageBytes + 32);
+  CHECK_THAT(bounded, StartsWith("data.csv: line 3: field 1 ('111"));
+  CHECK_THAT(bounded, Contains("') is not a finite number; fix the row (10000066 bytes)"));
+}
+
+TEST_CASE("a carriage return alone (old Mac line ends) is refused at its place, naming the fix",
+          "[config][errors][text]") {
+  // yaml-cpp reads such a file as one line: it was "the config is empty" (its first comment), or
+  // a value that swallowed the next lines.
+  std::string mac = "# a comment\nseed: 1\n" + kNetwork;
+  for (char& c : mac)
+    if (c == '\n') c = '\r';
+  const std::string msg = load_error(mac);
+  CHECK_THAT(msg, StartsWith("t.yaml:1:12: a line ends with a carriage return alone"));
+  CHECK_THAT(msg, EndsWith("save the file with LF (or CRLF) line ends"));
+  CHECK_THAT(load_error("seed: 1\repochs: 2\n" + kNetwork), StartsWith("t.yaml:1:8: a line ends"));
+  // CRLF line ends (a Windows editor) are read as they always were.
+  std::string windows;
+  for (const char c : "seed: 7\n" + kNetwork)
+    windows += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  CHECK(dl::load_config_string(windows, "t.yaml").seed == 7);
 }
