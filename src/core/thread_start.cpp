@@ -2,11 +2,17 @@
 
 #include <sys/resource.h>
 
+#include <condition_variable>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <vector>
 
 namespace dl {
 
 namespace {
+
+constexpr std::uint64_t kMebibyte = std::uint64_t{1} << 20;
 
 // cgroup v2's limit on the tasks (processes and threads) of this process's cgroup: a count or
 // "max".
@@ -27,6 +33,9 @@ ThreadLimits current_thread_limits() {
   if (::getrlimit(RLIMIT_NPROC, &processes) == 0 && processes.rlim_cur != RLIM_INFINITY)
     limits.user_processes = static_cast<std::uint64_t>(processes.rlim_cur);
   limits.cgroup_pids = cgroup_pids_limit();
+  struct rlimit address_space {};
+  if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY)
+    limits.address_space_bytes = static_cast<std::uint64_t>(address_space.rlim_cur);
   return limits;
 }
 
@@ -38,9 +47,48 @@ std::string thread_start_message(const std::string& what, const std::string& rea
                              : "ulimit -u is unlimited";
   if (limits.cgroup_pids)
     in_force += ", this cgroup " + std::to_string(*limits.cgroup_pids) + " (pids.max)";
+  std::string raise = "ulimit -u";
+  if (limits.address_space_bytes) {
+    in_force +=
+        ", and this process's address space, from which each thread's stack is reserved, "
+        "to " +
+        std::to_string(*limits.address_space_bytes / kMebibyte) + " MiB (ulimit -v)";
+    raise += " or ulimit -v";
+  }
   return "could not start " + what + ": " + reason + "; " + in_force +
-         "; lower parallel.workers, parallel.blasThreads or parallel.prefetchBuffer, or raise "
-         "ulimit -u";
+         "; lower parallel.workers, parallel.blasThreads or parallel.prefetchBuffer, or raise " +
+         raise;
+}
+
+void check_threads_start(int count, const std::function<std::string(int)>& what) {
+  std::mutex mutex;
+  std::condition_variable released;
+  bool go = false;
+  std::vector<std::thread> threads;
+  const auto release_and_join = [&] {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      go = true;
+    }
+    released.notify_all();
+    for (std::thread& t : threads) t.join();
+  };
+  try {
+    for (int i = 0; i < count; ++i) {
+      threads.push_back(start_thread(what(i), [&] {
+        // An allocation, as each thread of training makes: glibc gives a thread its own heap
+        // (up to 8 per core, 64 MiB of address space each, kept after the thread ends), which a
+        // limited address space must hold too.
+        std::free(std::malloc(1));
+        std::unique_lock<std::mutex> lock(mutex);
+        released.wait(lock, [&] { return go; });
+      }));
+    }
+  } catch (const ThreadStartError&) {
+    release_and_join();
+    throw;
+  }
+  release_and_join();
 }
 
 ThreadStartError::ThreadStartError(const std::string& what, const std::system_error& cause)

@@ -15,6 +15,7 @@
 #include "core/class_names.hpp"
 #include "core/error.hpp"
 #include "core/memory_limits.hpp"
+#include "core/thread_start.hpp"
 #include "data/data_sources.hpp"
 #include "nn/layer_plan.hpp"
 #include "nn/model.hpp"
@@ -138,6 +139,24 @@ void check_same_data_and_backend(const RunSetup& setup, BackendKind kind, Proces
   check_ranks_agree(processes, facts);
 }
 
+// The threads training starts besides this one, started and ended once now, before the run
+// directory is claimed (check_threads_start): the workers' threads (worker 0 is this thread) and,
+// on the CPU, each worker's compute threads. Names and order as training starts them, so a
+// refusal names the thread it would have named then. A worker starts all its compute threads
+// once an op has as many tasks (every network bigger than a toy); batch prefetch threads
+// (streamed folders, CSV, GPUs) are not counted, so a refusal of one of those still comes later.
+void check_training_threads_start(const ThreadBudget& budget, BackendKind kind) {
+  const int worker_threads = budget.workers - 1;
+  const int helpers = budget.threads_per_worker - 1;
+  const int compute_threads = kind == BackendKind::kCpu ? budget.workers * helpers : 0;
+  check_threads_start(worker_threads + compute_threads, [&](int i) {
+    if (i < worker_threads) return fmt::format("worker {}'s thread", i + 1);
+    const int helper = (i - worker_threads) % helpers;
+    return fmt::format("compute thread {} of {} (parallel.blasThreads)", helper + 2,
+                       budget.threads_per_worker);
+  });
+}
+
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {
   RunInfo& info = setup.info;
   // One line, so the summary's provenance names both libraries.
@@ -163,6 +182,8 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
         return make_collective(kind, config, backends, processes);
       },
       processes);
+  // After the workers' models and buffers are allocated, which take from the same address space.
+  check_training_threads_start(budget, kind);
   ParallelTrainer& trainer = *setup.trainer;
   info.backend = trainer.model(0).backend().name();
   info.placement = describe_worker_placement(kind, config, neighbours);

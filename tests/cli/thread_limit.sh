@@ -32,6 +32,12 @@ expect_failure 7 "^dl-train: error: could not start worker 1's thread: Resource 
   limited 4 parallel.workers=4
 expect_failure 7 "could not start compute thread 2 of [0-9]+ \(parallel.blasThreads\)" \
   "raise ulimit -u" -- limited 4 parallel.blasThreads=4
+# Training's threads are started once before the run directory is claimed, so a refusal leaves no
+# run behind: the retry needs no --overwrite (README, "Run directories").
+for refused in 4-parallel.workers=4 4-parallel.blasThreads=4; do
+  [ ! -e "$WORK/runs/$refused/.dl-train-run" ] ||
+    fail "a refused thread left the claimed run directory $refused: $(ls -A "$WORK/runs/$refused")"
+done
 # No thread at all beyond main: the first one dl-train starts, standard error's writer, is named
 # too (it was std::terminate, exit 134).
 expect_failure 7 "^dl-train: error: could not start the thread that writes standard error" -- \

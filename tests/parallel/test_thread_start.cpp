@@ -1,10 +1,13 @@
 // A thread the system refuses to start is a ThreadStartError (exit 7) naming the thread, the
 // limits and the keys to lower, not an internal error saying "Resource temporarily unavailable".
+#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <system_error>
 
@@ -13,6 +16,7 @@
 #include "core/thread_start.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 using Catch::Matchers::StartsWith;
 
 namespace {
@@ -24,8 +28,8 @@ constexpr int kChildFailed = 99;
 constexpr std::size_t kMessageBytes = 4096;
 
 // In a child process held to one process and thread for its user (as 'nobody' when run as root),
-// starts a thread; returns the ThreadStartError's exit code and message ("" when it started).
-std::pair<int, std::string> start_thread_under_nproc_of_one() {
+// runs `starts`; returns the ThreadStartError's exit code and message ("" when none was thrown).
+std::pair<int, std::string> under_nproc_of_one(const std::function<void()>& starts) {
   int channel[2];
   REQUIRE(::pipe(channel) == 0);
   const pid_t child = ::fork();
@@ -37,7 +41,7 @@ std::pair<int, std::string> start_thread_under_nproc_of_one() {
     if (!dropped || ::setrlimit(RLIMIT_NPROC, &one) != 0) ::_exit(kChildFailed);
     std::string report;
     try {
-      dl::start_thread("the test's thread", [] {}).join();
+      starts();
     } catch (const dl::ThreadStartError& e) {
       report = std::to_string(static_cast<int>(e.code())) + " " + e.what();
     }
@@ -70,6 +74,12 @@ TEST_CASE("a refused thread start names the thread, the limits and what to chang
         "could not start worker 3's thread: Resource temporarily unavailable; this user may run "
         "64 processes and threads in all (ulimit -u); lower parallel.workers, "
         "parallel.blasThreads or parallel.prefetchBuffer, or raise ulimit -u");
+  limits.address_space_bytes = std::uint64_t{6000} << 20;
+  const std::string spaced = dl::thread_start_message("worker 3's thread", "Resource", limits);
+  CHECK_THAT(spaced, Contains("(ulimit -u), and this process's address space, from which each "
+                              "thread's stack is reserved, to 6000 MiB (ulimit -v); lower"));
+  CHECK_THAT(spaced, EndsWith("or raise ulimit -u or ulimit -v"));
+  limits.address_space_bytes.reset();
   limits.user_processes.reset();
   limits.cgroup_pids = 100;
   CHECK_THAT(dl::thread_start_message("x", "y", limits),
@@ -83,10 +93,42 @@ TEST_CASE("a refused thread start names the thread, the limits and what to chang
 }
 
 TEST_CASE("start_thread under a process limit of one throws ThreadStartError", "[thread_start]") {
-  const auto [code, message] = start_thread_under_nproc_of_one();
+  const auto [code, message] =
+      under_nproc_of_one([] { dl::start_thread("the test's thread", [] {}).join(); });
   CHECK(code == static_cast<int>(dl::ExitCode::kOutOfMemory));
   CHECK_THAT(message, StartsWith("could not start the test's thread: Resource temporarily "
                                  "unavailable; this user may run 1 processes and threads in all "
                                  "(ulimit -u)"));
   CHECK_THAT(message, Contains("raise ulimit -u"));
+}
+
+namespace {
+
+// The threads of this process (entries of /proc/self/task).
+int thread_count() {
+  DIR* tasks = ::opendir("/proc/self/task");
+  REQUIRE(tasks != nullptr);
+  int count = 0;
+  while (const dirent* entry = ::readdir(tasks)) count += entry->d_name[0] != '.';
+  ::closedir(tasks);
+  return count;
+}
+
+std::string probe_name(int i) {
+  return "probe thread " + std::to_string(i + 1);
+}
+
+}  // namespace
+
+TEST_CASE("check_threads_start starts and ends its threads, or names the one refused",
+          "[thread_start]") {
+  const int before = thread_count();
+  dl::check_threads_start(6, probe_name);
+  CHECK(thread_count() == before);
+  dl::check_threads_start(0, probe_name);
+
+  const auto [code, message] = under_nproc_of_one([] { dl::check_threads_start(3, probe_name); });
+  CHECK(code == static_cast<int>(dl::ExitCode::kOutOfMemory));
+  CHECK_THAT(message, StartsWith("could not start probe thread 1: Resource temporarily "
+                                 "unavailable; "));
 }
