@@ -11,6 +11,7 @@
 #include "core/hash.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
+#include "io/run_files.hpp"
 #include "nn/model.hpp"
 #include "report/build_info.hpp"
 #include "report/report_html.hpp"
@@ -148,7 +149,8 @@ int run_report(const std::vector<std::string>& run_directories, const std::strin
   for (const std::string& dir : run_directories) runs.push_back(read_run_record(dir));
   std::string path = output;
   if (path.empty())
-    path = runs.size() == 1 ? run_directories.front() + "/report.html" : "report.html";
+    path = runs.size() == 1 ? run_directories.front() + "/" + run_files::kReport
+                            : std::string(run_files::kReport);
   std::vector<NamedInput> inputs;
   for (const std::string& dir : run_directories)
     for (std::string& file : run_record_files(dir)) inputs.push_back({"a run's log", file});

@@ -9,6 +9,7 @@
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
 #include "data/data_sources.hpp"
+#include "io/run_files.hpp"
 #include "nn/model.hpp"
 
 namespace dl {
@@ -17,17 +18,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kResolvedConfigName = "config.resolved.yaml";
-
 // The config a saved model was trained with: the run directory's resolved config, which sits
 // beside model.dlm and one level above checkpoints/.
 std::string config_beside(const std::string& model_path) {
   const fs::path dir = fs::path(model_path).parent_path();
   for (const fs::path& candidate :
-       {dir / kResolvedConfigName, dir.parent_path() / kResolvedConfigName}) {
+       {dir / run_files::kResolvedConfig, dir.parent_path() / run_files::kResolvedConfig}) {
     if (fs::exists(candidate)) return candidate.string();
   }
-  throw ConfigError(model_path + ": no " + kResolvedConfigName +
+  throw ConfigError(model_path + ": no " + run_files::kResolvedConfig +
                     " found beside it or in its parent directory; pass --config");
 }
 

@@ -9,6 +9,7 @@
 #include "core/class_names.hpp"
 #include "core/epoch_number.hpp"
 #include "io/atomic_file.hpp"
+#include "io/run_files.hpp"
 #include "report/metric_names.hpp"
 #include "report/svg_chart.hpp"
 
@@ -149,8 +150,8 @@ std::vector<std::string> class_names(const Json& evaluation) {
 // One row per class: its label and name, examples, predictions, precision, recall and F1 (from
 // evaluation.json's per-class arrays, which every run writes).
 std::string per_class_table(const Json& evaluation, const std::vector<std::string>& names) {
-  const char* keys[] = {"true_count_per_class", "predicted_count_per_class",
-                        "precision_per_class", "recall_per_class", "f1_per_class"};
+  const char* keys[] = {"true_count_per_class", "predicted_count_per_class", "precision_per_class",
+                        "recall_per_class", "f1_per_class"};
   std::vector<const Json*> columns;
   for (const char* key : keys) {
     const auto it = evaluation.find(key);
@@ -161,7 +162,8 @@ std::string per_class_table(const Json& evaluation, const std::vector<std::strin
       "<table><tr><th>class</th><th>examples</th><th>predicted</th><th>precision</th>"
       "<th>recall</th><th>F1</th></tr>\n";
   for (std::size_t c = 0; c < columns.front()->size(); ++c) {
-    html += fmt::format("<tr><td>{}</td>", escape_html(class_text(static_cast<long long>(c), names)));
+    html +=
+        fmt::format("<tr><td>{}</td>", escape_html(class_text(static_cast<long long>(c), names)));
     for (std::size_t k = 0; k < columns.size(); ++k) {  // two counts, then three ratios
       const Json& value = c < columns[k]->size() ? (*columns[k])[c] : Json();
       const bool ratio = k >= 2 && value.is_number();  // a ratio of 1 reads back as an integer
@@ -261,7 +263,7 @@ std::string render_report(const std::vector<RunRecord>& runs) {
 }
 
 std::string write_run_report(const std::string& run_directory) {
-  const std::string path = run_directory + "/report.html";
+  const std::string path = run_directory + "/" + run_files::kReport;
   write_file_atomically(path, render_report({read_run_record(run_directory)}));
   return path;
 }

@@ -5,12 +5,13 @@
 #include <map>
 #include <sstream>
 
-#include "config/config_loader.hpp"
 #include <fmt/format.h>
 
+#include "config/config_loader.hpp"
 #include "core/error.hpp"
 #include "core/message_text.hpp"
 #include "io/file_access.hpp"
+#include "io/run_files.hpp"
 #include "nn/model.hpp"
 #include "report/metric_names.hpp"
 
@@ -18,14 +19,15 @@ namespace dl {
 
 namespace {
 
-// The logs a run writes, named once: read_run_record's files and run_record_files.
-constexpr const char* kScores = "scores.csv";
-constexpr const char* kTiming = "timing.csv";
-constexpr const char* kMetrics = "metrics.jsonl";
-constexpr const char* kConfig = "config.resolved.yaml";
-constexpr const char* kSummary = "summary.json";
-constexpr const char* kEvaluation = "evaluation.json";
-constexpr const char* kRunFiles[] = {kScores, kTiming, kMetrics, kConfig, kSummary, kEvaluation};
+using run_files::kEvaluationJson;
+using run_files::kMetrics;
+using run_files::kResolvedConfig;
+using run_files::kScores;
+using run_files::kSummary;
+using run_files::kTiming;
+// The logs the report reads: read_run_record's files and run_record_files.
+constexpr const char* kRunFiles[] = {kScores,         kTiming,  kMetrics,
+                                     kResolvedConfig, kSummary, kEvaluationJson};
 // A log far past what any run writes (scores.csv of a million logged rows is about 50 MiB) is
 // not a log; reading it whole would only exhaust memory.
 constexpr std::uint64_t kMaxRunFileBytes = std::uint64_t{1} << 30;
@@ -152,7 +154,7 @@ void check_is_run(const std::filesystem::path& dir, const std::string& directory
   throw Error(ExitCode::kConfigError,
               fmt::format("{}: not a run directory: it holds none of the files a training run "
                           "writes ({}, {}, {}, ...); give the run's output.directory",
-                          quoted_path(directory), kConfig, kScores, kMetrics));
+                          quoted_path(directory), kResolvedConfig, kScores, kMetrics));
 }
 
 }  // namespace
@@ -180,16 +182,16 @@ RunRecord read_run_record(const std::string& directory) {
       run.images_per_second.push_back({iteration, rate});
   }
   read_metrics(dir / kMetrics, run, epoch_loss);
-  run.config_yaml = read_text(dir / kConfig);
+  run.config_yaml = read_text(dir / kResolvedConfig);
   if (!run.config_yaml.empty()) {
     try {
-      run.layer_table = layer_table(load_config_file((dir / kConfig).string()));
+      run.layer_table = layer_table(load_config_file((dir / kResolvedConfig).string()));
     } catch (const std::exception& e) {
       run.layer_table = std::string("(the resolved config does not load: ") + e.what() + ")";
     }
   }
   run.summary = read_json_file(dir / kSummary);
-  run.evaluation = read_json_file(dir / kEvaluation);
+  run.evaluation = read_json_file(dir / kEvaluationJson);
   return run;
 }
 

@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <set>
 #include <string_view>
 #include <system_error>
@@ -19,6 +20,7 @@
 #include "core/message_text.hpp"
 #include "io/atomic_file.hpp"
 #include "io/checkpoint_directory.hpp"
+#include "io/run_files.hpp"
 #include "report/tensorboard_writer.hpp"
 #include "train/run_directory_lock.hpp"
 
@@ -177,11 +179,11 @@ void check_is_directory(const std::string& path) {
 
 // The run's outputs, by name (the marker and the lock too).
 const std::set<std::string>& run_output_names() {
-  static const std::set<std::string> kOutputs = {
-      "config.resolved.yaml", "scores.csv",      "timing.csv",     "metrics.jsonl",
-      "evaluation.txt",       "model.dlm",       "best_model.dlm", "early_stopping.json",
-      "summary.json",         "evaluation.json", "report.html",    RunDirectory::kMarkerName,
-      RunDirectory::kLockName,  RunDirectory::kClaimName};
+  static const std::set<std::string> kOutputs = [] {
+    std::set<std::string> names(std::begin(run_files::kAll), std::end(run_files::kAll));
+    names.insert({RunDirectory::kMarkerName, RunDirectory::kLockName, RunDirectory::kClaimName});
+    return names;
+  }();
   return kOutputs;
 }
 

@@ -1,6 +1,7 @@
 // config.resolved.yaml: the config as it was run, every default filled in.
 #include "config/config_loader.hpp"
 #include "io/atomic_file.hpp"
+#include "io/run_files.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -10,7 +11,7 @@ namespace {
 class ConfigResolvedYaml final : public TrainingListener {
  public:
   explicit ConfigResolvedYaml(const ListenerContext& context)
-      : config_(context.config), path_(context.run.file("config.resolved.yaml")) {}
+      : config_(context.config), path_(context.run.file(run_files::kResolvedConfig)) {}
 
   void on_start(const RunInfo&) override {
     write_file_atomically(path_, dump_config_yaml(config_));

@@ -5,6 +5,7 @@
 
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
+#include "io/run_files.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -19,8 +20,8 @@ class EarlyStoppingJson final : public TrainingListener {
       : config_(context.config.earlyStopping),
         stopping_(context.config.earlyStopping, context.config.epochs),
         state_(context.state),
-        best_model_path_(context.run.file("best_model.dlm")),
-        json_path_(context.run.file("early_stopping.json")) {}
+        best_model_path_(context.run.file(run_files::kBestModel)),
+        json_path_(context.run.file(run_files::kEarlyStopping)) {}
 
   void on_checkpoint_restore(const CheckpointState& state, const std::string&) override {
     const auto it = state.metadata.find(kStateKey);

@@ -2,6 +2,7 @@
 // evaluation.json: the same evaluation as JSON (per-class figures, the whole confusion matrix) for
 // the report. After each epoch, or with a validation set once, by the final model, at the end.
 #include "io/atomic_file.hpp"
+#include "io/run_files.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -11,8 +12,8 @@ namespace {
 class EvaluationTxt final : public TrainingListener {
  public:
   explicit EvaluationTxt(const ListenerContext& context)
-      : path_(context.run.file("evaluation.txt")),
-        json_path_(context.run.file("evaluation.json")) {}
+      : path_(context.run.file(run_files::kEvaluationText)),
+        json_path_(context.run.file(run_files::kEvaluationJson)) {}
 
   void on_epoch_end(EpochEnd& event) override {
     if (event.test != nullptr) write(*event.test);

@@ -9,6 +9,7 @@
 #include "io/append_file.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
+#include "io/run_files.hpp"
 #include "report/metric_names.hpp"
 #include "train/listeners/listeners.hpp"
 
@@ -28,7 +29,7 @@ void add_evaluation(Json& record, const std::string& prefix, const EvaluationRes
 class MetricsJsonl final : public TrainingListener {
  public:
   explicit MetricsJsonl(const ListenerContext& context)
-      : path_(context.run.file("metrics.jsonl")) {}
+      : path_(context.run.file(run_files::kMetrics)) {}
 
   // Keeps the records of epochs before the checkpoint's: a run killed after evaluating an epoch
   // but before its epoch-end checkpoint evaluates that epoch again on resume, and must not log it

@@ -1,4 +1,5 @@
 // model.dlm: the final model, written when the run ends other than by a stop signal.
+#include "io/run_files.hpp"
 #include "train/listeners/listeners.hpp"
 
 namespace dl {
@@ -8,7 +9,7 @@ namespace {
 class ModelDlm final : public TrainingListener {
  public:
   explicit ModelDlm(const ListenerContext& context)
-      : state_(context.state), path_(context.run.file("model.dlm")) {}
+      : state_(context.state), path_(context.run.file(run_files::kModel)) {}
 
   void on_finish(RunEnd& end) override {
     // A diverged model holds non-finite parameters: nothing to keep.

@@ -2,6 +2,7 @@
 // identical runs, also across a kill and --resume.
 #include <fmt/format.h>
 
+#include "io/run_files.hpp"
 #include "train/listeners/csv_log.hpp"
 #include "train/listeners/listeners.hpp"
 
@@ -12,7 +13,8 @@ namespace {
 class ScoresCsv final : public CsvLog {
  public:
   explicit ScoresCsv(const ListenerContext& context)
-      : CsvLog(context.run.file("scores.csv"), "epoch,iteration,worker,score,learning_rate") {}
+      : CsvLog(context.run.file(run_files::kScores), "epoch,iteration,worker,score,learning_rate") {
+  }
 
   void on_sync_point(SyncEvent& event) override {
     const SyncPoint& p = event.point;

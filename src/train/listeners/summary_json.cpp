@@ -12,6 +12,7 @@
 #include "config/enum_names.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
+#include "io/run_files.hpp"
 #include "report/build_info.hpp"
 #include "report/metric_names.hpp"
 #include "train/listeners/listeners.hpp"
@@ -36,7 +37,7 @@ class SummaryJson final : public TrainingListener {
   explicit SummaryJson(const ListenerContext& context)
       : workers_(context.config.parallel.workers),
         config_hash_(config_hash(context.config)),
-        path_(context.run.file("summary.json")) {}
+        path_(context.run.file(run_files::kSummary)) {}
 
   void on_start(const RunInfo& info) override {
     provenance_ = build_and_host_json();

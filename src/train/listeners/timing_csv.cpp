@@ -2,6 +2,7 @@
 // throughput since the previous report, the seconds since training started in this process).
 #include <fmt/format.h>
 
+#include "io/run_files.hpp"
 #include "train/listeners/csv_log.hpp"
 #include "train/listeners/listeners.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 class TimingCsv final : public CsvLog {
  public:
   explicit TimingCsv(const ListenerContext& context)
-      : CsvLog(context.run.file("timing.csv"),
+      : CsvLog(context.run.file(run_files::kTiming),
                "epoch,iteration,images_per_second,elapsed_seconds") {}
 
   void on_sync_point(SyncEvent& event) override {
