@@ -84,7 +84,9 @@ void check_threads_start(int count, const std::function<std::string(int)>& what)
         released.wait(lock, [&] { return go; });
       }));
     }
-  } catch (const ThreadStartError&) {
+  } catch (...) {
+    // A refusal, or a name or the vector failing to allocate: the threads started must end
+    // before the error leaves (a joinable std::thread destroyed would terminate the process).
     release_and_join();
     throw;
   }
