@@ -183,6 +183,10 @@ double ParallelTrainer::learning_rate(std::int64_t iteration) const {
   return replicas_.front()->optimizer->learning_rate(iteration) * lr_multiplier(iteration);
 }
 
+std::string worker_thread_name(int w) {
+  return fmt::format("worker {}'s thread", w);
+}
+
 std::int64_t ParallelTrainer::run_epoch(int epoch, std::int64_t first_round,
                                         std::int64_t& iteration,
                                         const SyncPointCallback& on_sync_point) {
@@ -205,8 +209,7 @@ std::int64_t ParallelTrainer::run_epoch(int epoch, std::int64_t first_round,
   std::vector<std::thread> threads;
   try {
     for (int w = 1; w < workers(); ++w)
-      threads.push_back(
-          start_thread(fmt::format("worker {}'s thread", w), [&run_worker, w] { run_worker(w); }));
+      threads.push_back(start_thread(worker_thread_name(w), [&run_worker, w] { run_worker(w); }));
   } catch (const ThreadStartError&) {
     // The workers already started would wait at their first meeting for the one that is
     // missing: they are released, and joined, before the error leaves.

@@ -69,6 +69,9 @@ using BackendFactory = std::function<std::unique_ptr<Backend>(int worker)>;
 using CollectiveFactory =
     std::function<std::unique_ptr<Collective>(const std::vector<Backend*>& local_backends)>;
 
+// How a refused start names local worker w's thread (worker 0 is the calling thread).
+std::string worker_thread_name(int w);
+
 class ParallelTrainer {
  public:
   // `processes` spans the job's processes (a single process unless under MPI); this process runs

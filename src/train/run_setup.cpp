@@ -11,6 +11,7 @@
 #include "backend/backend_registry.hpp"
 #include "backend/cpu/cpu_backend.hpp"
 #include "backend/cpu/gemm.hpp"
+#include "backend/cpu/thread_pool.hpp"
 #include "config/enum_names.hpp"
 #include "core/class_names.hpp"
 #include "core/error.hpp"
@@ -150,10 +151,9 @@ void check_training_threads_start(const ThreadBudget& budget, BackendKind kind) 
   const int helpers = budget.threads_per_worker - 1;
   const int compute_threads = kind == BackendKind::kCpu ? budget.workers * helpers : 0;
   check_threads_start(worker_threads + compute_threads, [&](int i) {
-    if (i < worker_threads) return fmt::format("worker {}'s thread", i + 1);
+    if (i < worker_threads) return worker_thread_name(i + 1);
     const int helper = (i - worker_threads) % helpers;
-    return fmt::format("compute thread {} of {} (parallel.blasThreads)", helper + 2,
-                       budget.threads_per_worker);
+    return cpu::compute_thread_name(helper + 2, budget.threads_per_worker);
   });
 }
 

@@ -69,9 +69,9 @@ class Pool {
       // The helper's first generation to wait past is the current one, read here: read in the
       // new thread, it might already be this call's, which the helper would then miss.
       const unsigned current = generation_.load(std::memory_order_acquire);
-      helpers_.push_back(start_thread(
-          fmt::format("compute thread {} of {} (parallel.blasThreads)", helpers_.size() + 2, width),
-          [this, current] { help(current); }));
+      helpers_.push_back(
+          start_thread(compute_thread_name(static_cast<int>(helpers_.size()) + 2, width),
+                       [this, current] { help(current); }));
     }
     task_ = &slice;
     count_ = count;
@@ -177,6 +177,10 @@ float* thread_scratch(std::size_t floats) {
     scratch.floats = floats;
   }
   return scratch.data;
+}
+
+std::string compute_thread_name(int number, int width) {
+  return fmt::format("compute thread {} of {} (parallel.blasThreads)", number, width);
 }
 
 void parallel_slices(int count, const std::function<void(int)>& slice) {

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <string>
 
 namespace dl::cpu {
 
@@ -28,6 +29,10 @@ inline SliceRange slice_range(int count, int slices, int i) {
 
 // Threads parallel_slices uses: what set_cpu_threads (cpu_backend.hpp) last set, at least 1.
 int parallel_width();
+
+// How a refused start names a pool's helper: "compute thread 2 of 4 (parallel.blasThreads)",
+// `number` counting the calling thread as the first.
+std::string compute_thread_name(int number, int width);
 
 // Floats in a cache line. Parts of a scratch buffer or workspace that start on a whole line keep
 // SIMD stores from splitting lines.
