@@ -149,8 +149,7 @@ int run_report(const std::vector<std::string>& run_directories, const std::strin
   for (const std::string& dir : run_directories) runs.push_back(read_run_record(dir));
   std::string path = output;
   if (path.empty())
-    path = runs.size() == 1 ? run_directories.front() + "/" + run_files::kReport
-                            : std::string(run_files::kReport);
+    path = runs.size() == 1 ? run_report_path(run_directories.front()) : run_files::kReport;
   std::vector<NamedInput> inputs;
   for (const std::string& dir : run_directories)
     for (std::string& file : run_record_files(dir)) inputs.push_back({"a run's log", file});

@@ -262,8 +262,12 @@ std::string render_report(const std::vector<RunRecord>& runs) {
   return html + "</body>\n</html>\n";
 }
 
+std::string run_report_path(const std::string& run_directory) {
+  return run_directory + "/" + run_files::kReport;
+}
+
 std::string write_run_report(const std::string& run_directory) {
-  const std::string path = run_directory + "/" + run_files::kReport;
+  const std::string path = run_report_path(run_directory);
   write_file_atomically(path, render_report({read_run_record(run_directory)}));
   return path;
 }

@@ -16,5 +16,7 @@ std::string render_report(const std::vector<RunRecord>& runs);
 // Reads `run_directory` and writes its report.html (atomically: a browser reloading the page
 // during training never sees half of it). Returns the path written.
 std::string write_run_report(const std::string& run_directory);
+// Where a run's own report goes: RUN_DIR/report.html.
+std::string run_report_path(const std::string& run_directory);
 
 }  // namespace dl
