@@ -7,8 +7,26 @@
 
 #include "core/error.hpp"
 #include "core/thread_start.hpp"
+#include "data/parallel_for.hpp"
 
 namespace dl {
+
+namespace {
+std::string prefetch_thread_name(int worker) {
+  return fmt::format("worker {}'s batch prefetch thread", worker);
+}
+}  // namespace
+
+std::vector<std::string> batch_loader_threads(const Dataset& data, int prefetch_depth,
+                                              int batch_size, int worker) {
+  std::vector<std::string> names;
+  if (prefetch_depth > 0) names.push_back(prefetch_thread_name(worker));
+  if (data.streamed()) {
+    const std::size_t decoders = data_reader_threads(static_cast<std::size_t>(batch_size));
+    for (std::size_t t = 1; t < decoders; ++t) names.push_back(data_reader_thread_name(t));
+  }
+  return names;
+}
 
 BatchLoader::BatchLoader(const Dataset& data, std::shared_ptr<const EpochPlan> plan, int worker,
                          std::int64_t first_round, int prefetch_depth)
@@ -35,8 +53,7 @@ BatchLoader::BatchLoader(const Dataset& data, std::shared_ptr<const EpochPlan> p
   free_.reserve(buffers);
   for (HostBatch& b : pool_) free_.push_back(&b);
   ready_.assign(static_cast<std::size_t>(depth_), nullptr);
-  thread_ = start_thread(fmt::format("worker {}'s batch prefetch thread", worker_),
-                         [this] { produce(); });
+  thread_ = start_thread(prefetch_thread_name(worker_), [this] { produce(); });
 }
 
 BatchLoader::~BatchLoader() {

@@ -15,6 +15,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct HostBatch {
   std::vector<float> images;         // count * sample_floats values in [0, 1], sample-major
   std::vector<std::int32_t> labels;  // count class indices
 };
+
+// The threads a BatchLoader of `data` for worker `worker` starts besides the calling thread, as
+// they are named: its prefetch thread (prefetch_depth > 0) and, for a streamed image folder, the
+// threads that decode one of its batches of `batch_size` samples (data/parallel_for.hpp).
+std::vector<std::string> batch_loader_threads(const Dataset& data, int prefetch_depth,
+                                              int batch_size, int worker);
 
 class BatchLoader {
  public:

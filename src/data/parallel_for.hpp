@@ -17,6 +17,18 @@
 
 namespace dl {
 
+// The threads parallel_for_each_index runs `count` indices on (this one included): one per CPU
+// this process may use, at most one per index.
+inline std::size_t data_reader_threads(std::size_t count) {
+  static const std::size_t cpus = static_cast<std::size_t>(usable_cpus(read_cpu_limits()));
+  return std::max<std::size_t>(1, std::min(cpus, count));
+}
+
+// How a refused start names the t-th helper (t >= 1; the calling thread is the 0th).
+inline std::string data_reader_thread_name(std::size_t t) {
+  return "data reader thread " + std::to_string(t);
+}
+
 // Calls work(i) for every i in [0, count) on min(cores, count) threads (this one included);
 // work returns false to stop the others from starting further indices (a fatal bad file).
 template <class Work>
@@ -27,12 +39,11 @@ void parallel_for_each_index(std::size_t count, Work work) {
     for (std::size_t i = next++; i < count && !stop; i = next++)
       if (!work(i)) stop = true;
   };
-  static const std::size_t cpus = static_cast<std::size_t>(usable_cpus(read_cpu_limits()));
-  const std::size_t threads = std::max<std::size_t>(1, std::min(cpus, count));
+  const std::size_t threads = data_reader_threads(count);
   std::vector<std::thread> pool;
   try {
     for (std::size_t t = 1; t < threads; ++t)
-      pool.push_back(start_thread("data reader thread " + std::to_string(t), run));
+      pool.push_back(start_thread(data_reader_thread_name(t), run));
   } catch (const ThreadStartError&) {
     stop = true;  // the started threads end after their current index; none may stay joinable
     for (std::thread& t : pool) t.join();

@@ -231,6 +231,19 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
       holding);
 }
 
+bool uses_batch_loader(const Dataset& data, BackendKind backend) {
+  // A streamed folder's batches are decoded ahead by the loader's thread, on every backend.
+  return backend != BackendKind::kCpu || !indices_fit_int32(data) || data.has_features() ||
+         data.streamed();
+}
+
+std::vector<std::string> batch_source_threads(const Dataset& data, BackendKind backend,
+                                              bool resident, int prefetch_depth, int batch_size,
+                                              int global_worker) {
+  if (resident || !uses_batch_loader(data, backend)) return {};
+  return batch_loader_threads(data, prefetch_depth, batch_size, global_worker);
+}
+
 std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
                                                std::shared_ptr<const EpochPlan> plan,
                                                int global_worker, std::int64_t first_round,
@@ -240,9 +253,7 @@ std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,
     return std::make_unique<ResidentBatches>(data, std::move(plan), global_worker, first_round,
                                              model, *resident);
   }
-  // A streamed folder's batches are decoded ahead by the loader's thread, on every backend.
-  if (model.backend().kind() == BackendKind::kCpu && indices_fit_int32(data) &&
-      !data.has_features() && !data.streamed())
+  if (!uses_batch_loader(data, model.backend().kind()))
     return std::make_unique<HostDirectBatches>(data, std::move(plan), global_worker, model);
   return std::make_unique<HostBatches>(data, std::move(plan), global_worker, first_round,
                                        prefetch_depth, model);

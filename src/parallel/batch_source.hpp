@@ -57,6 +57,16 @@ bool resolve_data_residency(const Config& config, const Dataset& data, BackendKi
 std::string describe_data_placement(const Config& config, const Dataset& data, BackendKind backend,
                                     bool resident, int workers);
 
+// What make_batch_source gives a worker that has no resident training set: a host loader
+// (BatchLoader) rather than the backend's own gather from the host data set.
+bool uses_batch_loader(const Dataset& data, BackendKind backend);
+
+// The threads worker `global_worker`'s batch source starts besides the worker's own, as they are
+// named: its loader's (batch_loader_threads); none for a resident set or the backend's gather.
+std::vector<std::string> batch_source_threads(const Dataset& data, BackendKind backend,
+                                              bool resident, int prefetch_depth, int batch_size,
+                                              int global_worker);
+
 // Worker `global_worker`'s batches of rounds first_round.. of `plan`, from `resident` when it is
 // not null (the indices of the epoch are uploaded now), else from a host loader.
 std::unique_ptr<BatchSource> make_batch_source(const Dataset& data,

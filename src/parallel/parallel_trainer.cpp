@@ -111,6 +111,17 @@ std::string ParallelTrainer::data_placement() const {
                                  data_resident_, workers());
 }
 
+std::vector<std::string> ParallelTrainer::batch_threads() const {
+  std::vector<std::string> names;
+  for (int w = 0; w < workers(); ++w) {
+    std::vector<std::string> worker =
+        batch_source_threads(train_, replicas_.front()->backend->kind(), data_resident_,
+                             config_.parallel.prefetchBuffer, config_.batchSize, global(w));
+    names.insert(names.end(), worker.begin(), worker.end());
+  }
+  return names;
+}
+
 // The collective goes before the replicas (members would go the other way): a GPU collective
 // destroyed while an exception unwinds aborts its NCCL communicator, so NCCL kernels still waiting
 // for a peer quit; a backend destroyed first would wait for its stream behind them for ever.

@@ -100,6 +100,9 @@ class ParallelTrainer {
   bool data_resident() const { return data_resident_; }
   // One line for the start-up log: which data path is used, why, and the bytes uploaded.
   std::string data_placement() const;
+  // The threads the workers' batch sources start once training begins, as they are named
+  // (batch_source_threads), so that a run can start them once before it claims its directory.
+  std::vector<std::string> batch_threads() const;
 
   // Initializes replica 0 from the seed and copies it to the others.
   void initialize(std::uint64_t seed);

@@ -141,20 +141,24 @@ void check_same_data_and_backend(const RunSetup& setup, BackendKind kind, Proces
 }
 
 // The threads training starts besides this one, started and ended once now, before the run
-// directory is claimed (check_threads_start): the workers' threads (worker 0 is this thread) and,
-// on the CPU, each worker's compute threads. Names and order as training starts them, so a
+// directory is claimed (check_threads_start): the workers' threads (worker 0 is this thread), on
+// the CPU each worker's compute threads, and the threads the workers' batch sources start
+// (prefetch and a streamed folder's decoding). Names and order as training starts them, so a
 // refusal names the thread it would have named then. A worker starts all its compute threads
-// once an op has as many tasks (every network bigger than a toy); batch prefetch threads
-// (streamed folders, CSV, GPUs) are not counted, so a refusal of one of those still comes later.
-void check_training_threads_start(const ThreadBudget& budget, BackendKind kind) {
-  const int worker_threads = budget.workers - 1;
-  const int helpers = budget.threads_per_worker - 1;
-  const int compute_threads = kind == BackendKind::kCpu ? budget.workers * helpers : 0;
-  check_threads_start(worker_threads + compute_threads, [&](int i) {
-    if (i < worker_threads) return worker_thread_name(i + 1);
-    const int helper = (i - worker_threads) % helpers;
-    return cpu::compute_thread_name(helper + 2, budget.threads_per_worker);
-  });
+// once an op has as many tasks (every network bigger than a toy).
+void check_training_threads_start(const ThreadBudget& budget, BackendKind kind,
+                                  const ParallelTrainer& trainer) {
+  std::vector<std::string> names;
+  for (int w = 1; w < budget.workers; ++w) names.push_back(worker_thread_name(w));
+  if (kind == BackendKind::kCpu) {
+    for (int w = 0; w < budget.workers; ++w)
+      for (int helper = 2; helper <= budget.threads_per_worker; ++helper)
+        names.push_back(cpu::compute_thread_name(helper, budget.threads_per_worker));
+  }
+  const std::vector<std::string> batch = trainer.batch_threads();
+  names.insert(names.end(), batch.begin(), batch.end());
+  check_threads_start(static_cast<int>(names.size()),
+                      [&](int i) { return names[static_cast<std::size_t>(i)]; });
 }
 
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {
@@ -183,7 +187,7 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
       },
       processes);
   // After the workers' models and buffers are allocated, which take from the same address space.
-  check_training_threads_start(budget, kind);
+  check_training_threads_start(budget, kind, *setup.trainer);
   ParallelTrainer& trainer = *setup.trainer;
   info.backend = trainer.model(0).backend().name();
   info.placement = describe_worker_placement(kind, config, neighbours);

@@ -38,6 +38,40 @@ for refused in 4-parallel.workers=4 4-parallel.blasThreads=4; do
   [ ! -e "$WORK/runs/$refused/.dl-train-run" ] ||
     fail "a refused thread left the claimed run directory $refused: $(ls -A "$WORK/runs/$refused")"
 done
+# The threads a worker's batches come from are started early too: CSV rows reach a CPU worker
+# through its loader, whose prefetch thread is the last thread training starts. Allowed 6: main,
+# the two stream writers, the signal handler, worker 1's thread, then worker 0's prefetch thread
+# (reading the file needs one data reader thread, which ends before).
+printf '%s\n' label,a,b,c,d >"$WORK/rows.csv"
+for i in $(seq 0 63); do echo "$((i % 3)),$i,$((i % 7)),1,$((i % 5))" >>"$WORK/rows.csv"; done
+chmod 644 "$WORK/rows.csv"
+cat >"$WORK/csv.yaml" <<YAML
+backend: cpu
+batchSize: 16
+epochs: 1
+inputType:
+  feedForward: {size: 4}
+layers:
+  - dense: {nOut: 8, activation: relu}
+  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}
+data: {format: csv, trainFile: $WORK/rows.csv, testFile: $WORK/rows.csv, skipLines: 1, labelIndex: 0}
+parallel: {workers: 2, blasThreads: 1}
+YAML
+chmod 644 "$WORK/csv.yaml"
+csv_limited() {
+  local threads=$1
+  shift
+  local running
+  running=$(ps -L -u nobody --no-headers 2>/dev/null | wc -l)
+  OPENBLAS_NUM_THREADS=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+    prlimit --nproc=$((running + threads)) "$DL_TRAIN" --config "$WORK/csv.yaml" "$@"
+}
+expect_failure 7 "^dl-train: error: could not start worker [01]'s batch prefetch thread: " \
+  "raise ulimit -u$" -- csv_limited 6 --set "output.directory=$WORK/runs/csv-6"
+[ ! -e "$WORK/runs/csv-6/.dl-train-run" ] ||
+  fail "a refused prefetch thread left the claimed run directory: $(ls -A "$WORK/runs/csv-6")"
+csv_limited 8 --set "output.directory=$WORK/runs/csv-8" --set output.console=quiet >/dev/null ||
+  fail "the CSV run failed with 8 threads allowed"
 # No thread at all beyond main: the first one dl-train starts, standard error's writer, is named
 # too (it was std::terminate, exit 134).
 expect_failure 7 "^dl-train: error: could not start the thread that writes standard error" -- \

@@ -14,6 +14,7 @@
 #include "data/batch_loader.hpp"
 #include "data/epoch_plan.hpp"
 #include "data/image_folder.hpp"
+#include "data/parallel_for.hpp"
 #include "idx_test_files.hpp"
 #include "image_test_files.hpp"
 
@@ -77,6 +78,18 @@ TEST_CASE("image store: a streamed folder gathers the bits of the held folder", 
   CHECK_THAT(held.origin().holding, Contains("30 images decoded before training"));
   CHECK_THAT(streamed.origin().holding,
              Contains("30 images streamed") && Contains("up to 5 of them kept decoded"));
+
+  // The threads a loader starts, which a run starts once before it claims its directory: the
+  // prefetch thread, and for the streamed folder the decoders of one batch (this thread is one).
+  const std::vector<std::string> held_threads = dl::batch_loader_threads(held, 2, 8, 3);
+  CHECK(held_threads == std::vector<std::string>{"worker 3's batch prefetch thread"});
+  CHECK(dl::batch_loader_threads(held, 0, 8, 3).empty());
+  const std::vector<std::string> streamed_threads = dl::batch_loader_threads(streamed, 0, 8, 3);
+  CHECK(streamed_threads.size() == dl::data_reader_threads(8) - 1);
+  if (!streamed_threads.empty())
+    CHECK(streamed_threads.back() == dl::data_reader_thread_name(dl::data_reader_threads(8) - 1));
+  CHECK(dl::batch_loader_threads(streamed, 2, 1, 0) ==
+        std::vector<std::string>{"worker 0's batch prefetch thread"});
 
   const dl::ChannelStats held_stats = held.channel_stats();
   const dl::ChannelStats streamed_stats = streamed.channel_stats();

@@ -80,3 +80,21 @@ TEST_CASE("a CPU worker's batches through the input pipeline are the loader's",
   REQUIRE(data.pipeline().augments());
   check_same_batches(config, data, GENERATE(1, 3));
 }
+
+// The rule a run's start-up check of threads shares with make_batch_source: a loader thread only
+// where batches come through a loader.
+TEST_CASE("a worker's batch source names the threads it will start", "[parallel][batch_source]") {
+  const dl::Dataset pixels = dl::testing::random_dataset(kSamples, 13, {6, 6, 3});
+  const dl::Dataset rows = dl::Dataset::from_features(4, std::vector<float>(4 * kSamples, 0.5f),
+                                                      std::vector<std::int32_t>(kSamples, 1), 3);
+  CHECK_FALSE(dl::uses_batch_loader(pixels, dl::BackendKind::kCpu));
+  CHECK(dl::batch_source_threads(pixels, dl::BackendKind::kCpu, false, 2, kBatch, 1).empty());
+  CHECK(dl::uses_batch_loader(pixels, dl::BackendKind::kCuda));
+  CHECK(dl::batch_source_threads(pixels, dl::BackendKind::kCuda, false, 2, kBatch, 1) ==
+        std::vector<std::string>{"worker 1's batch prefetch thread"});
+  CHECK(dl::batch_source_threads(pixels, dl::BackendKind::kCuda, true, 2, kBatch, 1).empty());
+  CHECK(dl::uses_batch_loader(rows, dl::BackendKind::kCpu));
+  CHECK(dl::batch_source_threads(rows, dl::BackendKind::kCpu, false, 2, kBatch, 0) ==
+        std::vector<std::string>{"worker 0's batch prefetch thread"});
+  CHECK(dl::batch_source_threads(rows, dl::BackendKind::kCpu, false, 0, kBatch, 0).empty());
+}
