@@ -63,8 +63,11 @@ Dataset Dataset::load_idx(const std::string& images_path, const std::string& lab
                     labels_path, labels[bad.first], bad.first, num_classes, bad.largest,
                     bad.largest + 1, images_path));
   }
-  return Dataset(images.rows, images.cols, std::move(images.pixels), std::move(labels),
-                 num_classes);
+  Dataset data(images.rows, images.cols, std::move(images.pixels), std::move(labels), num_classes);
+  DataOrigin origin;
+  origin.labels_file = labels_path;
+  data.set_origin(std::move(origin));
+  return data;
 }
 
 Dataset::Dataset(int rows, int cols, std::vector<std::uint8_t> pixels,
@@ -111,26 +114,27 @@ Dataset Dataset::from_features(int width, std::vector<float> features,
                                 features.size(), labels.size(), width));
   const BadLabels bad = find_bad_labels(labels, num_classes);
   if (bad.first >= 0)
-    throw DataError(fmt::format("dataset: label {} at index {} is outside [0, {}), and the "
-                                "largest label is {}; set data.numClasses to at least {}",
-                                labels[bad.first], bad.first, num_classes, bad.largest,
-                                bad.largest + 1));
+    throw DataError(
+        fmt::format("dataset: label {} at index {} is outside [0, {}), and the "
+                    "largest label is {}; set data.numClasses to at least {}",
+                    labels[bad.first], bad.first, num_classes, bad.largest, bad.largest + 1));
   set.numeric_ = true;
   set.features_ = std::move(features);
   set.labels_ = std::move(labels);
   return set;
 }
 
-Dataset Dataset::streamed(std::shared_ptr<const ImageStore> store,
-                          std::vector<std::int32_t> labels, int num_classes) {
+Dataset Dataset::streamed(std::shared_ptr<const ImageStore> store, std::vector<std::int32_t> labels,
+                          int num_classes) {
   const DecodeTarget& t = store->target();
   DL_CHECK(labels.size() == store->size(), "one label per image of the store");
   Dataset set(t.channels, t.height, t.width, {}, {}, num_classes);
   const BadLabels bad = find_bad_labels(labels, num_classes);
   if (bad.first >= 0)
-    throw DataError(fmt::format("dataset: label {} at index {} is outside [0, {}); set "
-                                "data.numClasses to at least {}",
-                                labels[bad.first], bad.first, num_classes, bad.largest + 1));
+    throw DataError(
+        fmt::format("dataset: label {} at index {} is outside [0, {}); set "
+                    "data.numClasses to at least {}",
+                    labels[bad.first], bad.first, num_classes, bad.largest + 1));
   set.labels_ = std::move(labels);
   set.entries_.resize(set.labels_.size());
   for (std::size_t i = 0; i < set.entries_.size(); ++i)
@@ -248,9 +252,10 @@ void Dataset::gather_with(const std::int64_t* indices, std::size_t count, const 
 
 void Dataset::check_index(std::int64_t index) const {
   if (index >= 0 && index < size()) return;
-  throw DataError(fmt::format("dataset: sample index {} is outside [0, {}); the epoch plan must be "
-                              "built for this data set's size",
-                              index, size()));
+  throw DataError(
+      fmt::format("dataset: sample index {} is outside [0, {}); the epoch plan must be "
+                  "built for this data set's size",
+                  index, size()));
 }
 
 void Dataset::stage(const std::int64_t* indices, std::size_t count,

@@ -20,12 +20,15 @@ namespace dl {
 // labels), the files or rows left out under data.onBadFile: skip, and the image sizes before they
 // were fitted (image folders).
 struct DataOrigin {
-  std::vector<std::string> class_names;  // by label; empty: the classes are numbers
-  std::vector<std::string> skipped;      // "path: why", in listing order
+  std::vector<std::string> class_names;             // by label; empty: the classes are numbers
+  std::vector<std::string> skipped;                 // "path: why", in listing order
   std::map<std::string, std::int64_t> image_sizes;  // "640x480" -> images of that size
   // How the images are held (image folders: decoded before training, or streamed, and why),
   // for the start-up log's data line; empty for the other formats.
   std::string holding;
+  // The file the labels were read from where it is not the samples' own (IDX), for messages
+  // about the labels; empty: the samples' source holds them.
+  std::string labels_file;
 };
 
 class Dataset {

@@ -31,17 +31,18 @@ namespace dl {
 namespace {
 
 // A label beyond the output layer's units would stop the first step inside the loss, after the
-// run directory was claimed: refused here, naming the key to change.
+// run directory was claimed: refused here, naming the labels' file and the key to change.
 void check_labels_fit_output(const Config& config, const Dataset& data, const std::string& source) {
+  const std::string& labels =
+      data.origin().labels_file.empty() ? source : data.origin().labels_file;
   if (config.layers.empty()) return;
   const int units = config.layers.back().nOut;
-  const std::vector<std::int32_t>& labels = data.labels();
-  const auto top = std::max_element(labels.begin(), labels.end());
-  if (top == labels.end() || *top < units) return;
+  const auto top = std::max_element(data.labels().begin(), data.labels().end());
+  if (top == data.labels().end() || *top < units) return;
   throw ConfigError(fmt::format(
       "{}: labels go up to {} but the output layer (layers.{}) has nOut {}; set its nOut to at "
       "least {} in {}",
-      source, class_text(*top, data.origin().class_names), config.layers.size() - 1, units,
+      labels, class_text(*top, data.origin().class_names), config.layers.size() - 1, units,
       *top + 1, config.sourcePath));
 }
 
