@@ -11,6 +11,7 @@
 #include "config/read_context.hpp"
 #include "config/recipe_checks.hpp"
 #include "config/yaml_document.hpp"
+#include "config/yaml_syntax_cause.hpp"
 #include "core/error.hpp"
 #include "core/message_text.hpp"
 #include "io/file_access.hpp"
@@ -47,7 +48,11 @@ YAML::Node parse_document(const std::string& text, const std::string& source) {
   } catch (const YamlAliasError& e) {
     fail_at(mark_location(source, e.mark()), e.what(), e.fix());
   } catch (const YAML::Exception& e) {
-    fail_at(mark_location(source, e.mark), "YAML syntax error: " + quoted_value(e.msg),
+    const SourceLocation reported = mark_location(source, e.mark);
+    if (const auto cause = find_yaml_syntax_cause(text, reported.line, e.msg))
+      fail_at(SourceLocation{source, cause->line, cause->column},
+              "YAML syntax error: " + cause->what, cause->fix);
+    fail_at(reported, "YAML syntax error: " + quoted_value(e.msg),
             "fix the YAML at that place (indentation, a missing ':' or an unclosed bracket or "
             "quote)");
   }

@@ -1,5 +1,6 @@
 #include "config/yaml_scalars.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -228,6 +229,14 @@ void fail_unknown_name(const ReadContext& ctx, const std::string& path, const YA
                        const std::string& kind, const std::string& text,
                        const std::string& where_text, const std::vector<std::string>& valid) {
   const std::string what = fmt::format("unknown {} '{}' {}", kind, quoted_value(text), where_text);
+  // 'epochs:2' or 'dense:{nOut: 3}': YAML needs a space after a key's ':', else the whole is one
+  // word. Said so when the word before the ':' is one of the names.
+  const std::size_t colon = text.find(':');
+  if (colon != std::string::npos && colon + 1 < text.size() &&
+      std::find(valid.begin(), valid.end(), text.substr(0, colon)) != valid.end())
+    ctx.fail(path, node,
+             fmt::format("{}: it has no space after ':', so YAML reads it as one word", what),
+             fmt::format("put a space after '{}:'", quoted_value(text.substr(0, colon))));
   if (const auto suggestion = closest_match(text, valid))
     ctx.fail(path, node, what, fmt::format("did you mean '{}'?", *suggestion));
   ctx.fail(path, node, what, "use one of: " + join_words(valid));

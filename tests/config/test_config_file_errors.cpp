@@ -22,6 +22,45 @@ TEST_CASE("YAML syntax errors carry yaml-cpp's place", "[config][errors]") {
   CHECK_THAT(msg, Contains("; "));
 }
 
+TEST_CASE("a syntax error's likelier cause is named where it is", "[config][errors]") {
+  // A tab in the indentation: yaml-cpp says "illegal block entry".
+  CHECK(load_error("seed: 1\nlayers:\n\t- dense: {nOut: 3}\n") ==
+        "t.yaml:3:1: YAML syntax error: a tab indents this line, and YAML indents with spaces only "
+        "(the YAML reader: illegal block entry); indent with spaces, two per level as in "
+        "configs/mnist.yaml (an editor can turn tabs into spaces)");
+  // A '{' left open: yaml-cpp names the next line.
+  const std::string brace = load_error("seed: 1\nupdater: {type: adam, learningRate: 0.1\n"
+                                       "epochs: 2\n");
+  CHECK_THAT(brace, StartsWith("t.yaml:2:10: YAML syntax error: the '{' opened here is not closed "
+                               "before line 3 (the YAML reader: end of map flow not found); "
+                               "close it with '}'"));
+  CHECK_THAT(load_error("layers: [a, b\nseed: 1\n"),
+             StartsWith("t.yaml:1:9: YAML syntax error: the '[' opened here"));
+  // 'key:value': yaml-cpp names the next line.
+  CHECK(load_error("seed:1\nepochs: 2\n") ==
+        "t.yaml:1:5: YAML syntax error: 'seed:1' has no space after ':', so YAML reads it as one "
+        "word, not as the key 'seed' (the YAML reader: illegal map value); write 'seed: 1'");
+  // Where none of these is there, yaml-cpp's words and place stay.
+  CHECK_THAT(load_error("seed: 1\n  epochs: 2\n"),
+             StartsWith("t.yaml:2:9: YAML syntax error: illegal map value; "));
+  // Valid YAML the scan must not take for a mistake: a tab inside a quoted value or a flow
+  // collection, a bracket inside quotes or a comment, a flow map over two lines.
+  const dl::Config ok = load("seed: 1 # {not open\nbackend: 'cpu'\nupdater: {type: adam,\n"
+                             "\tlearningRate: 0.5}\n" +
+                             kNetwork);
+  CHECK(ok.updater.learningRate == 0.5f);
+}
+
+TEST_CASE("a key written without the space after ':' is named as such", "[config][errors]") {
+  // Valid YAML (a key of null value, last), one word as the key: the unknown key's message says
+  // why. Before another key it is a syntax error (the case above).
+  CHECK(load_error(kNetwork + "epochs:2\n") ==
+        "t.yaml:6:1: unknown key 'epochs:2' at the top level: it has no space after ':', so YAML "
+        "reads it as one word; put a space after 'epochs:'");
+  CHECK_THAT(load_error("inputType: {feedForward: {size: 4}}\nlayers:\n  - dense:{nOut: 3}\n"),
+             Contains("unknown layer type 'dense:{nOut' in layers.0: it has no space after ':'"));
+}
+
 TEST_CASE("an empty config or one that is not a map", "[config][errors]") {
   CHECK_THAT(load_error(""), StartsWith("t.yaml: the config is empty; "));
   CHECK_THAT(load_error("# only a comment\n"), StartsWith("t.yaml: the config is empty; "));
