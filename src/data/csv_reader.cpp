@@ -1,10 +1,7 @@
 #include "data/csv_reader.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -26,23 +23,6 @@ constexpr const char* kBadRowFix =
 // The UTF-8 byte order mark that spreadsheet programs write at the start of a CSV export.
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 constexpr char kQuote = '"';
-
-std::string read_text(const std::string& path) {
-  InputFd input(path, InputRole::kData, kMaxCsvBytes);
-  std::string text(static_cast<std::size_t>(input.size()), '\0');
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::read(input.fd(), text.data() + done, text.size() - done);
-    if (n == 0) break;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw DataError(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  text.resize(done);
-  return text;
-}
 
 struct Row {
   std::string_view text;
@@ -265,7 +245,8 @@ struct GoodRows {
 };
 
 GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
-  const std::string file = read_text(request.path);  // the rows' text points into it
+  const std::string file =
+      read_input_text(request.path, InputRole::kData, kMaxCsvBytes);  // the rows point into it
   ParsedRows parsed = parse_rows(file, request, keep_features);
   GoodRows good;
   DataOrigin& origin = good.origin;

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -76,6 +77,38 @@ std::string over_limit(const std::string& path, std::uint64_t bytes, std::uint64
                        InputRole role) {
   return fmt::format("{}: is {} bytes, over the limit of {} bytes ({} MiB) for {}; {}",
                      quoted_path(path), bytes, limit, limit >> 20, role_noun(role), role_fix(role));
+}
+
+// The encoding of text written as UTF-16 or UTF-32 (Windows' "Unicode" text, some spreadsheet
+// exports) rather than UTF-8: told by its byte order mark, or without one by the NUL bytes an
+// ASCII character carries in those encodings; empty for anything else. UTF-8 text holds no NUL
+// byte in its first characters, nor does a binary file that starts with a magic number.
+std::string_view wide_text_encoding(std::string_view text) {
+  const auto byte = [&](std::size_t i) {
+    return i < text.size() ? static_cast<unsigned char>(text[i]) : 0x100u;
+  };
+  if (byte(0) == 0xFF && byte(1) == 0xFE && byte(2) == 0 && byte(3) == 0) return "UTF-32LE";
+  if (byte(0) == 0 && byte(1) == 0 && byte(2) == 0xFE && byte(3) == 0xFF) return "UTF-32BE";
+  if (byte(0) == 0xFF && byte(1) == 0xFE) return "UTF-16LE";
+  if (byte(0) == 0xFE && byte(1) == 0xFF) return "UTF-16BE";
+  if (byte(0) != 0 && byte(1) == 0 && byte(2) == 0 && byte(3) == 0) return "UTF-32LE";
+  if (byte(0) == 0 && byte(1) == 0 && byte(2) == 0 && byte(3) != 0 && byte(3) < 0x80)
+    return "UTF-32BE";
+  if (byte(0) != 0 && byte(0) < 0x80 && byte(1) == 0) return "UTF-16LE";
+  if (byte(0) == 0 && byte(1) != 0 && byte(1) < 0x80) return "UTF-16BE";
+  return {};
+}
+
+void check_utf8_text(const std::string& path, const std::string& text, InputRole role) {
+  const std::string_view encoding = wide_text_encoding(text);
+  if (encoding.empty()) return;
+  const bool utf16 = encoding.substr(0, 6) == "UTF-16";
+  throw_input_error(
+      role,
+      fmt::format("{}: is {} text{}, but {} is read as UTF-8; save it as UTF-8 (an editor's "
+                  "\"Save as\" encoding, or iconv -f {} -t UTF-8 FILE > NEW_FILE)",
+                  quoted_path(path), encoding, utf16 ? " (as Windows saves \"Unicode\" text)" : "",
+                  role_noun(role), encoding));
 }
 
 }  // namespace
@@ -153,6 +186,7 @@ std::string read_input_text(const std::string& path, InputRole role, std::uint64
     if (max_bytes != 0 && text.size() > max_bytes)
       throw_input_error(role, over_limit(path, text.size(), max_bytes, role));
   }
+  check_utf8_text(path, text, role);
   return text;
 }
 

@@ -49,8 +49,10 @@ class InputFd {
 // What a file system object is, in words: "a FIFO (named pipe)", "a directory", ...
 std::string describe_file_type(unsigned mode);
 
-// Reads a whole input file (regular, at most `max_bytes`; 0: no limit), with the role's error
-// otherwise; a file that grows while it is read is held to the same limit.
+// Reads a whole input text file (regular, at most `max_bytes`; 0: no limit), with the role's error
+// otherwise; a file that grows while it is read is held to the same limit. Text in UTF-16 or
+// UTF-32 (by its byte order mark, or the NUL bytes of its ASCII characters) is refused naming
+// the encoding and how to save it as UTF-8.
 std::string read_input_text(const std::string& path, InputRole role, std::uint64_t max_bytes);
 
 // Reads a whole config file (regular, at most kMaxConfigBytes); ConfigError otherwise.

@@ -29,8 +29,9 @@ TEST_CASE("a syntax error's likelier cause is named where it is", "[config][erro
         "(the YAML reader: illegal block entry); indent with spaces, two per level as in "
         "configs/mnist.yaml (an editor can turn tabs into spaces)");
   // A '{' left open: yaml-cpp names the next line.
-  const std::string brace = load_error("seed: 1\nupdater: {type: adam, learningRate: 0.1\n"
-                                       "epochs: 2\n");
+  const std::string brace = load_error(
+      "seed: 1\nupdater: {type: adam, learningRate: 0.1\n"
+      "epochs: 2\n");
   CHECK_THAT(brace, StartsWith("t.yaml:2:10: YAML syntax error: the '{' opened here is not closed "
                                "before line 3 (the YAML reader: end of map flow not found); "
                                "close it with '}'"));
@@ -45,9 +46,10 @@ TEST_CASE("a syntax error's likelier cause is named where it is", "[config][erro
              StartsWith("t.yaml:2:9: YAML syntax error: illegal map value; "));
   // Valid YAML the scan must not take for a mistake: a tab inside a quoted value or a flow
   // collection, a bracket inside quotes or a comment, a flow map over two lines.
-  const dl::Config ok = load("seed: 1 # {not open\nbackend: 'cpu'\nupdater: {type: adam,\n"
-                             "\tlearningRate: 0.5}\n" +
-                             kNetwork);
+  const dl::Config ok = load(
+      "seed: 1 # {not open\nbackend: 'cpu'\nupdater: {type: adam,\n"
+      "\tlearningRate: 0.5}\n" +
+      kNetwork);
   CHECK(ok.updater.learningRate == 0.5f);
 }
 
@@ -98,6 +100,30 @@ TEST_CASE("a missing or unreadable config file", "[config][errors]") {
     CHECK(std::string(e.what()) ==
           "/tmp: is a directory, not a regular file; give --config the path of a YAML file");
   }
+}
+
+TEST_CASE("a config saved as UTF-16 is refused naming the encoding and the fix",
+          "[config][errors]") {
+  const std::string path = "/tmp/dl-train-test-utf16-" + std::to_string(::getpid()) + ".yaml";
+  {
+    std::ofstream out(path, std::ios::binary);
+    // "seed: 1\n" as Windows Notepad's "Unicode": a byte order mark, then little-endian pairs.
+    out << std::string(
+        "\xFF\xFEs\0e\0e\0d\0:\0 \0"
+        "1\0\n\0",
+        18);
+  }
+  try {
+    dl::load_config_file(path);
+    FAIL("a UTF-16 config loaded");
+  } catch (const dl::ConfigError& e) {
+    CHECK(std::string(e.what()) ==
+          path +
+              ": is UTF-16LE text (as Windows saves \"Unicode\" text), but a config is read "
+              "as UTF-8; save it as UTF-8 (an editor's \"Save as\" encoding, or iconv -f "
+              "UTF-16LE -t UTF-8 FILE > NEW_FILE)");
+  }
+  std::remove(path.c_str());
 }
 
 TEST_CASE("a config that is a FIFO, a device or too big is refused before it is read",

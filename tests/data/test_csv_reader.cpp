@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "data/csv_reader.hpp"
 #include "csv_test_files.hpp"
+#include "data/csv_reader.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -16,15 +16,30 @@ namespace {
 using dl::test::csv_request;
 using dl::test::write_text;
 
+// ASCII text in UTF-16 or UTF-32, each way round, with and without a byte order mark.
+std::string wide_text(const std::string& ascii, int width, bool little_endian, bool mark) {
+  std::string out;
+  const auto put = [&](unsigned code) {
+    for (int b = 0; b < width; ++b) {
+      const int shift = 8 * (little_endian ? b : width - 1 - b);
+      out.push_back(static_cast<char>((code >> shift) & 0xFF));
+    }
+  };
+  if (mark) put(0xFEFF);
+  for (const char c : ascii) put(static_cast<unsigned char>(c));
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("csv: quoted fields, a byte order mark and CRLF read as the plain file does", "[csv]") {
   dl::test::TempDir dir;
   const dl::Dataset plain =
       dl::read_csv(csv_request(write_text(dir, "plain.csv", "a,b,label\n0.5,1,2\n-3,4.25,0\n")));
-  const dl::Dataset quoted = dl::read_csv(csv_request(write_text(
-      dir, "quoted.csv",
-      "\xEF\xBB\xBF\"pixel, a\",\"b \"\"x\"\"\",label\r\n\"0.5\", 1 ,\"2\"\r\n -3 ,\"4.25\" , 0\r\n")));
+  const dl::Dataset quoted = dl::read_csv(
+      csv_request(write_text(dir, "quoted.csv",
+                             "\xEF\xBB\xBF\"pixel, a\",\"b \"\"x\"\"\",label\r\n\"0.5\", 1 "
+                             ",\"2\"\r\n -3 ,\"4.25\" , 0\r\n")));
   REQUIRE(plain.size() == 2);
   CHECK(plain.features() == std::vector<float>{0.5f, 1.0f, -3.0f, 4.25f});
   CHECK(plain.labels() == std::vector<std::int32_t>{2, 0});
@@ -34,10 +49,38 @@ TEST_CASE("csv: quoted fields, a byte order mark and CRLF read as the plain file
 
 TEST_CASE("csv: a byte order mark without a header is not part of the first number", "[csv]") {
   dl::test::TempDir dir;
-  dl::CsvRequest r = csv_request(write_text(dir, "bom.csv", "\xEF\xBB\xBF" "1,2,1\n"));
+  dl::CsvRequest r = csv_request(write_text(dir, "bom.csv",
+                                            "\xEF\xBB\xBF"
+                                            "1,2,1\n"));
   r.skip_lines = 0;
   const dl::Dataset d = dl::read_csv(r);
   CHECK(d.features() == std::vector<float>{1.0f, 2.0f});
+}
+
+TEST_CASE("csv: a file in UTF-16 or UTF-32 is refused naming its encoding and the fix", "[csv]") {
+  dl::test::TempDir dir;
+  for (const int width : {2, 4}) {
+    for (const bool little : {true, false}) {
+      for (const bool mark : {true, false}) {
+        const std::string encoding =
+            std::string(width == 2 ? "UTF-16" : "UTF-32") + (little ? "LE" : "BE");
+        INFO(encoding << (mark ? " with" : " without") << " a byte order mark");
+        const std::string path =
+            write_text(dir, "wide.csv", wide_text("a,b,label\n0.5,1,2\n", width, little, mark));
+        try {
+          dl::read_csv(csv_request(path));
+          FAIL("a wide-text CSV was read");
+        } catch (const dl::DataError& e) {
+          CHECK(std::string(e.what()) ==
+                path + ": is " + encoding + " text" +
+                    (width == 2 ? " (as Windows saves \"Unicode\" text)" : "") +
+                    ", but a data file is read as UTF-8; save it as UTF-8 (an editor's \"Save "
+                    "as\" encoding, or iconv -f " +
+                    encoding + " -t UTF-8 FILE > NEW_FILE)");
+        }
+      }
+    }
+  }
 }
 
 TEST_CASE("csv: a quote left open or text after a closing quote is one line naming the row",
