@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 namespace dl {
 namespace {
@@ -179,6 +180,33 @@ bool starts_with(const std::uint8_t* bytes, std::size_t size,
   return size >= N && std::memcmp(bytes, s.data(), N) == 0;
 }
 
+// Image formats dl-train does not decode, told by their first bytes, so that a refusal names
+// the format rather than "not an image" (torchvision's ImageFolder and Keras read some of them).
+struct ForeignFormat {
+  const char* name;
+  std::size_t offset;  // where `magic` starts
+  std::string_view magic;
+};
+constexpr std::array<ForeignFormat, 8> kForeignFormats{{
+    {"GIF", 0, "GIF8"},
+    {"BMP", 0, "BM"},
+    {"WebP", 8, "WEBP"},
+    {"TIFF", 0, std::string_view("II*\0", 4)},
+    {"TIFF", 0, std::string_view("MM\0*", 4)},
+    {"HEIF (HEIC)", 4, "ftypheic"},
+    {"HEIF", 4, "ftypmif1"},
+    {"AVIF", 4, "ftypavif"},
+}};
+
+const char* foreign_format(const std::uint8_t* bytes, std::size_t size) {
+  for (const ForeignFormat& f : kForeignFormats) {
+    if (size >= f.offset + f.magic.size() &&
+        std::memcmp(bytes + f.offset, f.magic.data(), f.magic.size()) == 0)
+      return f.name;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 ImageKind image_kind(const std::uint8_t* bytes, std::size_t size) {
@@ -197,6 +225,11 @@ DecodedImage decode_image(const std::uint8_t* bytes, std::size_t size, int chann
     case ImageKind::kUnknown:
       break;
   }
+  if (const char* format = foreign_format(bytes, size))
+    throw ImageDecodeError(fmt::format(
+        "is a {} image, which dl-train does not decode (PNG and JPEG only): convert it to PNG or "
+        "JPEG (e.g. ImageMagick's mogrify -format png)",
+        format));
   throw ImageDecodeError("is not an image: it starts with neither PNG's nor JPEG's signature");
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <optional>
@@ -34,9 +35,10 @@ struct Listing {
 // Why a path cannot be read, and the fix.
 std::string unreadable(const std::error_code& error) {
   if (error.value() == ELOOP)
-    return fmt::format("cannot be read: a symbolic-link loop ({}); point the link at a real "
-                       "file or folder, or remove it",
-                       error.message());
+    return fmt::format(
+        "cannot be read: a symbolic-link loop ({}); point the link at a real "
+        "file or folder, or remove it",
+        error.message());
   return fmt::format("cannot be read: {}; check the path and its permissions", error.message());
 }
 
@@ -44,7 +46,16 @@ std::string folder_error(const std::string& where, const std::error_code& error)
   return printable_path(where) + ": " + unreadable(error);
 }
 
-// The entries of `dir` in byte order of their names, hidden ones ('.' first) left out.
+// Files Windows Explorer writes into folders of pictures (thumbnail caches, folder settings):
+// never samples, so left out like hidden files, as torchvision's ImageFolder and Keras leave them
+// out (by their extension).
+bool is_system_metadata(std::string name) {
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name == "thumbs.db" || name == "ehthumbs.db" || name == "desktop.ini";
+}
+
+// The entries of `dir` in byte order of their names, hidden ones ('.' first) and system metadata
+// files left out.
 std::vector<fs::directory_entry> sorted_entries(const fs::path& dir) {
   std::error_code error;
   fs::directory_iterator it(dir, error);
@@ -52,7 +63,8 @@ std::vector<fs::directory_entry> sorted_entries(const fs::path& dir) {
   std::vector<fs::directory_entry> entries;
   for (; it != fs::directory_iterator(); it.increment(error)) {
     if (error) throw DataError(folder_error(dir.string(), error));
-    if (it->path().filename().string().rfind('.', 0) == 0) continue;
+    const std::string name = it->path().filename().string();
+    if (name.rfind('.', 0) == 0 || is_system_metadata(name)) continue;
     entries.push_back(*it);
   }
   if (error) throw DataError(folder_error(dir.string(), error));
@@ -67,13 +79,15 @@ void check_is_folder(const std::string& directory, const std::string& key) {
   const fs::file_status status = fs::status(directory, error);
   if (error && error.value() != ENOENT) throw DataError(folder_error(directory, error));
   if (!fs::exists(status))
-    throw DataError(fmt::format("{}: missing; {} names a folder with one subfolder of images per "
-                                "class: fix the path",
-                                directory, key));
+    throw DataError(
+        fmt::format("{}: missing; {} names a folder with one subfolder of images per "
+                    "class: fix the path",
+                    directory, key));
   if (!fs::is_directory(status))
-    throw DataError(fmt::format("{}: is not a folder; {} names a folder with one subfolder of "
-                                "images per class",
-                                directory, key));
+    throw DataError(
+        fmt::format("{}: is not a folder; {} names a folder with one subfolder of "
+                    "images per class",
+                    directory, key));
 }
 
 std::vector<fs::path> class_folders(const std::string& directory, const std::string& key) {
@@ -86,16 +100,18 @@ std::vector<fs::path> class_folders(const std::string& directory, const std::str
     if (error) throw DataError(folder_error(entry.path().string(), error));
     if (!folder) continue;
     if (!is_valid_utf8(name) || has_control_character(name))
-      throw DataError(fmt::format("{}: the class folder's name is not UTF-8 or holds a control "
-                                  "character; rename it (class names are written to the run's "
-                                  "files)",
-                                  printable_path(entry.path().string())));
+      throw DataError(
+          fmt::format("{}: the class folder's name is not UTF-8 or holds a control "
+                      "character; rename it (class names are written to the run's "
+                      "files)",
+                      printable_path(entry.path().string())));
     folders.push_back(entry.path());
   }
   if (folders.empty())
-    throw DataError(fmt::format("{}: has no class folders; {} names a folder with one subfolder "
-                                "per class (e.g. {}/cat/1.png, {}/dog/2.jpg)",
-                                directory, key, directory, directory));
+    throw DataError(
+        fmt::format("{}: has no class folders; {} names a folder with one subfolder "
+                    "per class (e.g. {}/cat/1.png, {}/dog/2.jpg)",
+                    directory, key, directory, directory));
   return folders;
 }
 
@@ -112,8 +128,9 @@ void list_class(const fs::path& folder, std::int32_t label, Listing& listing) {
     }
     ++found;
     if (fs::is_directory(status)) {
-      listing.bad.push_back({printable_path(path), "is a folder inside a class folder; images go "
-                                                   "directly in their class's folder"});
+      listing.bad.push_back({printable_path(path),
+                             "is a folder inside a class folder; images go "
+                             "directly in their class's folder"});
     } else if (!is_valid_utf8(entry.path().filename().string())) {
       listing.bad.push_back({printable_path(path), "the file name is not UTF-8; rename it"});
     } else {
@@ -121,9 +138,10 @@ void list_class(const fs::path& folder, std::int32_t label, Listing& listing) {
     }
   }
   if (found == 0)
-    throw DataError(fmt::format("{}: the class folder holds no images; add the class's images or "
-                                "remove the folder",
-                                printable_path(folder.string())));
+    throw DataError(
+        fmt::format("{}: the class folder holds no images; add the class's images or "
+                    "remove the folder",
+                    printable_path(folder.string())));
 }
 
 Listing list_folder(const ImageFolderRequest& request) {
@@ -137,10 +155,10 @@ Listing list_folder(const ImageFolderRequest& request) {
         request.directory, fmt::join(listing.class_names, ", "),
         fmt::join(request.expected_classes, ", ")));
   if (static_cast<int>(folders.size()) != request.num_classes)
-    throw DataError(fmt::format("{}: has {} class folders but data.numClasses is {}; set "
-                                "data.numClasses: {}",
-                                request.directory, folders.size(), request.num_classes,
-                                folders.size()));
+    throw DataError(
+        fmt::format("{}: has {} class folders but data.numClasses is {}; set "
+                    "data.numClasses: {}",
+                    request.directory, folders.size(), request.num_classes, folders.size()));
   for (std::size_t c = 0; c < folders.size(); ++c)
     list_class(folders[c], static_cast<std::int32_t>(c), listing);
   return listing;
@@ -153,8 +171,8 @@ DecodeTarget decode_target(const ImageFolderRequest& r) {
 // Decodes every file on the readers' pool (parallel_for.hpp), file i into out(i); stops early on
 // a bad file when the run would stop anyway.
 template <class Out>
-std::vector<FileDecode> decode_all(const std::vector<ImageFile>& files,
-                                   const ImageFolderRequest& r, Out out) {
+std::vector<FileDecode> decode_all(const std::vector<ImageFile>& files, const ImageFolderRequest& r,
+                                   Out out) {
   std::vector<FileDecode> results(files.size());
   const DecodeTarget target = decode_target(r);
   parallel_for_each_index(files.size(), [&](std::size_t i) {
@@ -196,8 +214,8 @@ std::vector<std::size_t> usable_files(const std::vector<ImageFile>& files,
     kept.push_back(i);
   }
   if (kept.empty())
-    throw DataError(fmt::format("{}: none of its {} files is a usable image; {}",
-                                request.directory, files.size(), kBadImageFileFix));
+    throw DataError(fmt::format("{}: none of its {} files is a usable image; {}", request.directory,
+                                files.size(), kBadImageFileFix));
   return kept;
 }
 
@@ -246,8 +264,8 @@ Dataset read_streamed(std::vector<ImageFile> files, const ImageFolderRequest& re
   std::vector<std::int32_t> labels;
   for (const ImageFile& f : kept_files) labels.push_back(f.label);
   const std::size_t count = kept_files.size();
-  auto store = std::make_shared<const ImageStore>(std::move(kept_files), target,
-                                                  request.cache_bytes);
+  auto store =
+      std::make_shared<const ImageStore>(std::move(kept_files), target, request.cache_bytes);
   origin.holding = fmt::format(
       "{} images streamed: their {} decoded bytes exceed {}, so each batch's images are decoded "
       "as it is gathered, up to {} of them kept decoded for later epochs",

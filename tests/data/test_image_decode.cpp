@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "image_test_files.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 using dl::test::encode_gray_jpeg;
 using dl::test::encode_jpeg;
@@ -120,6 +122,28 @@ TEST_CASE("JPEG: CMYK (YCCK) read by Adobe's inverted convention, as Pillow read
 TEST_CASE("bad images: refused with what is wrong", "[image]") {
   const std::vector<std::uint8_t> text{'h', 'e', 'l', 'l', 'o'};
   CHECK_THAT(decode_error(text), Contains("is not an image"));
+  // Formats other readers take, named by their first bytes.
+  const auto bytes = [](std::string_view s) {
+    return std::vector<std::uint8_t>(s.begin(), s.end());
+  };
+  CHECK(decode_error(bytes("GIF89a\x01\x00")) ==
+        "is a GIF image, which dl-train does not decode (PNG and JPEG only): convert it to PNG or "
+        "JPEG (e.g. ImageMagick's mogrify -format png)");
+  CHECK_THAT(decode_error(bytes("BM\x36\x00")), StartsWith("is a BMP image"));
+  CHECK_THAT(decode_error(bytes(std::string_view("RIFF\x24\0\0\0"
+                                                 "WEBPVP8 ",
+                                                 16))),
+             StartsWith("is a WebP image"));
+  CHECK_THAT(decode_error(bytes(std::string_view("II*\0\x08\0", 6))),
+             StartsWith("is a TIFF image"));
+  CHECK_THAT(decode_error(bytes(std::string_view("\0\0\0\x18"
+                                                 "ftypheic",
+                                                 12))),
+             StartsWith("is a HEIF (HEIC) image"));
+  CHECK_THAT(decode_error(bytes(std::string_view("RIFF\x24\0\0\0"
+                                                 "WAVEfmt ",
+                                                 16))),
+             Contains("is not an image"));
   std::vector<std::uint8_t> png = encode_png(3, 2, 1, {1, 2, 3, 4, 5, 6});
   png.resize(png.size() - 20);
   CHECK_THAT(decode_error(png), Contains("is not a valid PNG"));

@@ -160,3 +160,19 @@ TEST_CASE("image store: a worker's loader decodes its own samples only", "[image
   CHECK(own < static_cast<std::size_t>(streamed.size()) / 2 + 4);
   CHECK(streamed.store()->cached() == own);
 }
+
+TEST_CASE("image folder: Windows' and hidden metadata files are no samples", "[image]") {
+  const dl::test::TempDir dir;
+  write_folder(dir);
+  const dl::test::Bytes junk{'j', 'u', 'n', 'k'};
+  for (const char* name :
+       {"a/Thumbs.db", "b/desktop.ini", "a/ehthumbs.db", "b/DESKTOP.INI", "a/.DS_Store"})
+    dl::test::write_plain(dir.file(name), junk);
+  // Under onBadFile: stop (the default) any other file that is no image stops the read.
+  const dl::Dataset data = dl::read_image_folder(request(dir, UINT64_MAX));
+  CHECK(data.size() == 2 * kPerClass);
+  CHECK(data.origin().skipped.empty());
+  dl::test::write_plain(dir.file("a/notes.txt"), junk);
+  CHECK_THROWS_WITH(dl::read_image_folder(request(dir, UINT64_MAX)),
+                    Contains("notes.txt: is not an image"));
+}
