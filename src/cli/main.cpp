@@ -14,6 +14,7 @@
 #include <chrono>
 #include <iostream>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,59 @@ std::string existing_run_directory(std::string& path) {
   return {};
 }
 
+// The commands that read what training wrote or what this machine has, beside training and the
+// model commands: their options, filled by parsing, and the call of the one chosen.
+struct ReadingCommands {
+  dl::CommonOptions validate_common, eval_common;
+  dl::ValidateFlags validate_flags;
+  bool eval_json = false, inspect_json = false, info_json = false;
+  std::string model_path, predictions_path, inspect_path, report_output;
+  std::vector<std::string> report_runs;
+  CLI::App *validate = nullptr, *eval = nullptr, *inspect = nullptr, *info = nullptr,
+           *report = nullptr;
+
+  void add_to(CLI::App& app) {
+    const char* json_help = "print one JSON document instead of text";
+    validate = app.add_subcommand(
+        "validate",
+        "check a config and read its data files as training would; print the config resolved "
+        "and the layer table");
+    add_common(*validate, validate_common, true);
+    validate->add_flag("--json", validate_flags.json, json_help);
+    validate->add_flag("--config-only", validate_flags.config_only,
+                       "check the config only, not its data files (which may be absent here)");
+    eval = app.add_subcommand("eval", "evaluate a saved model or checkpoint on the test set");
+    add_common(*eval, eval_common, false);
+    eval->add_option("-m,--model", model_path, "model.dlm or a checkpoint file")->required();
+    eval->add_flag("--json", eval_json, json_help);
+    eval->add_option("--predictions", predictions_path,
+                     "also write each test example's label, prediction and probabilities (CSV)");
+    inspect = app.add_subcommand("inspect", "print what a model or checkpoint file holds");
+    inspect->add_option("-m,--model", inspect_path, "model.dlm or a checkpoint file")->required();
+    inspect->add_flag("--json", inspect_json, json_help);
+    info = app.add_subcommand("info", "list backends and devices");
+    info->add_flag("--json", info_json, json_help);
+    report = app.add_subcommand(
+        "report", "write report.html for a run directory, or one page comparing several runs");
+    report->add_option("runs", report_runs, "run directories")
+        ->required()
+        ->check(CLI::Validator(existing_run_directory, "DIR", "run directory"));
+    report->add_option("-o,--output", report_output,
+                       "the page to write (default: RUN_DIR/report.html for one run, "
+                       "report.html for several)");
+  }
+
+  // The chosen command's exit code; nullopt when none of these was chosen.
+  std::optional<int> run() const {
+    if (*validate) return dl::run_validate(validate_common, validate_flags);
+    if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
+    if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
+    if (*info) return dl::run_info(info_json);
+    if (*report) return dl::run_report(report_runs, report_output);
+    return std::nullopt;
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,48 +165,12 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", dl::version_text());
   app.require_subcommand(0, 1);
   app.failure_message(usage_error);
-  bool eval_json = false, inspect_json = false, info_json = false;
-  dl::ValidateFlags validate_flags;
-  const char* json_help = "print one JSON document instead of text";
   TrainCommand top_level, train_command;
   top_level.add_to(app, false);
-
-  dl::CommonOptions validate_common, eval_common;
   CLI::App* train = app.add_subcommand("train", "train a network (the default command)");
   train_command.add_to(*train, true);
-  CLI::App* validate = app.add_subcommand(
-      "validate",
-      "check a config and read its data files as training would; print the config resolved and "
-      "the layer table");
-  add_common(*validate, validate_common, true);
-  validate->add_flag("--json", validate_flags.json, json_help);
-  validate->add_flag("--config-only", validate_flags.config_only,
-                     "check the config only, not its data files (which may be absent here)");
-  CLI::App* eval =
-      app.add_subcommand("eval", "evaluate a saved model or checkpoint on the test set");
-  std::string model_path;
-  add_common(*eval, eval_common, false);
-  eval->add_option("-m,--model", model_path, "model.dlm or a checkpoint file")->required();
-  eval->add_flag("--json", eval_json, json_help);
-  std::string predictions_path;
-  eval->add_option("--predictions", predictions_path,
-                   "also write each test example's label, prediction and probabilities (CSV)");
-  CLI::App* inspect = app.add_subcommand("inspect", "print what a model or checkpoint file holds");
-  std::string inspect_path;
-  inspect->add_option("-m,--model", inspect_path, "model.dlm or a checkpoint file")->required();
-  inspect->add_flag("--json", inspect_json, json_help);
-  CLI::App* info = app.add_subcommand("info", "list backends and devices");
-  info->add_flag("--json", info_json, json_help);
-  CLI::App* report = app.add_subcommand(
-      "report", "write report.html for a run directory, or one page comparing several runs");
-  std::vector<std::string> report_runs;
-  std::string report_output;
-  report->add_option("runs", report_runs, "run directories")
-      ->required()
-      ->check(CLI::Validator(existing_run_directory, "DIR", "run directory"));
-  report->add_option("-o,--output", report_output,
-                     "the page to write (default: RUN_DIR/report.html for one run, "
-                     "report.html for several)");
+  ReadingCommands reading;
+  reading.add_to(app);
   dl::ModelCommands model_commands;
   dl::add_model_commands(app, model_commands);
 
@@ -179,11 +197,7 @@ int main(int argc, char** argv) {
     if (*train) {
       return train_command.run(*processes);
     }
-    if (*validate) return dl::run_validate(validate_common, validate_flags);
-    if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
-    if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
-    if (*info) return dl::run_info(info_json);
-    if (*report) return dl::run_report(report_runs, report_output);
+    if (const std::optional<int> code = reading.run()) return *code;
     if (model_commands.chosen()) return dl::run_model_command(model_commands);
     if (top_level.common.config_path.empty()) {
       std::cerr << app.help();
