@@ -23,6 +23,12 @@ SourceLocation ReadContext::location(const std::string& path, const YAML::Node& 
                                                  path[written.size()] == '.');
     if (at_or_below) return SourceLocation{it->text, 0, 0};
   }
+  // An empty value's mark is where the parser met the next token, lines below the key when
+  // comments follow: its key's place, remembered when the key was read, is the one to name.
+  if (node.IsDefined() && node.IsNull()) {
+    const auto key = written_.find(path);
+    if (key != written_.end()) return key->second;
+  }
   SourceLocation where{source_, 0, 0};
   if (node.IsDefined()) {
     const YAML::Mark mark = node.Mark();

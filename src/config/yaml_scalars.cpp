@@ -110,10 +110,13 @@ std::string describe_node(const YAML::Node& node) {
 
 std::string scalar_text(const ReadContext& ctx, const std::string& path, const YAML::Node& node,
                         const std::string& expected) {
-  if (!node.IsDefined() || node.IsNull())
-    ctx.fail(
-        path, node, fmt::format("{} has no value", path),
-        fmt::format("write {} after the colon, or remove the key to use the default", expected));
+  if (!node.IsDefined() || node.IsNull()) {
+    // A value from --set has no line: it was written after the '='.
+    const bool from_set = ctx.location(path, node).line == 0;
+    ctx.fail(path, node, fmt::format("{} has no value", path),
+             fmt::format("write {} after the {}, or remove the key to use the default", expected,
+                         from_set ? "'='" : "colon"));
+  }
   if (!node.IsScalar())
     ctx.fail(path, node, fmt::format("{} must be {}, got {}", path, expected, describe_node(node)),
              "write a single value, not a map or a list");

@@ -234,6 +234,23 @@ TEST_CASE("missing required values", "[config][errors]") {
   CHECK_THAT(empty_layers, Contains("layers is empty"));
 }
 
+TEST_CASE("a key with no value is named at the key, not where the next token is",
+          "[config][errors]") {
+  // yaml-cpp marks an empty value where it met the next token: below the comments that follow.
+  CHECK(load_error("epochs:\n# comment\n\n# another\n" + kNetwork) ==
+        "t.yaml:1:1: epochs has no value; write an integer after the colon, or remove the key to "
+        "use the default");
+  CHECK_THAT(load_error("updater:\n  type: adam\n  learningRate:\n  # later\n" + kNetwork),
+             StartsWith("t.yaml:3:3: updater.learningRate has no value; "));
+  CHECK_THAT(load_error("inputType: {feedForward: {size: 4}}\nlayers:\n  - dense:\n      nOut:\n"
+                        "  # note\n  - output: {nOut: 3}\n"),
+             StartsWith("t.yaml:4:7: layers.0.nOut has no value; "));
+  // From --set, the value is to be written after the '='.
+  CHECK(load_error(kNetwork, {"epochs="}) ==
+        "--set epochs=: epochs has no value; write an integer after the '=', or remove the key to "
+        "use the default");
+}
+
 TEST_CASE("unknown enum values get a suggestion or the list", "[config][errors]") {
   const std::string activation = load_error("activation: rleu\n" + kNetwork);
   CHECK_THAT(activation, StartsWith("t.yaml:1:13: "));
