@@ -16,14 +16,20 @@ mkdir -m 777 "$WORK/runs"
 # nobody runs already. OpenBLAS starts its own threads before main: one here, so the count is
 # dl-train's (main, standard error's and standard output's writers, the signal handler, then the
 # workers and their compute threads).
-limited() {
+# as_nobody THREADS ARGS...: dl-train ARGS as nobody, under that limit.
+as_nobody() {
   local threads=$1
   shift
   local running
   running=$(ps -L -u nobody --no-headers 2>/dev/null | wc -l)
-  mapfile -t args < <(small_args "$WORK/data" "$WORK/runs/$threads-$*" "$@")
   OPENBLAS_NUM_THREADS=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-    prlimit --nproc=$((running + threads)) "$DL_TRAIN" "${args[@]}"
+    prlimit --nproc=$((running + threads)) "$DL_TRAIN" "$@"
+}
+limited() {
+  local threads=$1
+  shift
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/runs/$threads-$*" "$@")
+  as_nobody "$threads" "${args[@]}"
 }
 
 expect_failure 7 "^dl-train: error: could not start worker 1's thread: Resource temporarily unavailable; " \
@@ -61,10 +67,7 @@ chmod 644 "$WORK/csv.yaml"
 csv_limited() {
   local threads=$1
   shift
-  local running
-  running=$(ps -L -u nobody --no-headers 2>/dev/null | wc -l)
-  OPENBLAS_NUM_THREADS=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
-    prlimit --nproc=$((running + threads)) "$DL_TRAIN" --config "$WORK/csv.yaml" "$@"
+  as_nobody "$threads" --config "$WORK/csv.yaml" "$@"
 }
 expect_failure 7 "^dl-train: error: could not start worker [01]'s batch prefetch thread: " \
   "raise ulimit -u$" -- csv_limited 6 --set "output.directory=$WORK/runs/csv-6"
