@@ -149,4 +149,25 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
     CHECK_THAT(load_error(head + "  - dense: {nOut: 3, inputs: []}\n  - output: {nOut: 2}\n"),
                StartsWith("t.yaml:3:"));
   }
+  // The generic advice for a non-string ("write a single value, not a map or a list") told the
+  // user not to write the list that inputs takes.
+  SECTION("inputs that are a map, a nested list or no value name the shapes inputs takes") {
+    const std::string map =
+        load_error(head + "  - dense: {nOut: 3, inputs: {x: a}}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(map, StartsWith("t.yaml:3:30: layers.0.inputs must be a layer name, got a map; "
+                               "write one layer name (inputs: conv1) or a flat list of them "
+                               "(inputs: [conv1, shortcut])"));
+    CHECK_THAT(map, !Contains("not a map or a list"));
+    const std::string nested =
+        load_error(head + "  - dense: {nOut: 3, inputs: [[input]]}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(nested, StartsWith("t.yaml:3:31: layers.0.inputs.0 must be a layer name, got a "
+                                  "list; write one layer name"));
+    const std::string none =
+        load_error(head + "  - dense: {nOut: 3, inputs: ~}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(none, StartsWith("t.yaml:3:30: layers.0.inputs has no value; write one layer name"));
+    CHECK_THAT(none, Contains("or remove the key to read the layer before"));
+    CHECK_THAT(load_error(head + "  - dense: {nOut: 3}\n  - output: {nOut: 2}\n",
+                          {"layers.1.inputs={a: 1}"}),
+               StartsWith("--set layers.1.inputs={a: 1}: layers.1.inputs must be a layer name"));
+  }
 }
