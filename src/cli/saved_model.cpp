@@ -1,6 +1,7 @@
 #include "cli/saved_model.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "data/data_sources.hpp"
 #include "io/run_files.hpp"
 #include "nn/model.hpp"
+#include "train/resume_keys.hpp"
 
 namespace dl {
 
@@ -50,6 +52,16 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
         "{}: saved from a different network ({}) than {} describes ({}); pass the config the "
         "model was trained with",
         model_path, saved.state.network_signature, saved.config_path, signature));
+  }
+  // Same parameter counts can still wire or activate them otherwise (a concat's order, an
+  // activation): the file's recorded layers decide (files written before they were recorded
+  // have none, and pass as before).
+  const std::vector<std::string> changed = changed_network_keys(saved.config, saved.state);
+  if (!changed.empty()) {
+    throw CheckpointError(fmt::format(
+        "{}: saved from a different network than {} describes ({}); pass the config the model "
+        "was trained with",
+        model_path, saved.config_path, fmt::join(changed, "; ")));
   }
   const auto names = saved.state.metadata.find(kClassNamesKey);
   if (names != saved.state.metadata.end()) {
