@@ -127,6 +127,21 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
     CHECK_THAT(msg, Contains("'a' gives 4x6x6, 'input' gives 3x8x8"));
     CHECK_THAT(msg, Contains("1x1 convolution"));
   }
+  SECTION("an image of more than one pixel does not join a flat vector") {
+    const std::string msg = load_error(head +
+                                       "  - convolution: {name: a, nOut: 4, kernelSize: 3}\n"
+                                       "  - dense: {name: d, inputs: input, nOut: 4}\n"
+                                       "  - concat: {inputs: [a, d]}\n"
+                                       "  - output: {nOut: 2}\n");
+    CHECK_THAT(msg, StartsWith("t.yaml:5:5: "));
+    CHECK_THAT(msg, Contains("'a' gives 4x6x6 and 'd' gives 4") && Contains("globalPooling"));
+    CHECK_THAT(load_error(head +
+                          "  - convolution: {name: a, nOut: 4, kernelSize: 3}\n"
+                          "  - dense: {name: d, inputs: input, nOut: 144}\n"
+                          "  - add: {inputs: [a, d]}\n"
+                          "  - output: {nOut: 2}\n"),
+               Contains("'a' gives 4x6x6, 'd' gives 144"));
+  }
   SECTION("planes that do not match at a concat") {
     const std::string msg = load_error(head +
                                        "  - convolution: {name: a, nOut: 4, kernelSize: 3}\n"
