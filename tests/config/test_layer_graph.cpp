@@ -96,6 +96,23 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
                                "layer of this network"));
     CHECK_THAT(msg, Contains("did you mean 'stem'?"));
   }
+  // "a, b" or "a b" as one string, where a list was meant: the advice used to be "name one of:
+  // input, a, b", every one of which the user had written.
+  SECTION("several names written as one string, with the list to write") {
+    const std::string layers =
+        "  - dense: {name: a, nOut: 4}\n"
+        "  - dense: {name: b, inputs: input, nOut: 4}\n";
+    const std::string commas =
+        load_error(head + layers + "  - add: {inputs: \"a, b\"}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(commas, StartsWith("t.yaml:5:19: layer 2 'add2' (add) reads 'a, b', which is no "
+                                  "layer of this network; to read several layers, write them as "
+                                  "a YAML list: inputs: [a, b]"));
+    CHECK_THAT(load_error(head + layers + "  - concat: {inputs: a input}\n  - output: {nOut: 2}\n"),
+               Contains("inputs: [a, input]"));
+    // A string whose words are not all layer names keeps the closest-name advice.
+    CHECK_THAT(load_error(head + layers + "  - add: {inputs: \"a, bb\"}\n  - output: {nOut: 2}\n"),
+               !Contains("YAML list"));
+  }
   SECTION("a cycle: a layer reading a layer below it, or itself") {
     const std::string below = load_error(head +
                                          "  - dense: {name: a, nOut: 4, inputs: b}\n"
