@@ -1,6 +1,7 @@
 #include "cli/saved_model.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "data/data_sources.hpp"
 #include "io/run_files.hpp"
 #include "nn/model.hpp"
+#include "train/resume_keys.hpp"
 
 namespace dl {
 
@@ -28,6 +30,31 @@ std::string config_beside(const std::string& model_path) {
   }
   throw ConfigError(model_path + ": no " + run_files::kResolvedConfig +
                     " found beside it or in its parent directory; pass --config");
+}
+
+// The model's input normalization, which the config's data.normalize must agree with: either
+// way round, the inputs would differ from the ones it was trained on.
+void read_input_normalization(SavedModel& saved) {
+  const auto it = saved.state.metadata.find(kInputNormalizationKey);
+  const bool recorded = it != saved.state.metadata.end();
+  if (saved.config.data.normalize && !recorded)
+    throw CheckpointError(fmt::format(
+        "{}: {} sets data.normalize but the model file holds no input normalization; pass the "
+        "config the model was trained with",
+        saved.model_path, saved.config_path));
+  if (!saved.config.data.normalize && recorded)
+    throw CheckpointError(fmt::format(
+        "{}: the model was trained on normalized inputs but {} sets data.normalize: false, so "
+        "it would be given raw pixels; pass the config the model was trained with, or set "
+        "data.normalize: true (the model's own statistics are used)",
+        saved.model_path, saved.config_path));
+  if (!recorded) return;
+  try {
+    parse_normalization(it->second, saved.input);
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(fmt::format("{}: damaged {} metadata: {}", saved.model_path,
+                                      kInputNormalizationKey, e.what()));
+  }
 }
 
 }  // namespace
@@ -51,25 +78,22 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
         "model was trained with",
         model_path, saved.state.network_signature, saved.config_path, signature));
   }
+  // Same parameter counts can still wire or activate them otherwise (a concat's order, an
+  // activation): the file's recorded layers decide (files written before they were recorded
+  // have none, and pass as before).
+  const std::vector<std::string> changed = changed_network_keys(saved.config, saved.state);
+  if (!changed.empty()) {
+    throw CheckpointError(fmt::format(
+        "{}: saved from a different network than {} describes ({}); pass the config the model "
+        "was trained with",
+        model_path, saved.config_path, fmt::join(changed, "; ")));
+  }
   const auto names = saved.state.metadata.find(kClassNamesKey);
   if (names != saved.state.metadata.end()) {
     std::istringstream lines(names->second);
     for (std::string name; std::getline(lines, name);) saved.class_names.push_back(name);
   }
-  if (saved.config.data.normalize) {
-    const auto it = saved.state.metadata.find(kInputNormalizationKey);
-    if (it == saved.state.metadata.end())
-      throw CheckpointError(fmt::format(
-          "{}: {} sets data.normalize but the model file holds no input normalization; pass the "
-          "config the model was trained with",
-          model_path, saved.config_path));
-    try {
-      parse_normalization(it->second, saved.input);
-    } catch (const std::invalid_argument& e) {
-      throw CheckpointError(
-          fmt::format("{}: damaged {} metadata: {}", model_path, kInputNormalizationKey, e.what()));
-    }
-  }
+  read_input_normalization(saved);
   return saved;
 }
 

@@ -153,7 +153,9 @@ void read_file(const std::string& path, const CifarSource& source, std::int64_t 
                CifarRecords& out) {
   const Variant& v = variant(source.cifar100);
   const std::size_t bytes_per_record = record_bytes(v);
-  GzInput in(path);
+  GzInput in(path, ExpectedFile{fmt::format("a {} batch file", v.name),
+                                v.label_bytes == cifar::kCifar10LabelBytes ? "test_batch.bin"
+                                                                            : "test.bin"});
   std::vector<std::uint8_t> chunk(kRecordsPerRead * bytes_per_record);
   std::int64_t records = 0;
   std::uint64_t file_bytes = 0;

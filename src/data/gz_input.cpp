@@ -34,13 +34,11 @@ std::string zlib_reason(const char* message, const std::string& path) {
 
 }  // namespace
 
-GzInput::GzInput(const std::string& path) : path_(path) {
+GzInput::GzInput(const std::string& path, const ExpectedFile& expected) : path_(path) {
   std::error_code ignored;
   if (std::filesystem::is_directory(path, ignored)) {
-    throw DataError(
-        fmt::format("{}: is a directory, not an IDX file; name the file itself, e.g. "
-                    "{}/train-images-idx3-ubyte.gz",
-                    path, path));
+    throw DataError(fmt::format("{}: is a directory, not {}; name the file itself, e.g. {}/{}",
+                                path, expected.what, path, expected.example_name));
   }
   InputFd input(path, InputRole::kData);
   errno = 0;

@@ -11,10 +11,17 @@
 
 namespace dl {
 
+// What the reader expects the path to be, for the message when it names a folder: "an IDX file"
+// with "train-images-idx3-ubyte.gz", "a CIFAR-10 batch file" with "test_batch.bin".
+struct ExpectedFile {
+  std::string what;
+  std::string example_name;
+};
+
 class GzInput {
  public:
   // Throws DataError when the file cannot be opened (the message carries strerror).
-  explicit GzInput(const std::string& path);
+  GzInput(const std::string& path, const ExpectedFile& expected);
   ~GzInput();
   GzInput(const GzInput&) = delete;
   GzInput& operator=(const GzInput&) = delete;

@@ -240,6 +240,9 @@ std::int64_t items_to_read(const IdxHeader& h, std::int64_t limit) {
   return limit > 0 ? std::min(limit, h.count) : h.count;
 }
 
+// The IDX reader's files; the example is MNIST's, whose names every IDX data set copies.
+const ExpectedFile kExpectedIdx{"an IDX file", "train-images-idx3-ubyte.gz"};
+
 std::vector<std::uint8_t> read_items(GzInput& in, const IdxHeader& h, std::int64_t limit) {
   const std::int64_t items = items_to_read(h, limit);
   std::vector<std::uint8_t> data = read_payload(in, h, items);
@@ -250,12 +253,12 @@ std::vector<std::uint8_t> read_items(GzInput& in, const IdxHeader& h, std::int64
 }  // namespace
 
 IdxHeader read_idx_header(const std::string& path, IdxKind kind) {
-  GzInput in(path);
+  GzInput in(path, kExpectedIdx);
   return parse_header(in, kind);
 }
 
 IdxImages read_idx_images(const std::string& path, std::int64_t limit) {
-  GzInput in(path);
+  GzInput in(path, kExpectedIdx);
   const IdxHeader h = parse_header(in, IdxKind::kImages);
   IdxImages images;
   images.count = items_to_read(h, limit);
@@ -266,7 +269,7 @@ IdxImages read_idx_images(const std::string& path, std::int64_t limit) {
 }
 
 std::vector<std::uint8_t> read_idx_labels(const std::string& path, std::int64_t limit) {
-  GzInput in(path);
+  GzInput in(path, kExpectedIdx);
   const IdxHeader h = parse_header(in, IdxKind::kLabels);
   return read_items(in, h, limit);
 }

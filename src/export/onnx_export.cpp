@@ -194,6 +194,20 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
   return x;
 }
 
+// A merge's inputs as ONNX tensors of its output's rank: where it joins flat vectors with images
+// of one pixel (merge_input_shapes), those are flattened from [N, c, 1, 1] to [N, c].
+std::vector<std::string> merge_inputs(GraphBuilder& g, const PlannedLayer& p,
+                                      const std::vector<std::string>& xs) {
+  if (p.output.spatial) return xs;
+  std::vector<std::string> flat = xs;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    if (!p.inputs[k].spatial) continue;
+    flat[k] = p.config.name + ".flatten" + std::to_string(k);
+    GraphBuilder::integer(g.node("Flatten", {xs[k]}, flat[k]), "axis", 1);
+  }
+  return flat;
+}
+
 // Adds the nodes of one layer reading `xs` (one name per input), with its parameters at
 // `params`; returns its output.
 std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* params,
@@ -253,10 +267,10 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
     case LayerType::kActivation:
       return add_activation(g, p, x);
     case LayerType::kAdd:
-      g.node("Sum", xs, name);  // Sum: any number of inputs; Add: two
+      g.node("Sum", merge_inputs(g, p, xs), name);  // Sum: any number of inputs; Add: two
       return add_activation(g, p, name);
-    case LayerType::kConcat:
-      GraphBuilder::integer(g.node("Concat", xs, name), "axis", 1);  // channels, or flat features
+    case LayerType::kConcat:  // channels, or flat features
+      GraphBuilder::integer(g.node("Concat", merge_inputs(g, p, xs), name), "axis", 1);
       return name;
     case LayerType::kBatchNormalization: {
       const auto ch = static_cast<std::size_t>(p.input.channels);

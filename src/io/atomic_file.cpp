@@ -72,7 +72,16 @@ void write_file_atomically(const std::string& path, const std::vector<ByteSpan>&
   const std::string temp = temporary_path(path, ::getpid());
   // Created, never followed: a link planted at the temporary name is not written through.
   int fd = create_temporary(temp, kNewFileMode);
-  if (fd < 0) throw_write_error(path, "creating " + temp, errno);
+  const int create_error = errno;
+  if (fd < 0 && (create_error == ENOENT || create_error == ENOTDIR)) {
+    // Not space, permission or size (throw_write_error's advice): the folder is not there, never
+    // made (predict -o new/x.csv) or removed while running (a run directory).
+    throw IoError(fmt::format(
+        "{}: cannot write the file: the folder {} does not exist (creating {}: {}); create it or "
+        "move it back, or name a file in an existing folder",
+        path, directory_of(path), temp, std::strerror(create_error)));
+  }
+  if (fd < 0) throw_write_error(path, "creating " + temp, create_error);
 
   // Every failure before the rename goes through here: the old `path` has not been touched yet.
   const auto abandon = [&](const std::string& step, int err) {

@@ -67,7 +67,17 @@ CheckpointDirectory::CheckpointDirectory(std::string directory, int keep_last)
 
 std::string CheckpointDirectory::save(const CheckpointState& state) {
   std::error_code ec;
-  fs::create_directories(directory_, ec);
+  // One level only: the folder it sits in (the run directory) was made and claimed at start. One
+  // that is gone was removed or renamed while training, and making it again would go on writing
+  // a run directory without its marker, resolved config or logs, and exit 0.
+  fs::create_directory(directory_, ec);
+  const fs::path parent = fs::path(directory_).parent_path();
+  if (ec && !parent.empty() && !fs::is_directory(parent)) {
+    throw IoError(fmt::format(
+        "{}: cannot create the checkpoint directory: {} is gone (removed or renamed while "
+        "training); move it back and --resume, or start the run again",
+        directory_, parent.string()));
+  }
   if (ec) {
     throw IoError(fmt::format(
         "{}: cannot create the checkpoint directory: {}; check write permission and free space",

@@ -4,6 +4,7 @@
 
 #include "nn/layer_keys.hpp"
 #include "nn/layer_registry.hpp"
+#include "nn/merge_layer.hpp"
 
 namespace dl {
 
@@ -11,15 +12,17 @@ namespace {
 
 void add_shape(const LayerShaping& shaping, PlannedLayer& planned) {
   const auto& inputs = shaping.inputs();
+  const std::vector<SampleShape> shapes = merge_input_shapes(inputs);
   for (std::size_t k = 1; k < inputs.size(); ++k) {
-    if (inputs[k] == inputs.front()) continue;
+    if (shapes[k] == shapes.front()) continue;
     shaping.fail(fmt::format("it sums inputs of different shapes: '{}' gives {}, '{}' gives {}",
                              shaping.input_names().front(), inputs.front().str(),
                              shaping.input_names()[k], inputs[k].str()),
                  "make the shapes equal (on a residual shortcut, a 1x1 convolution with the "
                  "block's stride and channels), or join them with concat");
   }
-  keep_shape(shaping, planned);
+  planned.output = shapes.front();
+  planned.config.nOut = planned.output.channels;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "config/config_limits.hpp"
 #include "nn/layer_keys.hpp"
 #include "nn/layer_registry.hpp"
+#include "nn/merge_layer.hpp"
 
 namespace dl {
 
@@ -13,20 +14,24 @@ namespace {
 // Image inputs of one height and width: their channels add up; flat inputs: their lengths do.
 void concat_shape(const LayerShaping& shaping, PlannedLayer& planned) {
   const auto& inputs = shaping.inputs();
-  const SampleShape& first = inputs.front();
+  const std::vector<SampleShape> shapes = merge_input_shapes(inputs);
+  const SampleShape& first = shapes.front();
   std::int64_t channels = 0;
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const SampleShape& in = inputs[k];
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    const SampleShape& in = shapes[k];
     const bool fits = in.spatial == first.spatial && in.height == first.height &&
                       in.width == first.width;
     if (!fits)
       shaping.fail(
           fmt::format("it stacks the channels of inputs of one height and width (or joins flat "
                       "vectors), but '{}' gives {} and '{}' gives {}",
-                      shaping.input_names().front(), first.str(), shaping.input_names()[k],
-                      in.str()),
-          "pool or stride the larger input to the other's size, or flatten both with dense "
-          "layers");
+                      shaping.input_names().front(), inputs.front().str(),
+                      shaping.input_names()[k], inputs[k].str()),
+          in.spatial != first.spatial
+              ? "pool the image input to one pixel with globalPooling (its c x 1 x 1 joins flat "
+                "vectors), or flatten it with a dense layer"
+              : "pool or stride the larger input to the other's size, or flatten both with dense "
+                "layers");
     channels += in.channels;
   }
   if (channels * first.height * first.width > config_limits::kMaxFeatureSize)

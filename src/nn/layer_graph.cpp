@@ -1,8 +1,11 @@
 #include "nn/layer_graph.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "config/read_context.hpp"
 #include "config/text_match.hpp"
@@ -46,17 +49,41 @@ void check_names(const Config& config, const LayerSources& g) {
   }
 }
 
+// `text` split at commas and blanks, when it holds two or more words that all name layers (or
+// the input): "a, b" written as one name where a list was meant.
+std::vector<std::string> names_run_together(const std::string& text,
+                                            const std::map<std::string, int>& by_name) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text + ",") {
+    if (c != ',' && c != ' ' && c != '\t') {
+      word += c;
+    } else if (!word.empty()) {
+      words.push_back(word);
+      word.clear();
+    }
+  }
+  for (const std::string& w : words) {
+    if (w != kNetworkInputName && by_name.count(w) == 0) return {};
+  }
+  return words.size() >= 2 ? words : std::vector<std::string>{};
+}
+
 int resolve_one(const Config& config, const LayerSources& g, std::size_t index,
                 const LayerInput& in, const std::map<std::string, int>& by_name) {
   if (in.name == kNetworkInputName) return kNetworkInput;
   const auto it = by_name.find(in.name);
   if (it == by_name.end()) {
     const auto near = closest_match(in.name, readable_names(g, index));
+    const std::vector<std::string> list = names_run_together(in.name, by_name);
     fail_at(in.where,
             fmt::format("{} reads '{}', which is no layer of this network",
                         describe_layer(config, g, index), quoted_value(in.name)),
-            near ? fmt::format("did you mean '{}'?", quoted_value(*near))
-                 : fmt::format("name one of: {}", join_words(readable_names(g, index))));
+            !list.empty() ? fmt::format("to read several layers, write them as a YAML list: "
+                                        "inputs: [{}]",
+                                        quoted_value(fmt::format("{}", fmt::join(list, ", "))))
+            : near        ? fmt::format("did you mean '{}'?", quoted_value(*near))
+                          : fmt::format("name one of: {}", join_words(readable_names(g, index))));
   }
   if (it->second >= static_cast<int>(index))
     fail_at(in.where,

@@ -61,6 +61,21 @@ Field<LayerConfig> layer_name_field() {
       }};
 }
 
+// One name of `inputs`. read_text's own advice ("write a string", "not a map or a list") would
+// send the user away from the list that inputs takes, so its shapes are named here.
+std::string read_input_name(const ReadContext& ctx, const std::string& path,
+                            const YAML::Node& node) {
+  const std::string shapes =
+      "write one layer name (inputs: conv1) or a flat list of them (inputs: [conv1, shortcut])";
+  if (!node.IsDefined() || node.IsNull())
+    ctx.fail(path, node, fmt::format("{} has no value", path),
+             shapes + ", or remove the key to read the layer before");
+  if (!node.IsScalar())
+    ctx.fail(path, node,
+             fmt::format("{} must be a layer name, got {}", path, describe_node(node)), shapes);
+  return read_text(ctx, path, node);
+}
+
 // inputs: one layer name or a list of them; unset (the layer before) is left out of the dump.
 Field<LayerConfig> layer_inputs_field() {
   Field<LayerConfig> field{
@@ -68,7 +83,7 @@ Field<LayerConfig> layer_inputs_field() {
       [](ReadContext& ctx, const std::string& path, const YAML::Node& node, LayerConfig& layer) {
         layer.inputs.clear();
         if (!node.IsSequence()) {
-          layer.inputs.push_back({read_text(ctx, path, node), ctx.location(path, node)});
+          layer.inputs.push_back({read_input_name(ctx, path, node), ctx.location(path, node)});
           return;
         }
         if (node.size() == 0)
@@ -77,7 +92,8 @@ Field<LayerConfig> layer_inputs_field() {
                    "the key to read the layer before");
         for (std::size_t i = 0; i < node.size(); ++i) {
           const std::string item = join_path(path, std::to_string(i));
-          layer.inputs.push_back({read_text(ctx, item, node[i]), ctx.location(item, node[i])});
+          layer.inputs.push_back(
+              {read_input_name(ctx, item, node[i]), ctx.location(item, node[i])});
         }
       },
       [](YAML::Emitter& out, const LayerConfig& layer) {

@@ -109,6 +109,13 @@ LayerShaping::Window LayerShaping::window() const {
                        k[0], k[1], s[0], s[1], p[0], p[1]),
            "fix kernelSize, stride or padding");
   }
+  // Same computes its own padding (window_extent never reads p), so a padding written beside
+  // it would be dropped without a word: the network would differ from what the config says.
+  if (layer_.convolutionMode == ConvolutionMode::kSame && (p[0] != 0 || p[1] != 0))
+    fail(fmt::format("padding {}x{} is given with convolutionMode: Same, which pads by its own "
+                     "rule and ignores padding",
+                     p[0], p[1]),
+         "remove padding to let Same pad, or set convolutionMode: Truncate to pad by hand");
   WindowExtent extent[2];
   for (int d : {kHeight, kWidth}) {
     const auto e = window_extent(in[d], k[d], s[d], p[d], layer_.convolutionMode);

@@ -8,6 +8,12 @@
 
 namespace dl {
 
+// The shapes a merge joins. Where flat vectors meet images of one pixel (globalPooling's
+// c x 1 x 1, which dense layers already read as c values), those images are read as the flat
+// vectors they are in memory, so that a pooled branch adds to or concatenates with a dense one
+// (Keras's GlobalAveragePooling2D beside a Dense); other shapes are returned as they are.
+std::vector<SampleShape> merge_input_shapes(const std::vector<SampleShape>& inputs);
+
 class MergeLayer : public Layer {
  public:
   explicit MergeLayer(PlannedLayer plan) : Layer(std::move(plan)) {}

@@ -1,6 +1,7 @@
 #include "train/resume_keys.hpp"
 
 #include <exception>
+#include <iterator>
 #include <map>
 
 #include <fmt/format.h>
@@ -39,6 +40,11 @@ void flatten(const YAML::Node& node, const std::string& key,
   }
 }
 
+// Of those, the keys that decide what the network computes: a model file records only these.
+bool decides_network(const std::string& key) {
+  return key.rfind("inputType.", 0) == 0 || key.rfind("layers.", 0) == 0;
+}
+
 std::map<std::string, std::string> resume_keys(const Config& config, int ranks) {
   std::map<std::string, std::string> keys;
   flatten(YAML::Load(dump_config_yaml(config)), "", keys);
@@ -46,25 +52,28 @@ std::map<std::string, std::string> resume_keys(const Config& config, int ranks) 
   return keys;
 }
 
-}  // namespace
-
-void save_resume_keys(const Config& config, int ranks, CheckpointState& state) {
-  for (const auto& [key, value] : resume_keys(config, ranks))
-    state.metadata[kMetadataPrefix + key] = value;
+std::map<std::string, std::string> network_keys(const Config& config) {
+  std::map<std::string, std::string> keys = resume_keys(config, 1);
+  for (auto it = keys.begin(); it != keys.end();)
+    it = decides_network(it->first) ? std::next(it) : keys.erase(it);
+  return keys;
 }
 
-std::vector<std::string> changed_resume_keys(const Config& config, int ranks,
-                                             const CheckpointState& state) {
+// The recorded keys of `state` that `wanted` accepts, without their metadata prefix.
+template <typename Wanted>
+std::map<std::string, std::string> saved_keys(const CheckpointState& state, Wanted wanted) {
   std::map<std::string, std::string> saved;
   const std::string prefix = kMetadataPrefix;
   for (const auto& [key, value] : state.metadata) {
-    if (key.rfind(prefix, 0) == 0) saved[key.substr(prefix.size())] = value;
+    if (key.rfind(prefix, 0) == 0 && wanted(key.substr(prefix.size())))
+      saved[key.substr(prefix.size())] = value;
   }
+  return saved;
+}
+
+std::vector<std::string> differences(const std::map<std::string, std::string>& saved,
+                                     const std::map<std::string, std::string>& now) {
   std::vector<std::string> changed;
-  if (saved.empty()) return changed;
-  std::map<std::string, std::string> now = resume_keys(config, ranks);
-  // Written before the rank count was recorded: compared as before (saved_layout tells).
-  if (saved.count(kRanksKey) == 0) now.erase(kRanksKey);
   for (const auto& [key, value] : saved) {
     const auto it = now.find(key);
     const std::string current = it == now.end() ? "(none)" : it->second;
@@ -74,6 +83,34 @@ std::vector<std::string> changed_resume_keys(const Config& config, int ranks,
     if (saved.count(key) == 0) changed.push_back(key + ": (none) -> " + value);
   }
   return changed;
+}
+
+}  // namespace
+
+void save_resume_keys(const Config& config, int ranks, CheckpointState& state) {
+  for (const auto& [key, value] : resume_keys(config, ranks))
+    state.metadata[kMetadataPrefix + key] = value;
+}
+
+void save_network_keys(const Config& config, CheckpointState& state) {
+  for (const auto& [key, value] : network_keys(config))
+    state.metadata[kMetadataPrefix + key] = value;
+}
+
+std::vector<std::string> changed_resume_keys(const Config& config, int ranks,
+                                             const CheckpointState& state) {
+  const auto saved = saved_keys(state, [](const std::string&) { return true; });
+  if (saved.empty()) return {};
+  std::map<std::string, std::string> now = resume_keys(config, ranks);
+  // Written before the rank count was recorded: compared as before (saved_layout tells).
+  if (saved.count(kRanksKey) == 0) now.erase(kRanksKey);
+  return differences(saved, now);
+}
+
+std::vector<std::string> changed_network_keys(const Config& config, const CheckpointState& state) {
+  const auto saved = saved_keys(state, decides_network);
+  if (saved.empty()) return {};
+  return differences(saved, network_keys(config));
 }
 
 std::optional<JobLayout> saved_layout(const CheckpointState& state) {

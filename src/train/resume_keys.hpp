@@ -22,6 +22,14 @@ void save_resume_keys(const Config& config, int ranks, CheckpointState& state);
 std::vector<std::string> changed_resume_keys(const Config& config, int ranks,
                                              const CheckpointState& state);
 
+// Adds the config's values of the keys that decide the network (inputType, layers: each layer's
+// kind, inputs, shape, activation), for a model file: eval, predict and export check them.
+void save_network_keys(const Config& config, CheckpointState& state);
+
+// "key: saved -> now" for each of those keys that differs from the file's (a model or a
+// checkpoint); empty for a file written before they were recorded.
+std::vector<std::string> changed_network_keys(const Config& config, const CheckpointState& state);
+
 // The job's processes (MPI ranks) and each one's parallel.workers.
 struct JobLayout {
   int ranks = 1;

@@ -90,6 +90,10 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
     save_resume_keys(config_, trainer_.ranks(), state);
     for (std::size_t g = 0; g < replicas.loss_scalers.size(); ++g)
       state.metadata[kLossScalerKeyPrefix + std::to_string(g)] = replicas.loss_scalers[g];
+  } else {
+    // eval, predict and export pair a model with a config: its parameter layout alone would
+    // let a config with other inputs or activations, but the same counts, compute with it.
+    save_network_keys(config_, state);
   }
   for (const auto& [key, value] : run_metadata_) state.metadata[key] = value;
   state.metadata[kDeterministicKey] = config_.deterministic ? "true" : "false";

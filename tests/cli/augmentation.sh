@@ -64,6 +64,16 @@ else
   echo "note: no ONNX check ($(head -1 "$WORK/export.txt" 2>/dev/null))"
 fi
 
+# A config without data.normalize for a model trained with it would feed it raw pixels: eval
+# and predict refuse it (exit 4) instead of going on (they used to, at about chance accuracy).
+sed 's/^  normalize: true$/  normalize: false/' "$WORK/a/config.resolved.yaml" >"$WORK/raw.yaml"
+grep -q '^  normalize: false$' "$WORK/raw.yaml" || fail "the resolved config has no normalize line"
+expect_failure 4 "the model was trained on normalized inputs but $WORK/raw.yaml sets" \
+  "data.normalize: false" -- "$DL_TRAIN" eval --model "$WORK/a/model.dlm" --config "$WORK/raw.yaml"
+expect_failure 4 "trained on normalized inputs" -- "$DL_TRAIN" predict --model "$WORK/a/model.dlm" \
+  --config "$WORK/raw.yaml" --input "$data/test_batch.bin" --output "$WORK/raw.csv"
+[ ! -e "$WORK/raw.csv" ] || fail "the refused predict wrote its output"
+
 # The training set resident in the backend (gather_transformed does the pipeline there): the host
 # loader's scores bit for bit.
 run dev 2 data.deviceResident=always >"$WORK/dev.txt"

@@ -135,6 +135,25 @@ for node in Sum Concat; do
   grep -q "$node" "$WORK/graph.onnx" || fail "no $node node in the exported graph"
 done
 
+# A pooled branch (GlobalAveragePool's [N, c, 1, 1]) added to and concatenated with dense
+# outputs ([N, c]): the export flattens it first, so that ONNX's Sum and Concat get one rank.
+cat >"$WORK/pooled.yaml" <<YAML
+seed: 7
+updater: {type: nesterovs, learningRate: 0.05, momentum: 0.9}
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {name: c, nOut: 6, kernelSize: 3, stride: 2, activation: relu}
+  - globalPooling: {name: gap, poolingType: avg}
+  - dense: {name: wide, inputs: input, nOut: 6, activation: relu}
+  - add: {name: sum, inputs: [gap, wide], activation: relu}
+  - concat: {name: both, inputs: [sum, gap]}
+  - output: {nOut: 10, activation: softmax}
+$(digits_data)
+YAML
+check pooled "$WORK/pooled.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
+grep -q "sum.flatten0" "$WORK/pooled.onnx" || fail "no Flatten before the pooled branch's Sum"
+
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24
 check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \

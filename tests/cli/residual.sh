@@ -101,6 +101,27 @@ PY
 [ "$(wc -l <"$WORK/predict.csv")" = 201 ] || fail "predict wrote $(wc -l <"$WORK/predict.csv") lines"
 echo "ok: eval and predict"
 
+# A config of the same parameter counts but another wiring (the projection reads the stem, of
+# b1's shape) or another activation computes something else with the model's parameters: eval,
+# predict and export refuse it (exit 4), naming the keys, and write nothing. They used to go on.
+sed 's/{name: b2_proj, inputs: b1,/{name: b2_proj, inputs: stem_relu,/' "$config" >"$WORK/rewired.yaml"
+sed 's/inputs: \[b2_bn2, b2_proj_bn\], activation: relu/inputs: [b2_bn2, b2_proj_bn], activation: tanh/' \
+  "$config" >"$WORK/retuned.yaml"
+! cmp -s "$config" "$WORK/rewired.yaml" && ! cmp -s "$config" "$WORK/retuned.yaml" ||
+  fail "the sed edits of the config did not apply"
+model=$WORK/straight/model.dlm
+expect_failure 4 "saved from a different network than $WORK/rewired.yaml describes" \
+  "layers.14.convolution.inputs.0: b1 -> stem_relu" -- \
+  "$DL_TRAIN" eval --model "$model" --config "$WORK/rewired.yaml"
+expect_failure 4 "layers.16.add.activation: relu -> tanh" -- "$DL_TRAIN" predict --model "$model" \
+  --config "$WORK/retuned.yaml" --input "$WORK/data/t10k-images-idx3-ubyte.gz" \
+  --output "$WORK/refused.csv"
+[ ! -e "$WORK/refused.csv" ] || fail "the refused predict wrote $WORK/refused.csv"
+expect_failure 4 "layers.14.convolution.inputs.0: b1 -> stem_relu" -- "$DL_TRAIN" export \
+  --format onnx --model "$model" --config "$WORK/rewired.yaml" --output "$WORK/refused.onnx"
+[ ! -e "$WORK/refused.onnx" ] || fail "the refused export wrote $WORK/refused.onnx"
+echo "ok: a config of another wiring or activation is refused by eval, predict and export"
+
 # 2 MPI ranks x 1 worker: the same global workers as 1 x 2, so the same bits.
 if [ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null; then
   "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$config" "${settings[@]}" \

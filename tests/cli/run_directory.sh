@@ -129,4 +129,23 @@ wait "$two" || rc2=$?
 [ "$(printf '%s\n' "$rc1" "$rc2" | sort | tr '\n' ' ')" = "0 6 " ] ||
   fail "two simultaneous starts: exits $rc1 and $rc2 (want one 0 and one 6)"
 cmp "$WORK/straight/scores.csv" "$WORK/race/scores.csv" || fail "simultaneous starts mixed scores.csv"
-echo "ok: special files, --overwrite, lock, failed starts, links, damaged checkpoints"
+
+# The run directory removed while training (with and without checkpoints inside the epoch): the
+# run stops with exit 6 naming the directory, and does not make it again. It used to recreate it
+# for its next checkpoint and exit 0, leaving a directory without marker, config or scores.csv.
+for every in 3 0; do
+  mapfile -t args < <(small_args "$WORK/big" "$WORK/removed" epochs=2 output.scoreEveryIterations=1 \
+    "output.checkpointEveryIterations=$every")
+  DL_TRAIN_TEST_SYNC_PAUSE_MS=20 "$DL_TRAIN" "${args[@]}" >"$WORK/removed.log" 2>&1 &
+  pid=$!
+  wait_for_lines "$WORK/removed/scores.csv" 4 400 0.05
+  rm -rf "$WORK/removed"
+  rc=0
+  wait "$pid" || rc=$?
+  [ "$rc" = 6 ] || fail "checkpointEveryIterations=$every: removed run directory: exit $rc, want 6"
+  grep -qE "$WORK/removed (is gone|does not exist)" "$WORK/removed.log" ||
+    fail "the message does not name the removed directory: $(grep error "$WORK/removed.log")"
+  [ ! -e "$WORK/removed" ] || fail "the removed run directory was made again: $(ls -A "$WORK/removed")"
+done
+
+echo "ok: special files, --overwrite, lock, failed starts, links, damaged checkpoints, removed run"

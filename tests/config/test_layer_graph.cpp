@@ -150,3 +150,63 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
                StartsWith("t.yaml:3:"));
   }
 }
+
+// The advice for inputs written in a shape inputs does not take, and for merges of an image
+// with a flat vector.
+TEST_CASE("graph errors: inputs in the wrong shape, and images meeting flat vectors",
+          "[config][graph]") {
+  const std::string head = kImage + "layers:\n";
+  // "a, b" or "a b" as one string, where a list was meant: the advice used to be "name one of:
+  // input, a, b", every one of which the user had written.
+  SECTION("several names written as one string, with the list to write") {
+    const std::string layers =
+        "  - dense: {name: a, nOut: 4}\n"
+        "  - dense: {name: b, inputs: input, nOut: 4}\n";
+    const std::string commas =
+        load_error(head + layers + "  - add: {inputs: \"a, b\"}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(commas, StartsWith("t.yaml:5:19: layer 2 'add2' (add) reads 'a, b', which is no "
+                                  "layer of this network; to read several layers, write them as "
+                                  "a YAML list: inputs: [a, b]"));
+    CHECK_THAT(load_error(head + layers + "  - concat: {inputs: a input}\n  - output: {nOut: 2}\n"),
+               Contains("inputs: [a, input]"));
+    // A string whose words are not all layer names keeps the closest-name advice.
+    CHECK_THAT(load_error(head + layers + "  - add: {inputs: \"a, bb\"}\n  - output: {nOut: 2}\n"),
+               !Contains("YAML list"));
+  }
+  // The generic advice for a non-string ("write a single value, not a map or a list") told the
+  // user not to write the list that inputs takes.
+  SECTION("inputs that are a map, a nested list or no value name the shapes inputs takes") {
+    const std::string map =
+        load_error(head + "  - dense: {nOut: 3, inputs: {x: a}}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(map, StartsWith("t.yaml:3:30: layers.0.inputs must be a layer name, got a map; "
+                               "write one layer name (inputs: conv1) or a flat list of them "
+                               "(inputs: [conv1, shortcut])"));
+    CHECK_THAT(map, !Contains("not a map or a list"));
+    const std::string nested =
+        load_error(head + "  - dense: {nOut: 3, inputs: [[input]]}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(nested, StartsWith("t.yaml:3:31: layers.0.inputs.0 must be a layer name, got a "
+                                  "list; write one layer name"));
+    const std::string none =
+        load_error(head + "  - dense: {nOut: 3, inputs: ~}\n  - output: {nOut: 2}\n");
+    CHECK_THAT(none, StartsWith("t.yaml:3:30: layers.0.inputs has no value; write one layer name"));
+    CHECK_THAT(none, Contains("or remove the key to read the layer before"));
+    CHECK_THAT(load_error(head + "  - dense: {nOut: 3}\n  - output: {nOut: 2}\n",
+                          {"layers.1.inputs={a: 1}"}),
+               StartsWith("--set layers.1.inputs={a: 1}: layers.1.inputs must be a layer name"));
+  }
+  SECTION("an image of more than one pixel does not join a flat vector") {
+    const std::string msg = load_error(head +
+                                       "  - convolution: {name: a, nOut: 4, kernelSize: 3}\n"
+                                       "  - dense: {name: d, inputs: input, nOut: 4}\n"
+                                       "  - concat: {inputs: [a, d]}\n"
+                                       "  - output: {nOut: 2}\n");
+    CHECK_THAT(msg, StartsWith("t.yaml:5:5: "));
+    CHECK_THAT(msg, Contains("'a' gives 4x6x6 and 'd' gives 4") && Contains("globalPooling"));
+    CHECK_THAT(load_error(head +
+                          "  - convolution: {name: a, nOut: 4, kernelSize: 3}\n"
+                          "  - dense: {name: d, inputs: input, nOut: 144}\n"
+                          "  - add: {inputs: [a, d]}\n"
+                          "  - output: {nOut: 2}\n"),
+               Contains("'a' gives 4x6x6, 'd' gives 144"));
+  }
+}

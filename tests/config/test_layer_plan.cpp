@@ -173,3 +173,30 @@ TEST_CASE("feedForward input, dropout and batch normalization keep the shape", "
   CHECK(plan[2].output.str() == "12");
   CHECK(plan[1].activation == dl::Activation::kIdentity);
 }
+
+// Same pads by its own rule, so a padding written beside it was dropped without a word and the
+// network was not the one the config described.
+TEST_CASE("padding with convolutionMode Same is an error at the layer's line", "[config][plan]") {
+  const std::string conv_msg = load_error(
+      "inputType: {convolutionalFlat: {height: 12, width: 12, channels: 1}}\n"
+      "layers:\n"
+      "  - convolution: {nOut: 4, kernelSize: 3, padding: 5, convolutionMode: Same}\n"
+      "  - output: {nOut: 10}\n");
+  CHECK_THAT(conv_msg, StartsWith("t.yaml:3:5: layer 0 'convolution0' (convolution): padding 5x5 "
+                                  "is given with convolutionMode: Same"));
+  CHECK_THAT(conv_msg, Contains("convolutionMode: Truncate"));
+  const std::string pool_msg = load_error(
+      "inputType: {convolutionalFlat: {height: 12, width: 12, channels: 1}}\n"
+      "layers:\n"
+      "  - subsampling: {kernelSize: 2, stride: 2, padding: [0, 1], convolutionMode: same}\n"
+      "  - output: {nOut: 10}\n");
+  CHECK_THAT(pool_msg, StartsWith("t.yaml:3:5: layer 0 'subsampling0' (subsampling): padding 0x1 "
+                                  "is given with convolutionMode: Same"));
+  // Zero padding, written or not, stays valid with Same.
+  const dl::Config c = load(
+      "inputType: {convolutionalFlat: {height: 12, width: 12, channels: 1}}\n"
+      "layers:\n"
+      "  - convolution: {nOut: 4, kernelSize: 3, padding: 0, convolutionMode: Same}\n"
+      "  - output: {nOut: 10}\n");
+  CHECK(dl::plan_layers(c)[0].output.str() == "4x12x12");
+}

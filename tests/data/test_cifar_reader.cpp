@@ -197,3 +197,19 @@ TEST_CASE("data sources: CIFAR as a 3-channel Dataset; predict's single-file inp
   CHECK(dl::load_images_file(dir.file("test_batch.bin"), dl::DataFormat::kCifar10, config).size() ==
         2);
 }
+
+// predict --input names the file straight: a folder got the IDX reader's advice ("not an IDX
+// file; ... train-images-idx3-ubyte.gz") for a model that reads CIFAR batches.
+TEST_CASE("CIFAR: a folder given as the batch file is named as not a CIFAR batch file",
+          "[cifar][errors]") {
+  dl::test::TempDir dir;
+  const std::string folder = dir.file("");
+  const dl::CifarSource ten{folder, false, false};
+  const std::string message = data_error_message([&] { dl::read_cifar_file(folder, ten); });
+  CHECK_THAT(message, Contains(folder + ": is a directory, not a CIFAR-10 batch file") &&
+                          Contains("test_batch.bin"));
+  CHECK_THAT(message, !Contains("IDX"));
+  const dl::CifarSource hundred{folder, true, false};
+  CHECK_THAT(data_error_message([&] { dl::read_cifar_file(folder, hundred); }),
+             Contains("not a CIFAR-100 batch file") && Contains("test.bin"));
+}

@@ -89,7 +89,8 @@ TEST_CASE("IDX reader names a missing file and the system's reason", "[idx][erro
   CHECK_THAT(message, Contains(path) && Contains("No such file or directory"));
   const std::string folder = dir.file("");
   CHECK_THAT(data_error_message([&] { dl::read_idx_labels(folder); }),
-             Contains(folder) && Contains("is a directory"));
+             Contains(folder + ": is a directory, not an IDX file") &&
+                 Contains("train-images-idx3-ubyte.gz"));
 }
 
 TEST_CASE("IDX reader rejects an empty file and a cut header", "[idx][errors]") {

@@ -57,6 +57,15 @@ TEST_CASE("write_file_atomically into a missing directory throws IoError", "[io]
   REQUIRE_THROWS_AS(write_file_atomically(path, "x"), IoError);
   REQUIRE_THROWS_WITH(write_file_atomically(path, "x"),
                       Catch::Contains(path) && Catch::Contains(std::strerror(ENOENT)));
+  // The folder is named as missing: the advice for a failed write (disk space, permission, size
+  // limit) does not fit, and predict -o new/x.csv used to get it.
+  REQUIRE_THROWS_WITH(write_file_atomically(path, "x"),
+                      Catch::Contains("the folder " + dir.file("no/such/dir") + " does not exist") &&
+                          !Catch::Contains("free disk space"));
+  // A file where a folder should be (ENOTDIR) is told the same way.
+  write_file_atomically(dir.file("plain"), "x");
+  REQUIRE_THROWS_WITH(write_file_atomically(dir.file("plain/file.txt"), "x"),
+                      Catch::Contains("the folder " + dir.file("plain") + " does not exist"));
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "checkpoint_fixtures.hpp"
+#include "core/error.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "temp_directory.hpp"
 
@@ -29,10 +30,29 @@ std::vector<std::string> file_names(const std::vector<std::string>& paths) {
 TEST_CASE("save names the file by epoch and iteration and creates the directory",
           "[io][checkpoint_directory]") {
   TempDirectory dir;
-  CheckpointDirectory checkpoints(dir.file("run/checkpoints"), 3);
+  CheckpointDirectory checkpoints(dir.file("checkpoints"), 3);
   const std::string path = checkpoints.save(state_at(2, 1500));
-  REQUIRE(path == dir.file("run/checkpoints/checkpoint-e2-i1500.dlck"));
+  REQUIRE(path == dir.file("checkpoints/checkpoint-e2-i1500.dlck"));
   test::require_equal(read_checkpoint(path), state_at(2, 1500));
+}
+
+// The run directory removed while training: save used to make it again (create_directories) and
+// the run went on to exit 0 with a directory lacking its marker, config and score log.
+TEST_CASE("save refuses to make again a run directory that is gone",
+          "[io][checkpoint_directory]") {
+  TempDirectory dir;
+  const std::string run = dir.file("run");
+  std::filesystem::create_directory(run);
+  CheckpointDirectory checkpoints(run + "/checkpoints", 3);
+  checkpoints.save(state_at(0, 10));
+  std::filesystem::remove_all(run);
+  try {
+    checkpoints.save(state_at(0, 20));
+    FAIL("save made the removed run directory again");
+  } catch (const IoError& e) {
+    CHECK_THAT(e.what(), Catch::Contains(run + " is gone (removed or renamed while training)"));
+  }
+  CHECK_FALSE(std::filesystem::exists(run));
 }
 
 TEST_CASE("list sorts by iteration as a number and ignores other files",

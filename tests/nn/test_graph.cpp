@@ -62,7 +62,34 @@ layers:
   - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
 )";
 
+// A pooled branch (globalPooling's 3x1x1) joined with dense ones, as Keras joins
+// GlobalAveragePooling2D with a Dense: read as the 3 values it holds. These merges used to be
+// refused as shapes that differ (3x1x1 against 3).
+constexpr const char* kPooledWithDense = R"(
+seed: 24
+weightInit: XAVIER
+inputType: {convolutionalFlat: {height: 5, width: 5, channels: 2}}
+layers:
+  - convolution: {name: c, kernelSize: [3, 3], nOut: 3, activation: tanh}
+  - globalPooling: {name: g, poolingType: avg}
+  - dense: {name: d, inputs: input, nOut: 3, activation: tanh}
+  - add: {name: s, inputs: [g, d], activation: tanh}
+  - concat: {name: j, inputs: [d, g, s]}
+  - output: {nOut: 3, activation: softmax, lossFunction: mcxent}
+)";
+
 }  // namespace
+
+TEST_CASE("graph: a globalPooling output adds to and concatenates with dense outputs",
+          "[nn][graph]") {
+  check_whole_model_gradient(kPooledWithDense);
+  Fixture f(kPooledWithDense);
+  const auto plan = dl::plan_layers(f.config);
+  CHECK(plan[1].output.str() == "3x1x1");
+  CHECK(plan[3].output.str() == "3");  // flat: the pooled input is read as its 3 values
+  CHECK(plan[4].output.str() == "9");
+  CHECK(plan[5].config.nIn == 9);
+}
 
 TEST_CASE("graph: whole-model gradient through fan-out, add, concat and a branch from the input",
           "[nn][graph]") {
