@@ -103,6 +103,7 @@ void check_combinations(const ReadContext& ctx, const Config& config) {
   check_cache_limits(ctx, "Host", m.maximumHostCacheableLength, m.maximumHostCache);
   check_data_source(ctx, config);
   check_schedule(ctx, config);
+  check_updater(ctx, config);
 }
 
 // Writes the plan's inferred values into the config's layers (the plan has checked the graph:

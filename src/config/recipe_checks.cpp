@@ -5,6 +5,7 @@
 #include <string>
 #include <utility>
 
+#include "config/enum_names.hpp"
 #include "data/data_format.hpp"
 
 namespace dl {
@@ -62,6 +63,25 @@ void check_schedule(const ReadContext& ctx, const Config& config) {
                         "({}): the cosine schedule would not decay",
                         s.minLearningRate, effective_learning_rate(config.updater)),
             "lower minLearningRate (0 anneals to zero)");
+}
+
+void check_updater(const ReadContext& ctx, const Config& config) {
+  const UpdaterConfig& u = config.updater;
+  if (u.type == UpdaterType::kAdamW) return;
+  const UpdaterConfig defaults;
+  // A default passes: config.resolved.yaml writes every key for every rule and must read back.
+  const char* key = u.weightDecay != defaults.weightDecay           ? "weightDecay"
+                    : u.weightDecayBias != defaults.weightDecayBias ? "weightDecayBias"
+                                                                    : nullptr;
+  if (key == nullptr) return;
+  const std::string path = std::string("updater.") + key;
+  fail_at(ctx.remembered(path),
+          fmt::format("{} is set, but updater.type {} does not read it: decoupled weight decay is "
+                      "adamw's, so this run would train with no decay",
+                      path, enum_name(u.type)),
+          "set updater.type: adamw; or, for PyTorch's weight_decay with SGD or Adam (an L2 term "
+          "added to the gradient), set l2 (and l2Bias for biases) and remove " +
+              path);
 }
 
 }  // namespace dl

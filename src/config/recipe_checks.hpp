@@ -17,4 +17,8 @@ void check_data_source(const ReadContext& ctx, const Config& config);
 // minLearningRate below the learning rate.
 void check_schedule(const ReadContext& ctx, const Config& config);
 
+// updater: weightDecay and weightDecayBias away from their defaults with a rule other than adamw,
+// which would leave them without effect (a PyTorch recipe's weight_decay is l2 here).
+void check_updater(const ReadContext& ctx, const Config& config);
+
 }  // namespace dl

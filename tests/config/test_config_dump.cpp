@@ -25,7 +25,7 @@ TEST_CASE("load(dump(c)) == c with every section away from its default", "[confi
   const std::string yaml =
       "seed: 18446744073709551615\nbackend: cuda\ndtype: bfloat16\nweightInit: UNIFORM\n"
       "activation: leakyrelu\n"
-      "updater: {type: rmsprop, learningRate: 0.003, momentum: 0.5, beta1: 0.7, beta2: 0.95,\n"
+      "updater: {type: adamw, learningRate: 0.003, momentum: 0.5, beta1: 0.7, beta2: 0.95,\n"
       "          epsilon: 1e-6, rmsDecay: 0.9, weightDecayBias: false}\n"
       "learningRateSchedule: {type: step, gamma: 0.5, power: 2, step: 300}\n"
       "l2: 1e-4\nl2Bias: 0.25\nbatchSize: 7\nepochs: 9\nonNonFiniteLoss: skip\n"

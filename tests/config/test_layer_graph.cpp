@@ -188,7 +188,7 @@ TEST_CASE("graph errors: inputs in the wrong shape, and images meeting flat vect
                                   "list; write one layer name"));
     const std::string none =
         load_error(head + "  - dense: {nOut: 3, inputs: ~}\n  - output: {nOut: 2}\n");
-    CHECK_THAT(none, StartsWith("t.yaml:3:30: layers.0.inputs has no value; write one layer name"));
+    CHECK_THAT(none, StartsWith("t.yaml:3:22: layers.0.inputs has no value; write one layer name"));
     CHECK_THAT(none, Contains("or remove the key to read the layer before"));
     CHECK_THAT(load_error(head + "  - dense: {nOut: 3}\n  - output: {nOut: 2}\n",
                           {"layers.1.inputs={a: 1}"}),

@@ -57,6 +57,21 @@ TEST_CASE("recipe keys: ranges", "[config][recipe]") {
              StartsWith("t.yaml:1:33: ") && Contains("gradientNormalizationThreshold"));
   CHECK_THAT(load_error("updater: {type: adamw, weightDecay: -0.1}\n" + kNetwork),
              Contains("updater.weightDecay"));
+  // PyTorch's SGD(weight_decay=5e-4) written as weightDecay would train with no decay.
+  CHECK(load_error("updater: {type: nesterovs, momentum: 0.9, weightDecay: 5.0e-4}\n" + kNetwork) ==
+        "t.yaml:1:56: updater.weightDecay is set, but updater.type nesterovs does not read it: "
+        "decoupled weight decay is adamw's, so this run would train with no decay; set "
+        "updater.type: adamw; or, for PyTorch's weight_decay with SGD or Adam (an L2 term added "
+        "to the gradient), set l2 (and l2Bias for biases) and remove updater.weightDecay");
+  CHECK_THAT(load_error("updater: {type: adam, weightDecayBias: false}\n" + kNetwork),
+             Contains("updater.weightDecayBias is set, but updater.type adam does not read it"));
+  CHECK_THAT(load_error(kNetwork, {"updater.type=sgd", "updater.weightDecay=0.1"}),
+             Contains("--set updater.weightDecay=0.1: updater.weightDecay is set"));
+  // Their defaults pass (config.resolved.yaml holds every key), and so do the other rules' keys
+  // under another rule (a config switched by --set updater.type keeps its momentum).
+  CHECK(load("updater: {type: adam, weightDecay: 0.01, weightDecayBias: true, momentum: 0.5}\n" +
+             kNetwork)
+            .updater.momentum == 0.5);
   CHECK_THAT(load_error("learningRateSchedule: {type: oneCycle, divFactor: 0.5}\n" + kNetwork),
              Contains("learningRateSchedule.divFactor"));
   CHECK_THAT(load_error("gradientNormalization: ClipL2\n" + kNetwork),
