@@ -15,7 +15,8 @@ DL_ENUM_SPELLINGS(Activation, "activation", {Activation::kIdentity, "identity"},
                   {Activation::kTanh, "tanh"}, {Activation::kSigmoid, "sigmoid"},
                   {Activation::kSoftmax, "softmax"}, {Activation::kGelu, "gelu"},
                   {Activation::kSilu, "silu"}, {Activation::kElu, "elu"},
-                  {Activation::kHardswish, "hardswish"}, {Activation::kMish, "mish"})
+                  {Activation::kHardswish, "hardswish"}, {Activation::kMish, "mish"},
+                  {Activation::kSelu, "selu"})
 DL_ENUM_SPELLINGS(UpdaterType, "updater type", {UpdaterType::kSgd, "sgd"},
                   {UpdaterType::kNesterovs, "nesterovs"}, {UpdaterType::kAdam, "adam"},
                   {UpdaterType::kRmsProp, "rmsprop"}, {UpdaterType::kAdamW, "adamw"})

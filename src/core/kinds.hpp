@@ -19,7 +19,8 @@ enum class Activation {
   kSilu,
   kElu,
   kHardswish,
-  kMish
+  kMish,
+  kSelu
 };
 enum class PoolingType { kMax, kAvg };
 enum class ConvolutionMode { kTruncate, kSame };

@@ -119,8 +119,8 @@ void add_window(onnx::NodeProto& n, const PlannedLayer& p) {
        truncate ? c.padding[1] : std::max<std::int64_t>(pad_right, 0)});
 }
 
-// Opset 13 has no Gelu (opset 20), HardSwish (14), Mish (18) or SiLU: each is written as the nodes of its
-// formula (backend/ops/activation.hpp), which any runtime fuses back where it can.
+// Opset 13 has no Gelu (opset 20), HardSwish (14), Mish (18) or SiLU: each is written as the nodes
+// of its formula (backend/ops/activation.hpp), which any runtime fuses back where it can.
 std::string add_decomposed_activation(GraphBuilder& g, Activation a, const std::string& x,
                                       const std::string& out) {
   const auto scalar = [&g, &out](const char* suffix, float value) {
@@ -185,6 +185,12 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
     case Activation::kElu:
       GraphBuilder::real(g.node("Elu", {x}, out), "alpha", ops::kEluAlpha);
       return out;
+    case Activation::kSelu: {
+      onnx::NodeProto& node = g.node("Selu", {x}, out);
+      GraphBuilder::real(node, "alpha", ops::kSeluAlpha);
+      GraphBuilder::real(node, "gamma", ops::kSeluScale);
+      return out;
+    }
     case Activation::kGelu:
     case Activation::kSilu:
     case Activation::kHardswish:

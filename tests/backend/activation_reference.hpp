@@ -19,6 +19,9 @@ inline std::vector<Activation> all_activations() {
 }
 
 constexpr double kPi = 3.14159265358979323846;
+// SELU's constants as Klambauer et al. 2017 give them, in double.
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
 
 // Elementwise activations (softmax, which works per row, is the tests' own).
 inline double reference_activate(Activation a, double x) {
@@ -33,6 +36,7 @@ inline double reference_activate(Activation a, double x) {
     case Activation::kElu: return x > 0 ? x : std::exp(x) - 1;
     case Activation::kHardswish: return x * std::fmin(std::fmax(x + 3, 0.0), 6.0) / 6;
     case Activation::kMish: return x * std::tanh(std::log1p(std::exp(x)));
+    case Activation::kSelu: return kSeluScale * (x > 0 ? x : kSeluAlpha * (std::exp(x) - 1));
     case Activation::kSoftmax: break;
   }
   return NAN;
@@ -61,6 +65,7 @@ inline double reference_derivative(Activation a, double x) {
       const double t = std::tanh(std::log1p(std::exp(x)));
       return t + x * (1 - t * t) / (1 + std::exp(-x));
     }
+    case Activation::kSelu: return kSeluScale * (x > 0 ? 1 : kSeluAlpha * std::exp(x));
     case Activation::kSoftmax: break;
   }
   return NAN;

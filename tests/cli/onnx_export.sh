@@ -85,7 +85,8 @@ for pooling in avg max; do
   check "global-$pooling" "$WORK/global-$pooling.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
 done
 # Activation layers in the order modern CNNs use (convolution -> batch normalization -> GELU),
-# and the activations opset 13 writes as their formulas (GELU, SiLU, hardswish, mish) or as Elu.
+# and the activations opset 13 writes as their formulas (GELU, SiLU, hardswish, mish) or as its
+# own nodes (Elu, Selu).
 cat >"$WORK/modern.yaml" <<YAML
 seed: 5
 updater: {type: adam, learningRate: 0.005}
@@ -101,11 +102,12 @@ layers:
   - dense: {nOut: 16, activation: hardswish}
   - activation: {}
   - dense: {nOut: 12, activation: mish}
+  - activation: {activation: selu}
   - output: {nOut: 10, activation: softmax}
 $(digits_data)
 YAML
 check modern "$WORK/modern.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
-for node in Erf HardSigmoid Elu Relu Softplus; do
+for node in Erf HardSigmoid Elu Selu Relu Softplus; do
   grep -q "$node" "$WORK/modern.onnx" || fail "no $node node in the exported modern network"
 done
 

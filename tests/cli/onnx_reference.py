@@ -93,6 +93,10 @@ def run_node(op, attrs, ins):
         return np.vectorize(math.erf)(x).astype(x.dtype)
     if op == "Elu":
         return np.where(x > 0, x, attrs.get("alpha", 1.0) * (np.exp(x) - 1.0))
+    if op == "Selu":  # ONNX's defaults are SELU's constants; the exporter writes them anyway
+        alpha = attrs.get("alpha", 1.67326319217681884765625)
+        gamma = attrs.get("gamma", 1.05070102214813232421875)
+        return gamma * np.where(x > 0, x, alpha * (np.exp(x) - 1.0))
     if op == "Softplus":
         return np.logaddexp(0.0, x).astype(x.dtype)
     if op == "HardSigmoid":

@@ -12,8 +12,8 @@ namespace dl::testing {
 namespace {
 
 // The smooth ones first: NetworkKind::kSmooth draws from those alone.
-constexpr const char* kActivations[] = {"identity", "tanh", "sigmoid", "gelu",      "silu",
-                                        "elu",      "mish", "relu",    "leakyrelu", "hardswish"};
+constexpr const char* kActivations[] = {"identity", "tanh", "sigmoid",   "gelu",      "silu", "elu",
+                                        "mish",     "relu", "leakyrelu", "hardswish", "selu"};
 constexpr int kSmoothActivations = 7;
 constexpr int kAllActivations = static_cast<int>(std::size(kActivations));
 

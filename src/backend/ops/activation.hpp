@@ -3,8 +3,8 @@
 // the CPU's loops, the CUDA kernels and the host grid that runs those kernels in CI.
 //
 // The gradient takes the forward input x and output y: tanh and sigmoid read y (cheaper, and the
-// bits the CPU always had), GELU, SiLU, ELU, hardswish and mish read x (their derivative is no function
-// of y alone). A layer keeps its pre-activation for the backward pass exactly when
+// bits the CPU always had), GELU, SiLU, ELU, hardswish and mish read x (their derivative is no
+// function of y alone). A layer keeps its pre-activation for the backward pass exactly when
 // activation_reads_input() says so; otherwise x may be null.
 //
 //   identity  x                                   1
@@ -17,6 +17,7 @@
 //   elu       x > 0 ? x : e^x - 1                 x > 0 ? 1 : e^x
 //   hardswish x min(max(x + 3, 0), 6) / 6         x < -3: 0, x > 3: 1, else (2x + 3) / 6
 //   mish      x tanh(softplus(x))                 t + x (1 - t^2) sigmoid(x), t = tanh(softplus(x))
+//   selu      l (x > 0 ? x : a (e^x - 1))         y > 0 ? l : y + l a  (Klambauer et al. 2017)
 //
 // Softmax is not elementwise: it works per row (dx = y (dy - <dy, y>)), in each backend's own
 // row kernel, and reads y.
@@ -35,6 +36,10 @@ inline constexpr float kEluAlpha = 1.0f;
 // hardswish's knees and scale: relu6(x + 3) / 6.
 inline constexpr float kHardswishKnee = 3.0f;
 inline constexpr float kHardswishScale = 1.0f / 6.0f;
+// SELU's scale l and alpha a (Klambauer et al. 2017; PyTorch's and Keras's constants), which make
+// zero mean and unit variance a fixed point of the layers it follows.
+inline constexpr float kSeluScale = 1.0507009873554804934f;
+inline constexpr float kSeluAlpha = 1.6732632423543772848f;
 inline constexpr float kInverseSqrt2 = 0.70710678118654752f;
 inline constexpr float kInverseSqrt2Pi = 0.39894228040143268f;
 
@@ -60,7 +65,9 @@ inline void check_residual_activation(Activation a) {
 
 // log(1 + e^x), without overflow: above the threshold e^x alone is x's value in float.
 inline constexpr float kSoftplusLinearAbove = 20.0f;
-constexpr float softplus(float x) { return x > kSoftplusLinearAbove ? x : log1pf(expf(x)); }
+constexpr float softplus(float x) {
+  return x > kSoftplusLinearAbove ? x : log1pf(expf(x));
+}
 
 // y = f(x). Templates, so each backend's loop or kernel has no switch in its body; the C math
 // functions (expf, tanhf, erff) exist on the host and on the device alike.
@@ -79,6 +86,8 @@ constexpr float activate(float x) {
     return x * knee * kHardswishScale;
   }
   if constexpr (A == Activation::kMish) return x * tanhf(softplus(x));
+  if constexpr (A == Activation::kSelu)
+    return x > 0.0f ? kSeluScale * x : kSeluScale * kSeluAlpha * (expf(x) - 1.0f);
   return x;
 }
 
@@ -109,6 +118,9 @@ constexpr float activation_gradient(float x, float y, float dy) {
     const float s = 1.0f / (1.0f + expf(-x));  // softplus'(x)
     return dy * (t + x * (1.0f - t * t) * s);
   }
+  // y > 0 exactly where x > 0; below, y + l a = l a e^x: no pre-activation to keep.
+  if constexpr (A == Activation::kSelu)
+    return y > 0.0f ? kSeluScale * dy : dy * (y + kSeluScale * kSeluAlpha);
   return dy;
 }
 
@@ -139,6 +151,8 @@ bool visit_elementwise_activation(Activation a, Visitor&& visit) {
       return visit(ActivationTag<Activation::kHardswish>{}), true;
     case Activation::kMish:
       return visit(ActivationTag<Activation::kMish>{}), true;
+    case Activation::kSelu:
+      return visit(ActivationTag<Activation::kSelu>{}), true;
     case Activation::kIdentity:
     case Activation::kSoftmax:
       return false;
