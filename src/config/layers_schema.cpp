@@ -22,6 +22,10 @@ LayerConfig read_layer(ReadContext& ctx, const std::string& path, const YAML::No
              fmt::format("{} must be a map with one key naming the layer type, got {}", path,
                          describe_node(item)),
              std::string(kLayerExample));
+  if (item.size() == 0)
+    ctx.fail(path, item,
+             fmt::format("{} is an empty map; a layer is one key naming its type", path),
+             std::string(kLayerExample));
   if (item.size() != 1) {
     std::vector<std::string> keys;
     for (const auto& entry : item)

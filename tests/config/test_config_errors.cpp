@@ -315,6 +315,12 @@ TEST_CASE("structural mistakes", "[config][errors]") {
     CHECK_THAT(msg, StartsWith("t.yaml:3:5: layers.0 has 2 keys (dense, nOut)"));
     CHECK_THAT(msg, Contains("indent"));
   }
+  SECTION("a layer written as an empty map") {
+    CHECK(load_error("inputType: {feedForward: {size: 4}}\nlayers:\n  - {}\n"
+                     "  - output: {nOut: 10}\n") ==
+          "t.yaml:3:5: layers.0 is an empty map; a layer is one key naming its type; write each "
+          "layer as '- dense: {nOut: 500}'");
+  }
   SECTION("inputType with both kinds or none") {
     const std::string both = load_error(
         "inputType: {feedForward: {size: 4}, convolutionalFlat: {height: 2}}\n"
