@@ -15,6 +15,7 @@
 #include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
+#include "config/recipe_checks.hpp"
 #include "core/epoch_number.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
@@ -70,9 +71,11 @@ std::string describe_checked_data(const Config& config, const RunData& data) {
   text += fmt::format(", {} test examples from {}", data.test->size(), test_source(d));
   const std::vector<std::string> classes = class_table(*data.train);
   if (!classes.empty())
-    text += fmt::format("\nclasses (label, name, training examples):\n{}", fmt::join(classes, "\n"));
+    text +=
+        fmt::format("\nclasses (label, name, training examples):\n{}", fmt::join(classes, "\n"));
   std::vector<std::string> notes = origin_notes(*data.train, training_source(d));
-  for (std::string& line : origin_notes(*data.test, test_source(d))) notes.push_back(std::move(line));
+  for (std::string& line : origin_notes(*data.test, test_source(d)))
+    notes.push_back(std::move(line));
   if (!notes.empty()) text += "\n" + fmt::format("{}", fmt::join(notes, "\n"));
   return text;
 }
@@ -85,6 +88,8 @@ int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
   // Read as training reads them, so that a config validate passes does not fail on its data.
   const std::string data =
       flags.config_only ? "" : describe_checked_data(config, load_checked_data(config));
+  for (const std::string& note : unread_key_notes(config))
+    std::cerr << "dl-train: note: " << note << "\n";
   if (flags.json) {
     print_validate_json(common.config_path, config, data);
     return 0;

@@ -1,10 +1,15 @@
 #include "config/recipe_checks.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "config/config_loader.hpp"
 #include "config/enum_names.hpp"
 #include "data/data_format.hpp"
 
@@ -82,6 +87,78 @@ void check_updater(const ReadContext& ctx, const Config& config) {
           "set updater.type: adamw; or, for PyTorch's weight_decay with SGD or Adam (an L2 term "
           "added to the gradient), set l2 (and l2Bias for biases) and remove " +
               path);
+}
+
+namespace {
+
+// The updater keys that only some rules read (weightDecay: check_updater refuses it).
+struct RuleKey {
+  const char* key;
+  double UpdaterConfig::*value;
+  std::vector<UpdaterType> read_by;
+  const char* readers;
+};
+
+const std::vector<RuleKey>& rule_keys() {
+  static const std::vector<RuleKey> keys = {
+      {"momentum",
+       &UpdaterConfig::momentum,
+       {UpdaterType::kNesterovs},
+       "nesterovs's (adam's is beta1)"},
+      {"beta1",
+       &UpdaterConfig::beta1,
+       {UpdaterType::kAdam, UpdaterType::kAdamW},
+       "adam's and adamw's"},
+      {"beta2",
+       &UpdaterConfig::beta2,
+       {UpdaterType::kAdam, UpdaterType::kAdamW},
+       "adam's and adamw's"},
+      {"epsilon",
+       &UpdaterConfig::epsilon,
+       {UpdaterType::kAdam, UpdaterType::kAdamW, UpdaterType::kRmsProp},
+       "adam's, adamw's and rmsprop's"},
+      {"rmsDecay", &UpdaterConfig::rmsDecay, {UpdaterType::kRmsProp}, "rmsprop's"},
+  };
+  return keys;
+}
+
+// The keys of the dumped section `name` whose values differ between two configs.
+std::vector<std::string> changed_section_keys(const Config& a, const Config& b,
+                                              const std::string& name) {
+  const YAML::Node one = YAML::Load(dump_config_yaml(a))[name];
+  const YAML::Node two = YAML::Load(dump_config_yaml(b))[name];
+  std::vector<std::string> keys;
+  for (const auto& entry : one) {
+    const std::string key = entry.first.Scalar();
+    if (YAML::Dump(entry.second) != YAML::Dump(two[key])) keys.push_back(key);
+  }
+  return keys;
+}
+
+}  // namespace
+
+std::vector<std::string> unread_key_notes(const Config& config) {
+  std::vector<std::string> notes;
+  const UpdaterConfig& u = config.updater;
+  const UpdaterConfig defaults;
+  for (const RuleKey& k : rule_keys()) {
+    const bool read = std::find(k.read_by.begin(), k.read_by.end(), u.type) != k.read_by.end();
+    if (read || u.*k.value == defaults.*k.value) continue;
+    notes.push_back(
+        fmt::format("updater.{} ({}) has no effect: updater.type {} does not read it; "
+                    "it is {}",
+                    k.key, u.*k.value, enum_name(u.type), k.readers));
+  }
+  if (!config.earlyStopping.enabled) {
+    Config plain = config;
+    plain.earlyStopping = EarlyStoppingConfig{};
+    const std::vector<std::string> keys = changed_section_keys(config, plain, "earlyStopping");
+    if (!keys.empty())
+      notes.push_back(fmt::format("earlyStopping.{} {} no effect: earlyStopping.enabled is false",
+                                  fmt::join(keys, ", earlyStopping."),
+                                  keys.size() == 1 ? "has" : "have"));
+  }
+  return notes;
 }
 
 }  // namespace dl

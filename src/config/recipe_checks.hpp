@@ -3,6 +3,9 @@
 // and the fix.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "config/config.hpp"
 #include "config/read_context.hpp"
 
@@ -20,5 +23,11 @@ void check_schedule(const ReadContext& ctx, const Config& config);
 // updater: weightDecay and weightDecayBias away from their defaults with a rule other than adamw,
 // which would leave them without effect (a PyTorch recipe's weight_decay is l2 here).
 void check_updater(const ReadContext& ctx, const Config& config);
+
+// Keys set away from their defaults that nothing reads under the config's other settings: an
+// updater key its rule does not use (momentum under adam), earlyStopping's keys while it is not
+// enabled. Accepted (a config switched by --set updater.type or earlyStopping.enabled keeps
+// them), but said, one line each: "updater.momentum (0.95) has no effect: ...".
+std::vector<std::string> unread_key_notes(const Config& config);
 
 }  // namespace dl

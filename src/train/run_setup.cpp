@@ -13,6 +13,7 @@
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "config/enum_names.hpp"
+#include "config/recipe_checks.hpp"
 #include "core/class_names.hpp"
 #include "core/error.hpp"
 #include "core/memory_limits.hpp"
@@ -170,6 +171,10 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
   set_cpu_threads(budget.threads_per_worker);
   info.threads = budget.describe();
   const BackendChoice backend = choose_backend(config);
+  if (processes.is_root()) {
+    for (const std::string& note : unread_key_notes(config))
+      std::cerr << "dl-train: note: " << note << "\n";
+  }
   if (processes.is_root() && !backend.why_not_gpu.empty()) {
     // One short line: a machine without a GPU is normal, not a problem to explain at length.
     std::cerr << "dl-train: training on the CPU (" << backend.why_not_gpu

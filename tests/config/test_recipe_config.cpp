@@ -1,6 +1,7 @@
 // The keys of the Keras port: data.format / directory / cifar100Labels, AdamW's weightDecay, the
 // cosine and one-cycle schedules with warm-up, gradientNormalization, and subsampling's window
 // that has no default; each with its round trip and its errors.
+#include "config/recipe_checks.hpp"
 #include "config_test_support.hpp"
 
 using Catch::Matchers::Contains;
@@ -140,4 +141,28 @@ TEST_CASE("configs/cifar10.yaml: the seed's Keras network and recipe", "[config]
   REQUIRE(c.layers.size() == 6);
   CHECK(c.layers[0].convolutionMode == dl::ConvolutionMode::kSame);
   CHECK(c.layers[4].nIn == 8 * 8 * 64);  // Flatten after two 2x2 poolings of 32x32x64
+}
+
+TEST_CASE("keys nothing reads under the other settings are noted, not refused", "[config]") {
+  // The shipped configs set nothing their rules ignore.
+  for (const char* name :
+       {"configs/mnist.yaml", "configs/resnet20-cifar10.yaml", "configs/cifar10-fast.yaml"})
+    CHECK(dl::unread_key_notes(dl::load_config_file(source_path(name))).empty());
+  const dl::Config switched =
+      load(kNetwork, {"updater={type: adam, momentum: 0.95, beta1: 0.8, rmsDecay: 0.9}",
+                      "earlyStopping.patience=3", "earlyStopping.maxEpochs=5"});
+  CHECK(dl::unread_key_notes(switched) ==
+        std::vector<std::string>{
+            "updater.momentum (0.95) has no effect: updater.type adam does not read it; it is "
+            "nesterovs's (adam's is beta1)",
+            "updater.rmsDecay (0.9) has no effect: updater.type adam does not read it; it is "
+            "rmsprop's",
+            "earlyStopping.maxEpochs, earlyStopping.patience have no effect: "
+            "earlyStopping.enabled is false"});
+  // Read by their rule, or enabled: nothing to say. Defaults are never noted.
+  CHECK(dl::unread_key_notes(load(kNetwork, {"updater={type: rmsprop, rmsDecay: 0.9}"})).empty());
+  CHECK(dl::unread_key_notes(
+            load(kNetwork, {"earlyStopping.enabled=true", "earlyStopping.patience=3"}))
+            .empty());
+  CHECK(dl::unread_key_notes(load(kNetwork, {"updater.type=sgd"})).empty());
 }
