@@ -40,8 +40,15 @@ void flatten(const YAML::Node& node, const std::string& key,
   }
 }
 
-// Of those, the keys that decide what the network computes: a model file records only these.
+// Of those, the keys that decide what a trained network computes: a model file records only these.
+// A layer's weightInit, batch normalization's decay and dropOut act while training alone, so a
+// config that changes them still describes the saved model.
 bool decides_network(const std::string& key) {
+  const auto ends_with = [&](const char* tail) {
+    const std::string t(tail);
+    return key.size() >= t.size() && key.compare(key.size() - t.size(), t.size(), t) == 0;
+  };
+  if (ends_with(".weightInit") || ends_with(".decay") || ends_with(".dropOut")) return false;
   return key.rfind("inputType.", 0) == 0 || key.rfind("layers.", 0) == 0;
 }
 

@@ -120,6 +120,11 @@ expect_failure 4 "layers.16.add.activation: relu -> tanh" -- "$DL_TRAIN" predict
 expect_failure 4 "layers.14.convolution.inputs.0: b1 -> stem_relu" -- "$DL_TRAIN" export \
   --format onnx --model "$model" --config "$WORK/rewired.yaml" --output "$WORK/refused.onnx"
 [ ! -e "$WORK/refused.onnx" ] || fail "the refused export wrote $WORK/refused.onnx"
+# What acts while training alone (weight initialization, batch normalization's running-average
+# decay) does not change what the saved model computes: eval takes such a config.
+"$DL_TRAIN" eval --model "$model" --config "$config" --set weightInit=UNIFORM \
+  --set layers.1.batchNormalization.decay=0.5 >/dev/null ||
+  fail "eval refused a config that differs from the model's in training-only keys"
 echo "ok: a config of another wiring or activation is refused by eval, predict and export"
 
 # 2 MPI ranks x 1 worker: the same global workers as 1 x 2, so the same bits.
