@@ -44,14 +44,28 @@ const char* role_fix(InputRole role) {
   return "check the path";
 }
 
-// What to do when the file cannot be opened at all (most often: it is not there).
-const char* open_fix(InputRole role) {
+// Whether `path` names a file of the published data sets the download scripts fetch (MNIST's
+// and Fashion-MNIST's IDX files, CIFAR's batches), whose absence those scripts mend; a user's
+// own images or CSV file they do not.
+bool is_published_data_file(const std::string& path) {
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  for (const char* prefix : {"train-images-idx", "train-labels-idx", "t10k-images-idx",
+                             "t10k-labels-idx", "data_batch_", "test_batch"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return name == "train.bin" || name == "test.bin";
+}
+
+// What to do when the file at `path` cannot be opened at all (most often: it is not there).
+const char* open_fix(InputRole role, const std::string& path) {
   switch (role) {
     case InputRole::kConfig:
       return "check the path given to --config";
     case InputRole::kData:
-      return "check the path (scripts/get_data.sh fetches MNIST and Fashion-MNIST, "
-             "scripts/fetch_cifar10.sh CIFAR-10)";
+      return is_published_data_file(path)
+                 ? "check the path (scripts/get_data.sh fetches MNIST and Fashion-MNIST, "
+                   "scripts/fetch_cifar10.sh CIFAR-10)"
+                 : "check the path";
     case InputRole::kCheckpoint:
     case InputRole::kRunFile:
       return "check the path";
@@ -131,9 +145,9 @@ InputFd::InputFd(const std::string& path, InputRole role, std::uint64_t max_byte
     const char* reason = std::strerror(errno);
     throw_input_error(role, role == InputRole::kConfig
                                 ? fmt::format("{}: cannot read config file ({}); {}",
-                                              quoted_path(path), reason, open_fix(role))
+                                              quoted_path(path), reason, open_fix(role, path))
                                 : fmt::format("{}: cannot open: {}; {}", quoted_path(path), reason,
-                                              open_fix(role)));
+                                              open_fix(role, path)));
   }
   struct stat info {};
   if (::fstat(fd_, &info) != 0) {
@@ -179,7 +193,7 @@ std::string read_input_text(const std::string& path, InputRole role, std::uint64
     if (n < 0) {
       if (errno == EINTR) continue;
       throw_input_error(role, fmt::format("{}: cannot read: {}; {}", quoted_path(path),
-                                          std::strerror(errno), open_fix(role)));
+                                          std::strerror(errno), open_fix(role, path)));
     }
     text.append(buffer, static_cast<std::size_t>(n));
     // A file that grows while it is read is held to the same limit.

@@ -17,6 +17,7 @@
 namespace dl {
 namespace {
 
+using Catch::Matchers::Contains;
 using test::TempDirectory;
 
 TEST_CASE("inputs that are not regular files are refused by name, each with its exit code",
@@ -36,6 +37,26 @@ TEST_CASE("inputs that are not regular files are refused by name, each with its 
                     "the data file itself (in the data keys, or predict's --input)");
   CHECK_THROWS_WITH(InputFd(dir.path(), InputRole::kCheckpoint),
                     Catch::Contains("is a directory, not a regular file"));
+}
+
+TEST_CASE("a missing data file gets the download scripts only where they fetch it",
+          "[io][file_access]") {
+  const auto message = [](const std::string& path) {
+    try {
+      InputFd input(path, InputRole::kData);
+    } catch (const DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("opened");
+  };
+  const std::string scripts = "scripts/get_data.sh fetches MNIST and Fashion-MNIST";
+  CHECK_THAT(message("/nonexistent/train-images-idx3-ubyte.gz"), Contains(scripts));
+  CHECK_THAT(message("/nonexistent/cifar-10-batches-bin/data_batch_3.bin"), Contains(scripts));
+  // A user's own files: those scripts would not bring them back.
+  CHECK(message("/nonexistent/rows.csv") ==
+        "/nonexistent/rows.csv: cannot open: No such file or directory; check the path");
+  CHECK(message("/nonexistent/cat/0001.jpg") ==
+        "/nonexistent/cat/0001.jpg: cannot open: No such file or directory; check the path");
 }
 
 TEST_CASE("InputFd reads a regular file and enforces a size limit", "[io][file_access]") {
