@@ -186,6 +186,16 @@ TEST_CASE("early stopping: a state saved for another score is refused", "[listen
   CHECK(dl::make_early_stopping_json(RunFixture().context()) == nullptr);  // off: no listener
 }
 
+TEST_CASE("early stopping: a damaged state is refused naming the checkpoint", "[listeners]") {
+  RunFixture fixture({"earlyStopping.enabled=true"});
+  auto listener = dl::make_early_stopping_json(fixture.context());
+  dl::CheckpointState saved = checkpoint_at(1, 4);
+  saved.metadata["early_stopping_state"] = "[]";
+  CHECK_THROWS_WITH(listener->on_checkpoint_restore(saved, "runs/a/checkpoint-e1-i4.dlck"),
+                    Catch::StartsWith("runs/a/checkpoint-e1-i4.dlck: checkpoint metadata: "
+                                      "early-stopping state is not a JSON object"));
+}
+
 TEST_CASE("checkpoints: after a resume, periodic checkpoints fall where an uninterrupted run's do",
           "[listeners]") {
   RunFixture fixture({"output.checkpointEveryIterations=4"});
