@@ -117,6 +117,14 @@ expect_failure 6 "predictions.fifo: cannot write the file: it is a FIFO \(named 
 [ -p "$WORK/predictions.fifo" ] || fail "the refused predict replaced the FIFO"
 expect_failure 6 "data: cannot write the file: it is a directory; name a file in it" -- \
   "$DL_TRAIN" export --format onnx -m "$model" -o "$WORK/data"
+# A file of another format given to predict without --input-format is read as the model's
+# data.format; the refusal says so and names --input-format (a PNG given to an IDX model was
+# refused as a damaged IDX file, naming no way to read it as an image).
+printf '\211PNG\r\n\032\n' >"$WORK/digit.png"
+expect_failure 3 "digit.png: not an IDX file" \
+  "read as idx, the model's data.format; for another kind of file pass --input-format: idx, cifar10" \
+  -- "$DL_TRAIN" predict -m "$model" -i "$WORK/digit.png" -o "$WORK/refused.csv"
+[ ! -e "$WORK/refused.csv" ] || fail "the refused predict wrote $WORK/refused.csv"
 
 # report reads a run directory as every input is read: a folder that holds no run's files is
 # refused (it wrote an empty report.html into the data folder), and so is a FIFO or a device in
