@@ -97,6 +97,25 @@ TEST_CASE("write_file_atomically writes into a FIFO, never replaces it", "[io][a
   CHECK(dir.entries() == std::vector<std::string>{"predictions.csv"});
 }
 
+// `predict -o /dev/stdout > out.csv`: the link names a descriptor on a regular file. The rename
+// replaced the link (run as root, /dev/stdout itself) and the redirected file stayed empty.
+TEST_CASE("write_file_atomically appends through a link to one of its descriptors",
+          "[io][atomic_file]") {
+  TempDirectory dir;
+  const std::string out = dir.file("out.csv");
+  test::write_bytes(out, "first\n");
+  const int fd = ::open(out.c_str(), O_WRONLY | O_APPEND);
+  REQUIRE(fd >= 0);
+  const std::string link = dir.file("stdout");
+  REQUIRE(::symlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), link.c_str()) == 0);
+  write_file_atomically(link, "index,predicted\n");
+  ::close(fd);
+  CHECK(test::read_bytes(out) == "first\nindex,predicted\n");
+  struct stat after {};
+  REQUIRE(::lstat(link.c_str(), &after) == 0);
+  CHECK(S_ISLNK(after.st_mode));
+}
+
 TEST_CASE("write_file_atomically refuses a directory by name", "[io][atomic_file]") {
   TempDirectory dir;
   const std::string folder = dir.file("out");
