@@ -19,6 +19,7 @@
 #include "core/epoch_number.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/message_text.hpp"
 #include "data/data_sources.hpp"
 #include "data/dataset.hpp"
 #include "io/atomic_file.hpp"
@@ -163,11 +164,15 @@ int run_inspect(const std::string& model_path, bool json) {
                            model_path, state.kind, state.epoch, state.round_in_epoch,
                            state.iteration)
             << fmt::format("network: {}\nparameters: {}\nparameter_hash: {:016x}\n",
-                           state.network_signature, state.parameters.size(),
+                           message_text::escaped(state.network_signature), state.parameters.size(),
                            fnv1a(state.parameters.data(), state.parameters.size() * sizeof(float)))
             << fmt::format("updater_states: {}\n", state.updater_states.size());
+  // Escaped as --json escapes them: a file's strings are whatever its bytes are, and one holding
+  // a newline or a terminal's escape sequence printed lines no file holds, or worked the
+  // terminal.
   for (const auto& [key, value] : state.metadata)
-    std::cout << "metadata." << key << ": " << value << "\n";
+    std::cout << "metadata." << message_text::escaped(key) << ": "
+              << message_text::escaped(value) << "\n";
   return 0;
 }
 

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -35,6 +37,24 @@ const DataFormatKind& input_format(const PredictOptions& options, const Config& 
     throw ConfigError(fmt::format("--input-format {} is not a data format; write one of {}",
                                   options.input_format, fmt::join(data_format_names(), ", ")));
   return *format;
+}
+
+// --input read as `format`. Read as the model's data.format because --input-format was not
+// given, a PNG, a CSV file or a CIFAR batch given for an IDX model was refused as a damaged IDX
+// file ("wrong IDX data type byte"), never saying that another format can be asked for.
+Dataset load_input(const PredictOptions& options, const DataFormatKind& format,
+                   const SavedModel& saved) {
+  try {
+    return load_images_file(options.input_path, format.format, saved.config, saved.class_names);
+  } catch (const DataError& e) {
+    std::error_code ec;
+    if (!options.input_format.empty() || !std::filesystem::exists(options.input_path, ec))
+      throw;
+    throw DataError(fmt::format(
+        "{} (read as {}, the model's data.format; for another kind of file pass --input-format: "
+        "{})",
+        e.what(), format.name, fmt::join(data_format_names(), ", ")));
+  }
 }
 
 // "idx: an IDX images file ...; cifar10: ..." for --input's help.
@@ -100,7 +120,7 @@ int run_predict(const PredictOptions& options) {
   const DataFormatKind& format = input_format(options, config);
   refuse_output_over_inputs(options.output_path, "--output",
                             saved_model_inputs(saved, {{"--input", options.input_path}}));
-  Dataset images = load_images_file(options.input_path, format.format, config, saved.class_names);
+  Dataset images = load_input(options, format, saved);
   images.set_pipeline(saved.input);
   // A folder of class folders is labelled by them: they must be the model's classes.
   const std::vector<std::string>& folder_classes = images.origin().class_names;

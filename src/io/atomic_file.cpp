@@ -48,6 +48,44 @@ int sync_directory(const std::string& directory) {
   return err;
 }
 
+// An output path that names something other than a regular file, links followed: a device
+// (/dev/null, /dev/stdout on a terminal or pipe), a FIFO, a directory. The rename would replace
+// the entry itself, so run as root `predict -o /dev/full` left a regular file in place of the
+// device and exited 0. Written straight into instead (a device or a pipe has no old content to
+// keep); a directory is refused. A link into /proc (/dev/stdout, /dev/stderr) names one of this
+// process's descriptors: even on a regular file (`-o /dev/stdout > out.csv`) the rename would
+// replace the link in /dev, so it is appended to, as a shell's redirection would have it written.
+// Returns false for a regular file that is not such a link, or nothing there yet.
+bool write_into_special_file(const std::string& path, const std::vector<ByteSpan>& pieces) {
+  struct stat target {};
+  if (::stat(path.c_str(), &target) != 0) return false;
+  if (S_ISREG(target.st_mode)) {
+    char link[16] = {};
+    if (::readlink(path.c_str(), link, sizeof link - 1) < 0 || std::strncmp(link, "/proc/", 6) != 0)
+      return false;
+  }
+  if (S_ISDIR(target.st_mode)) {
+    throw IoError(fmt::format("{}: cannot write the file: it is a directory; name a file in it",
+                              quoted_path(path)));
+  }
+  // O_NONBLOCK: a FIFO nobody reads fails (ENXIO) instead of blocking for ever; writes block.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0 && errno == ENXIO) {
+    throw IoError(fmt::format(
+        "{}: cannot write the file: it is a FIFO (named pipe) that no process is reading; start "
+        "the reader first, or name a regular file",
+        quoted_path(path)));
+  }
+  if (fd < 0) throw_write_error(path, "opening it", errno);
+  int err = ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 ? errno : 0;
+  for (const ByteSpan& piece : pieces) {
+    if (err == 0) err = write_all(fd, piece.data, piece.size);
+  }
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) throw_write_error(path, "writing it", err);
+  return true;
+}
+
 }  // namespace
 
 void ignore_file_size_signal() {
@@ -69,6 +107,7 @@ void write_file_atomically(const std::string& path, const std::string& bytes) {
 
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces) {
   ignore_file_size_signal();
+  if (write_into_special_file(path, pieces)) return;
   const std::string temp = temporary_path(path, ::getpid());
   // Created, never followed: a link planted at the temporary name is not written through.
   int fd = create_temporary(temp, kNewFileMode);

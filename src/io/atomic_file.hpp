@@ -17,6 +17,9 @@ struct ByteSpan {
 // Writes `bytes` to "<path>.tmp-<pid>", fsyncs it, renames it over `path` and fsyncs the
 // directory. On any failure (ENOSPC, EACCES, EROFS, EFBIG, ...) removes the temporary file,
 // leaves an existing `path` as it was and throws IoError naming the path and the system's reason.
+// A `path` that names a device or a FIFO (links followed: /dev/null, /dev/stdout) is written
+// straight into instead, never replaced; a FIFO no process reads, or a directory, is an IoError.
+// A link into /proc (/dev/stdout on a regular file) is appended to through the link it is.
 void write_file_atomically(const std::string& path, const std::string& bytes);
 
 // The same for content given as pieces written back to back, so that large buffers (parameters)

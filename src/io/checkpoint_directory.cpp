@@ -7,6 +7,7 @@
 #include <string_view>
 #include <system_error>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -108,7 +109,17 @@ std::optional<std::pair<std::string, CheckpointState>> CheckpointDirectory::load
   const std::vector<std::string> paths = list();
   for (auto it = paths.rbegin(); it != paths.rend(); ++it) {
     try {
-      return std::make_pair(*it, read_checkpoint(*it));
+      CheckpointState state = read_checkpoint(*it);
+      // A model file renamed into the directory reads back valid but holds no position or
+      // updater state: resuming from it failed later with a message about the config's keys or
+      // the updater, and hid older checkpoints that would resume.
+      if (state.kind != kCheckpointKind) {
+        throw CheckpointError(fmt::format(
+            "{}: is a {} file, not a checkpoint: it holds no position or updater state to resume "
+            "from",
+            *it, state.kind));
+      }
+      return std::make_pair(*it, std::move(state));
     } catch (const CheckpointError& e) {
       if (warnings != nullptr) {
         // The message starts with the file's path.

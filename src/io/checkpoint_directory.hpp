@@ -22,9 +22,9 @@ class CheckpointDirectory {
   // an old one cannot be deleted.
   std::string save(const CheckpointState& state);
 
-  // The newest checkpoint that reads back valid, with its path. Newer ones that do not are
-  // skipped, each adding a line naming its path and what is wrong to `warnings` (may be null).
-  // std::nullopt when there is none.
+  // The newest checkpoint that reads back valid, with its path. Newer ones that do not, and
+  // model files (which hold no position to resume from), are skipped, each adding a line naming
+  // its path and what is wrong to `warnings` (may be null). std::nullopt when there is none.
   std::optional<std::pair<std::string, CheckpointState>> load_newest_valid(
       std::vector<std::string>* warnings) const;
 

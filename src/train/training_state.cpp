@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -59,6 +60,21 @@ std::int64_t count_value(const std::string& path, const char* key, const std::st
   if (value.empty() || *end != '\0' || errno != 0 || count < 0)
     throw_bad_metadata(path, key, value, "a count >= 0");
   return static_cast<std::int64_t>(count);
+}
+
+// The layout of the job that wrote the checkpoint, range-checked: "-3 ranks x 1 worker" or
+// "1 rank x 0 workers" was resumed as another layout, and a count of global workers past an int
+// overflowed the re-sharding's sums.
+std::optional<JobLayout> checked_layout(const CheckpointState& state, const std::string& path) {
+  const std::optional<JobLayout> saved = saved_layout(state);
+  if (saved && (saved->ranks < 1 || saved->workers < 1 ||
+                std::int64_t{saved->ranks} * saved->workers > std::numeric_limits<int>::max())) {
+    throw CheckpointError(fmt::format(
+        "{}: metadata records a job of {}, not of at least 1 rank x 1 worker; the file is "
+        "damaged: resume from an older checkpoint",
+        path, describe(*saved)));
+  }
+  return saved;
 }
 
 }  // namespace
@@ -144,7 +160,10 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   if (const std::string* s = metadata(state, kEpochSumsKey)) {
     std::istringstream sums(*s);
     sums >> progress_.epoch_loss >> progress_.epoch_correct >> progress_.epoch_samples;
-    if (!sums) throw CheckpointError(path + ": damaged metadata " + kEpochSumsKey + ": " + *s);
+    // A count below 0, or more correct than counted, made the epoch's train_accuracy up.
+    if (!sums || !(sums >> std::ws).eof() || progress_.epoch_samples < 0 ||
+        !(progress_.epoch_correct >= 0 && progress_.epoch_correct <= progress_.epoch_samples))
+      throw_bad_metadata(path, kEpochSumsKey, *s, "a loss sum, a correct count and a sample count");
   }
   for (const auto& listener : listeners_) listener->on_checkpoint_restore(state, path);
   restore_loss_scalers(state, path);
@@ -179,7 +198,7 @@ void TrainingState::check_data_order(const CheckpointState& state, const std::st
   const std::vector<std::string> changed =
       changed_resume_keys(config_, trainer_.ranks(), state);
   const JobLayout now{trainer_.ranks(), config_.parallel.workers};
-  const std::optional<JobLayout> saved = saved_layout(state);
+  const std::optional<JobLayout> saved = checked_layout(state, path);
   if (!saved && trainer_.ranks() > 1) {
     log.push_back(
         "resume: note: the checkpoint does not record the job's layout (written before "

@@ -95,6 +95,36 @@ mapfile -t args < <(small_args "$WORK/data" "$WORK/v5")
 "$DL_TRAIN" validate "${args[@]}" >/dev/null || fail "a refused output changed the data"
 "$DL_TRAIN" validate --config "$WORK/run3/config.resolved.yaml" >/dev/null ||
   fail "a refused output changed the resolved config"
+# An output that names a FIFO or a device is written into, never replaced by the rename (run as
+# root, predict -o /dev/full turned the device into a regular file and exited 0); one nobody
+# reads, or a directory, is refused: exit 6, the entry left as it was.
+"$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" \
+  -o "$WORK/predictions.csv" 2>/dev/null || fail "predict into a regular file failed"
+mkfifo "$WORK/predictions.fifo"
+cat <"$WORK/predictions.fifo" >"$WORK/fifo-read.csv" &
+reader=$!
+timeout 60 "$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" \
+  -o "$WORK/predictions.fifo" 2>/dev/null || fail "predict into a FIFO with a reader failed"
+# Checked before waiting: a FIFO replaced by a regular file is never opened for writing, so its
+# reader would wait for ever.
+[ -p "$WORK/predictions.fifo" ] || { kill "$reader"; fail "predict -o replaced the FIFO"; }
+wait "$reader"
+cmp -s "$WORK/predictions.csv" "$WORK/fifo-read.csv" ||
+  fail "the FIFO's reader got $(wc -l <"$WORK/fifo-read.csv") lines, not predict's CSV"
+expect_failure 6 "predictions.fifo: cannot write the file: it is a FIFO \(named pipe\) that no process is reading" \
+  -- timeout 60 "$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" \
+  -o "$WORK/predictions.fifo"
+[ -p "$WORK/predictions.fifo" ] || fail "the refused predict replaced the FIFO"
+expect_failure 6 "data: cannot write the file: it is a directory; name a file in it" -- \
+  "$DL_TRAIN" export --format onnx -m "$model" -o "$WORK/data"
+# A file of another format given to predict without --input-format is read as the model's
+# data.format; the refusal says so and names --input-format (a PNG given to an IDX model was
+# refused as a damaged IDX file, naming no way to read it as an image).
+printf '\211PNG\r\n\032\n' >"$WORK/digit.png"
+expect_failure 3 "digit.png: not an IDX file" \
+  "read as idx, the model's data.format; for another kind of file pass --input-format: idx, cifar10" \
+  -- "$DL_TRAIN" predict -m "$model" -i "$WORK/digit.png" -o "$WORK/refused.csv"
+[ ! -e "$WORK/refused.csv" ] || fail "the refused predict wrote $WORK/refused.csv"
 
 # report reads a run directory as every input is read: a folder that holds no run's files is
 # refused (it wrote an empty report.html into the data folder), and so is a FIFO or a device in

@@ -188,3 +188,18 @@ head -1 "$WORK/predictions.csv" | grep -q '^index,label,predicted,p0,' || fail "
 grep -q '"parameter_hash"' "$WORK/inspect.json" || fail "inspect --json"
 grep -q '"confusion"' "$WORK/eval.json" || fail "eval --json"
 echo "ok: console modes, TensorBoard, report, provenance, --version, --json"
+
+# A file's strings are whatever its bytes are: inspect prints a metadata entry holding a newline
+# and a terminal's escape sequence escaped, one line, as --json does (they were printed raw:
+# lines the file does not hold, and red text).
+"$PY" "$DL_SOURCE_DIR/tests/tools/add_checkpoint_metadata.py" "$WORK/run/model.dlm" \
+  "$WORK/odd.dlm" "$(printf 'odd\nkey' | od -An -tx1 | tr -d ' \n')" \
+  "$(printf '\033[31mred\377' | od -An -tx1 | tr -d ' \n')"
+"$DL_TRAIN" inspect --model "$WORK/odd.dlm" >"$WORK/odd.txt"
+grep -qxF 'metadata.odd\nkey: \x1b[31mred\xff' "$WORK/odd.txt" ||
+  fail "inspect printed the odd entry as: $(grep -a -A1 '^metadata.odd' "$WORK/odd.txt" | od -c | head -3)"
+! LC_ALL=C grep -q "$(printf '[\001-\010\016-\037\177]')" "$WORK/odd.txt" ||
+  fail "inspect printed control characters"
+"$DL_TRAIN" inspect --json --model "$WORK/odd.dlm" >"$WORK/odd.json"
+strict_json "$WORK/odd.json"
+echo "ok: inspect escapes a file's control characters and bytes that are not UTF-8"

@@ -1,3 +1,7 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -66,6 +70,60 @@ TEST_CASE("write_file_atomically into a missing directory throws IoError", "[io]
   write_file_atomically(dir.file("plain"), "x");
   REQUIRE_THROWS_WITH(write_file_atomically(dir.file("plain/file.txt"), "x"),
                       Catch::Contains("the folder " + dir.file("plain") + " does not exist"));
+}
+
+// A FIFO (or a device: predict -o /dev/full, /dev/stdout) used to be replaced by the rename, a
+// regular file left in its place; it is written into and stays what it was.
+TEST_CASE("write_file_atomically writes into a FIFO, never replaces it", "[io][atomic_file]") {
+  TempDirectory dir;
+  const std::string fifo = dir.file("predictions.csv");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  SECTION("read by another descriptor") {
+    const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    REQUIRE(reader >= 0);
+    write_file_atomically(fifo, "index,predicted\n");
+    char got[64] = {};
+    const ssize_t n = ::read(reader, got, sizeof got);
+    ::close(reader);
+    CHECK(std::string(got, n > 0 ? static_cast<std::size_t>(n) : 0) == "index,predicted\n");
+  }
+  SECTION("read by nobody: refused at once, not blocked") {
+    REQUIRE_THROWS_WITH(write_file_atomically(fifo, "x"),
+                        Catch::Contains("FIFO (named pipe) that no process is reading"));
+  }
+  struct stat after {};
+  REQUIRE(::lstat(fifo.c_str(), &after) == 0);
+  CHECK(S_ISFIFO(after.st_mode));
+  CHECK(dir.entries() == std::vector<std::string>{"predictions.csv"});
+}
+
+// `predict -o /dev/stdout > out.csv`: the link names a descriptor on a regular file. The rename
+// replaced the link (run as root, /dev/stdout itself) and the redirected file stayed empty.
+TEST_CASE("write_file_atomically appends through a link to one of its descriptors",
+          "[io][atomic_file]") {
+  TempDirectory dir;
+  const std::string out = dir.file("out.csv");
+  test::write_bytes(out, "first\n");
+  const int fd = ::open(out.c_str(), O_WRONLY | O_APPEND);
+  REQUIRE(fd >= 0);
+  const std::string link = dir.file("stdout");
+  REQUIRE(::symlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), link.c_str()) == 0);
+  write_file_atomically(link, "index,predicted\n");
+  ::close(fd);
+  CHECK(test::read_bytes(out) == "first\nindex,predicted\n");
+  struct stat after {};
+  REQUIRE(::lstat(link.c_str(), &after) == 0);
+  CHECK(S_ISLNK(after.st_mode));
+}
+
+TEST_CASE("write_file_atomically refuses a directory by name", "[io][atomic_file]") {
+  TempDirectory dir;
+  const std::string folder = dir.file("out");
+  REQUIRE(::mkdir(folder.c_str(), 0700) == 0);
+  REQUIRE_THROWS_AS(write_file_atomically(folder, "x"), IoError);
+  REQUIRE_THROWS_WITH(write_file_atomically(folder, "x"),
+                      Catch::Contains("it is a directory; name a file in it"));
+  CHECK(dir.entries() == std::vector<std::string>{"out"});
 }
 
 }  // namespace

@@ -130,6 +130,21 @@ TEST_CASE("load_newest_valid skips damaged newer checkpoints and reports them",
     REQUIRE_FALSE(checkpoints.load_newest_valid(&warnings).has_value());
     REQUIRE(warnings.size() == 3);
   }
+  // A model file renamed into the directory used to be taken and then refused for the config's
+  // keys or the updater state, hiding the older checkpoints.
+  SECTION("a model file is skipped, named as such") {
+    CheckpointState model = state_at(2, 40);
+    model.kind = kModelKind;
+    const std::string model_path = dir.file("checkpoint-e2-i40.dlck");
+    write_checkpoint(model_path, model);
+    warnings.clear();
+    loaded = checkpoints.load_newest_valid(&warnings);
+    REQUIRE(loaded.has_value());
+    REQUIRE(loaded->first == middle);
+    REQUIRE(warnings.size() == 2);
+    REQUIRE_THAT(warnings[0], Catch::Contains(model_path) &&
+                                  Catch::Contains("is a model file, not a checkpoint"));
+  }
   SECTION("warnings may be omitted") {
     REQUIRE(checkpoints.load_newest_valid(nullptr)->first == middle);
   }

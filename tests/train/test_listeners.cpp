@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -185,6 +186,16 @@ TEST_CASE("early stopping: a state saved for another score is refused", "[listen
   CHECK(dl::make_early_stopping_json(RunFixture().context()) == nullptr);  // off: no listener
 }
 
+TEST_CASE("early stopping: a damaged state is refused naming the checkpoint", "[listeners]") {
+  RunFixture fixture({"earlyStopping.enabled=true"});
+  auto listener = dl::make_early_stopping_json(fixture.context());
+  dl::CheckpointState saved = checkpoint_at(1, 4);
+  saved.metadata["early_stopping_state"] = "[]";
+  CHECK_THROWS_WITH(listener->on_checkpoint_restore(saved, "runs/a/checkpoint-e1-i4.dlck"),
+                    Catch::StartsWith("runs/a/checkpoint-e1-i4.dlck: checkpoint metadata: "
+                                      "early-stopping state is not a JSON object"));
+}
+
 TEST_CASE("checkpoints: after a resume, periodic checkpoints fall where an uninterrupted run's do",
           "[listeners]") {
   RunFixture fixture({"output.checkpointEveryIterations=4"});
@@ -221,6 +232,34 @@ TEST_CASE("a checkpoint's metadata that is no number is a checkpoint error, not 
                           "\", not a number of seconds >= 0; the file is damaged: resume from "
                           "an older checkpoint");
   }
+}
+
+// A checkpoint's checksums hold whatever its metadata says: sums that count below 0 or more
+// correct than counted made the resumed epoch's train_accuracy up, and a job of "-3 ranks x 1
+// worker" was resumed as another layout.
+TEST_CASE("a checkpoint's epoch sums and job layout out of range are checkpoint errors",
+          "[listeners]") {
+  const std::vector<std::pair<std::string, std::string>> damaged = {
+      {"epoch_train_sums", "1 2 -7"},
+      {"epoch_train_sums", "1 9 5"},
+      {"epoch_train_sums", "1 2 3 4"},
+      {"resume_key.parallel.ranks", "-3"},
+      {"resume_key.parallel.workers", "0"}};
+  for (const auto& [key, value] : damaged) {
+    INFO(key << ": " << value);
+    RunFixture fixture;
+    dl::CheckpointState state = fixture.state().capture(dl::kCheckpointKind, {0, 1, 1});
+    state.metadata[key] = value;
+    std::vector<std::string> log;
+    CHECK_THROWS_WITH(fixture.state().restore(state, "c.dlck", log),
+                      Catch::StartsWith("c.dlck: metadata ") &&
+                          Catch::EndsWith("the file is damaged: resume from an older checkpoint"));
+  }
+  RunFixture fixture;
+  dl::CheckpointState state = fixture.state().capture(dl::kCheckpointKind, {0, 1, 1});
+  state.metadata["epoch_train_sums"] = "0.5 3 10";
+  std::vector<std::string> log;
+  CHECK(fixture.state().restore(state, "c.dlck", log).iteration == 1);
 }
 
 TEST_CASE(

@@ -3,6 +3,7 @@
 // and early_stopping.json when the run ends; its state travels in checkpoints.
 #include <nlohmann/json.hpp>
 
+#include "core/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
 #include "io/run_files.hpp"
@@ -23,9 +24,15 @@ class EarlyStoppingJson final : public TrainingListener {
         best_model_path_(context.run.file(run_files::kBestModel)),
         json_path_(context.run.file(run_files::kEarlyStopping)) {}
 
-  void on_checkpoint_restore(const CheckpointState& state, const std::string&) override {
+  void on_checkpoint_restore(const CheckpointState& state, const std::string& path) override {
     const auto it = state.metadata.find(kStateKey);
-    if (it != state.metadata.end()) stopping_.restore_state(it->second);
+    if (it == state.metadata.end()) return;
+    // The state's reader knows the text, not the file: a damaged state named no checkpoint.
+    try {
+      stopping_.restore_state(it->second);
+    } catch (const CheckpointError& e) {
+      throw CheckpointError(path + ": " + e.what());
+    }
   }
   void on_checkpoint_save(CheckpointState& state) override {
     state.metadata[kStateKey] = stopping_.save_state();
