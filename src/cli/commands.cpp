@@ -124,7 +124,7 @@ void write_predictions(Model& model, const Dataset& test, const std::string& pat
           csv += "\n";
         }
       });
-  write_file_atomically(path, csv);
+  write_named_output(path, csv);
 }
 
 }  // namespace

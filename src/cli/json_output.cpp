@@ -154,7 +154,12 @@ int run_report(const std::vector<std::string>& run_directories, const std::strin
   for (const std::string& dir : run_directories)
     for (std::string& file : run_record_files(dir)) inputs.push_back({"a run's log", file});
   refuse_output_over_inputs(path, "--output", inputs);
-  write_file_atomically(path, render_report(runs));
+  // A page the user named is written as a redirection would; the default one, in the run
+  // directory (or the working directory), is dl-train's own file and never written through.
+  if (output.empty())
+    write_file_atomically(path, render_report(runs));
+  else
+    write_named_output(path, render_report(runs));
   std::cout << "report: " << path << "\n";
   return 0;
 }

@@ -162,7 +162,7 @@ int run_predict(const PredictOptions& options) {
   if (options.output_path.empty()) {
     std::cout << csv;
   } else {
-    write_file_atomically(options.output_path, csv);
+    write_named_output(options.output_path, csv);
   }
   const bool labelled = format.predict.labelled || !folder_classes.empty();
   std::cerr << fmt::format(
@@ -181,7 +181,7 @@ int run_export(const ExportOptions& options) {
   const std::string bytes =
       onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std,
                        saved.class_names);
-  write_file_atomically(options.output_path, bytes);
+  write_named_output(options.output_path, bytes);
   std::cout << fmt::format("export: {} (ONNX, {} bytes) from {} ({} parameters)\n",
                            options.output_path, bytes.size(), options.model_path,
                            saved.state.parameters.size());

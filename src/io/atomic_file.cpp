@@ -101,13 +101,18 @@ std::string longest_temporary_path(const std::string& path) {
   return temporary_path(path, std::numeric_limits<pid_t>::max());
 }
 
+void write_named_output(const std::string& path, const std::string& bytes) {
+  ignore_file_size_signal();
+  const std::vector<ByteSpan> pieces{{bytes.data(), bytes.size()}};
+  if (!write_into_special_file(path, pieces)) write_file_atomically(path, pieces);
+}
+
 void write_file_atomically(const std::string& path, const std::string& bytes) {
   write_file_atomically(path, std::vector<ByteSpan>{{bytes.data(), bytes.size()}});
 }
 
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces) {
   ignore_file_size_signal();
-  if (write_into_special_file(path, pieces)) return;
   const std::string temp = temporary_path(path, ::getpid());
   // Created, never followed: a link planted at the temporary name is not written through.
   int fd = create_temporary(temp, kNewFileMode);

@@ -17,14 +17,20 @@ struct ByteSpan {
 // Writes `bytes` to "<path>.tmp-<pid>", fsyncs it, renames it over `path` and fsyncs the
 // directory. On any failure (ENOSPC, EACCES, EROFS, EFBIG, ...) removes the temporary file,
 // leaves an existing `path` as it was and throws IoError naming the path and the system's reason.
-// A `path` that names a device or a FIFO (links followed: /dev/null, /dev/stdout) is written
-// straight into instead, never replaced; a FIFO no process reads, or a directory, is an IoError.
-// A link into /proc (/dev/stdout on a regular file) is appended to through the link it is.
+// Whatever is at `path` (a link, a device) is replaced by the rename, never written through: the
+// files dl-train names itself, in a run directory, are created, never followed.
 void write_file_atomically(const std::string& path, const std::string& bytes);
 
 // The same for content given as pieces written back to back, so that large buffers (parameters)
 // are written from where they are, without a concatenated copy.
 void write_file_atomically(const std::string& path, const std::vector<ByteSpan>& pieces);
+
+// Writes a file the user named on the command line (predict's and export's -o, eval's
+// --predictions, report's --output) as a shell's redirection would: a device, a FIFO or a link
+// into /proc (/dev/null, /dev/full, a named pipe, /dev/stdout on a terminal, a pipe or a file) is
+// written into, never replaced; a FIFO no process reads, or a directory, is an IoError naming it;
+// anything else goes through write_file_atomically.
+void write_named_output(const std::string& path, const std::string& bytes);
 
 // A file a command reads, as its option names it: {"--model", "runs/a/model.dlm"}.
 struct NamedInput {
