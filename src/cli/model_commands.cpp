@@ -48,7 +48,11 @@ Dataset load_input(const PredictOptions& options, const DataFormatKind& format,
     return load_images_file(options.input_path, format.format, saved.config, saved.class_names);
   } catch (const DataError& e) {
     std::error_code ec;
-    if (!options.input_format.empty() || !std::filesystem::exists(options.input_path, ec))
+    // A folder read as the image folder it is: its errors are about its contents, not its kind.
+    const bool folder_as_folder = format.format == DataFormat::kImageFolder &&
+                                  std::filesystem::is_directory(options.input_path, ec);
+    if (!options.input_format.empty() || !std::filesystem::exists(options.input_path, ec) ||
+        folder_as_folder)
       throw;
     throw DataError(fmt::format(
         "{} (read as {}, the model's data.format; for another kind of file pass --input-format: "

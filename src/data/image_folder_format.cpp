@@ -89,13 +89,18 @@ std::optional<std::string> folder_validation_path(const DataConfig& data) {
   return data.validationDirectory;
 }
 
-// One image (label 0), or a folder of class folders (labelled by them, as the training folder;
-// `predict` compares them with the model's classes).
+// One image (label 0), or a folder of class folders (labelled by them, as the training folder).
+// A folder's class folders must be the model's `classes`, checked first, as a test folder's are
+// the training folder's: their count against data.numClasses, the model's, would advise setting
+// it to the folder's count, which a model's classes cannot follow.
 Dataset load_image_input(const std::string& path, const Config& config,
-                         const std::vector<std::string>& /*classes*/) {
+                         const std::vector<std::string>& classes) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error))
-    return read_image_folder(folder_request(config, path, "--input", 0));
+  if (std::filesystem::is_directory(path, error)) {
+    ImageFolderRequest request = folder_request(config, path, "--input", 0);
+    request.expected_classes = classes;
+    return read_image_folder(request);
+  }
   const InputTypeConfig& in = config.inputType;
   return read_image_file(path, in.channels, in.height, in.width, config.data.resize,
                          config.data.numClasses);

@@ -62,6 +62,12 @@ echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
 grep -q "predict: $test_count images from $WORK/folder/test (28x28), accuracy $(printf '%.4f' "$folder_accuracy")" \
   "$WORK/predict.err" || fail "predict on the folder: $(cat "$WORK/predict.err")"
 echo "ok: predict on the test folder: $(cat "$WORK/predict.err")"
+# A folder of some of the classes: named as such, not told to set data.numClasses to its count.
+mkdir -p "$WORK/one-class" && cp -r "$WORK/folder/test/Bag" "$WORK/one-class/"
+expect_failure 3 "^dl-train: error: $WORK/one-class: its class folders \(Bag\) are not the training folder's \(Ankle_boot, Bag, " \
+  "every folder of a data set has the same class folders$" -- \
+  "$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/one-class" -o "$WORK/one.csv"
+[ ! -e "$WORK/one.csv" ] || fail "the refused predict wrote $WORK/one.csv"
 
 # The ONNX export carries the class names (where this build exports ONNX and python3-onnx exists).
 names=$(onnx_class_names "$WORK/run-folder/model.dlm")
