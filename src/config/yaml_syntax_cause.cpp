@@ -42,14 +42,12 @@ struct Opener {
   char bracket;
 };
 
-// The flow brackets still open after the lines [0, last), outside quotes and comments, and
-// whether a line began inside one (there a tab may indent).
+// The flow brackets still open after the lines scanned so far, outside quotes and comments, and
+// whether the next line begins inside one (there a tab may indent).
 class FlowScan {
  public:
-  explicit FlowScan(const std::vector<std::string>& lines) : lines_(lines) {}
-
-  void scan_line(std::size_t index) {
-    const std::string& line = lines_[index];
+  // Scans `line`, the number-th of the text (from 1).
+  void scan_line(const std::string& line, int number) {
     for (std::size_t k = 0; k < line.size(); ++k) {
       const char c = line[k];
       if (quote_ != 0) {
@@ -64,7 +62,7 @@ class FlowScan {
       } else if ((c == '"' || c == '\'') && starts_node(line, k)) {
         quote_ = c;
       } else if ((c == '{' || c == '[') && (!open_.empty() || starts_node(line, k))) {
-        open_.push_back({static_cast<int>(index) + 1, static_cast<int>(k) + 1, c});
+        open_.push_back({number, static_cast<int>(k) + 1, c});
       } else if ((c == '}' || c == ']') && !open_.empty()) {
         open_.pop_back();
       }
@@ -74,7 +72,6 @@ class FlowScan {
   const std::vector<Opener>& open() const { return open_; }
 
  private:
-  const std::vector<std::string>& lines_;
   std::vector<Opener> open_;
   char quote_ = 0;
 };
@@ -112,7 +109,7 @@ std::optional<YamlSyntaxCause> find_yaml_syntax_cause(const std::string& text, i
   const std::size_t last =
       std::min(lines.size(), static_cast<std::size_t>(std::max(error_line, 1)));
   std::optional<YamlSyntaxCause> cause;
-  FlowScan flow(lines);
+  FlowScan flow;
   int last_content_line = 0;
   for (std::size_t i = 0; i < last && !cause; ++i) {
     const std::string& line = lines[i];
@@ -125,7 +122,7 @@ std::optional<YamlSyntaxCause> find_yaml_syntax_cause(const std::string& text, i
                               "indent with spaces, two per level as in configs/mnist.yaml (an "
                               "editor can turn tabs into spaces)"};
     }
-    flow.scan_line(i);
+    flow.scan_line(line, static_cast<int>(i) + 1);
     if (!blank && i + 1 < last) last_content_line = static_cast<int>(i) + 1;
   }
   const bool flow_error = reader_message.find("flow") != std::string::npos;
