@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "config/config_overrides.hpp"
@@ -47,6 +48,12 @@ YAML::Node parse_document(const std::string& text, const std::string& source) {
     count = count_documents(text);
   } catch (const YamlAliasError& e) {
     fail_at(mark_location(source, e.mark()), e.what(), e.fix());
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp's guard against a stack overflow says only "bad file", at the place it gave up.
+    fail_at(mark_location(source, e.mark),
+            "lists or maps nest here deeper than the YAML reader follows (hundreds of levels)",
+            "a config nests a few levels: look for '[' or '{' opened and not closed, or for "
+            "lines indented further and further");
   } catch (const YAML::Exception& e) {
     const SourceLocation reported = mark_location(source, e.mark);
     if (const auto cause = find_yaml_syntax_cause(text, reported.line, e.msg))

@@ -22,6 +22,19 @@ TEST_CASE("YAML syntax errors carry yaml-cpp's place", "[config][errors]") {
   CHECK_THAT(msg, Contains("; "));
 }
 
+TEST_CASE("YAML nested past the reader's depth guard is named as such", "[config][errors]") {
+  // yaml-cpp's own message for it is "bad file", which names neither the cause nor the fix.
+  const std::size_t levels = 600;
+  const std::string brackets = "seed: " + std::string(levels, '[') + std::string(levels, ']') + "\n";
+  const std::string flow = load_error(brackets);
+  CHECK_THAT(flow, StartsWith("t.yaml:1:"));
+  CHECK_THAT(flow, Contains("lists or maps nest here deeper than the YAML reader follows"));
+  CHECK_THAT(flow, Contains("'[' or '{' opened and not closed"));
+  std::string indented;
+  for (std::size_t i = 0; i < levels; ++i) indented += std::string(i, ' ') + "a:\n";
+  CHECK_THAT(load_error(indented), Contains("lists or maps nest here deeper"));
+}
+
 TEST_CASE("a syntax error's likelier cause is named where it is", "[config][errors]") {
   // A tab in the indentation: yaml-cpp says "illegal block entry".
   CHECK(load_error("seed: 1\nlayers:\n\t- dense: {nOut: 3}\n") ==
