@@ -140,7 +140,7 @@ Config load_config_string(const std::string& yaml_text, const std::string& sourc
   std::vector<OverrideOrigin> origins;
   for (const auto& text : overrides) origins.push_back(apply_override(root, text));
   expand_shorthands(root);  // an override may use a shorthand too ("--set updater=adam")
-  ReadContext ctx(source_name, std::move(origins));
+  ReadContext ctx(source_name, yaml_text, std::move(origins));
   Config config;
   config.sourcePath = source_name;
   read_fields(ctx, "", root, config_fields(), config);

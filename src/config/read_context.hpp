@@ -24,7 +24,8 @@ std::string join_path(const std::string& parent, const std::string& key);
 
 class ReadContext {
  public:
-  ReadContext(std::string source, std::vector<OverrideOrigin> overrides);
+  // `text` is the config as read from `source`, for places the YAML reader does not mark.
+  ReadContext(std::string source, std::string text, std::vector<OverrideOrigin> overrides);
 
   const std::string& source() const { return source_; }
 
@@ -42,6 +43,7 @@ class ReadContext {
 
  private:
   std::string source_;
+  std::string text_;
   std::vector<OverrideOrigin> overrides_;
   std::map<std::string, SourceLocation> written_;
 };

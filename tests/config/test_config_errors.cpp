@@ -245,6 +245,13 @@ TEST_CASE("a key with no value is named at the key, not where the next token is"
   CHECK_THAT(load_error("inputType: {feedForward: {size: 4}}\nlayers:\n  - dense:\n      nOut:\n"
                         "  # note\n  - output: {nOut: 3}\n"),
              StartsWith("t.yaml:4:7: layers.0.nOut has no value; "));
+  // A list item has no key: its '-' is named, past the comments and blank lines after it.
+  const std::string layers = "inputType: {feedForward: {size: 4}}\nlayers:\n";
+  CHECK_THAT(load_error(layers + "  -\n  - output: {nOut: 3}\n"),
+             StartsWith("t.yaml:3:3: layers.0 "));
+  CHECK_THAT(load_error(layers + "  - output: {nOut: 3}\n  -   # later\n\n# c\nepochs: 2\n"),
+             StartsWith("t.yaml:4:3: layers.1 "));
+  CHECK_THAT(load_error(layers + "  - ~\n"), StartsWith("t.yaml:3:5: layers.0 "));
   // From --set, the value is to be written after the '='.
   CHECK(load_error(kNetwork, {"epochs="}) ==
         "--set epochs=: epochs has no value; write an integer after the '=', or remove the key to "
