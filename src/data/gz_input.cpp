@@ -70,9 +70,8 @@ std::size_t GzInput::read(void* dst, std::size_t n) {
                                     std::strerror(errno)));
       }
       throw DataError(fmt::format(
-          "{}: corrupt gzip data after {} decompressed bytes (zlib: {}); the file is damaged: "
-          "download it again (scripts/get_data.sh)",
-          path_, bytes_read_ + done, zlib_reason(zmsg, path_)));
+          "{}: corrupt gzip data after {} decompressed bytes (zlib: {}); the file is damaged: {}",
+          path_, bytes_read_ + done, zlib_reason(zmsg, path_), damaged_fix()));
     }
     done += static_cast<std::size_t>(got);
     if (static_cast<unsigned>(got) < want) {
@@ -86,6 +85,11 @@ std::size_t GzInput::read(void* dst, std::size_t n) {
   }
   bytes_read_ += done;
   return done;
+}
+
+std::string GzInput::damaged_fix() const {
+  return is_published_data_file(path_) ? "download the file again (scripts/get_data.sh)"
+                                       : "write it again with the program that made it";
 }
 
 bool GzInput::compressed() const {

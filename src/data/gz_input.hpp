@@ -35,6 +35,9 @@ class GzInput {
   // True when the gzip stream itself ended before its trailer: the file was cut off.
   bool stream_cut_off() const { return stream_cut_off_; }
   const std::string& path() const { return path_; }
+  // The fix for a file found damaged or cut off: a published data set's file is downloaded again
+  // (the download scripts fetch it); a user's own file is written again by what made it.
+  std::string damaged_fix() const;
 
  private:
   std::string path_;

@@ -26,8 +26,6 @@ constexpr int kGiBShift = 30;
 constexpr std::uint8_t kGzipMagic0 = 0x1f;
 constexpr std::uint8_t kGzipMagic1 = 0x8b;
 
-constexpr const char* kRefetchHint = "download the file again (scripts/get_data.sh)";
-
 const char* kind_noun(IdxKind kind) {
   return kind == IdxKind::kImages ? "images" : "labels";
 }
@@ -76,12 +74,12 @@ const char* dtype_name(std::uint8_t dtype) {
     throw DataError(
         fmt::format("{}: the file is empty (0 bytes); expected an IDX {} file "
                     "({}); {}",
-                    in.path(), kind_noun(kind), file_pattern(kind), kRefetchHint));
+                    in.path(), kind_noun(kind), file_pattern(kind), in.damaged_fix()));
   }
   throw DataError(
       fmt::format("{}: the file ends inside the IDX header after {} of {} bytes; the "
                   "file is truncated: {}",
-                  in.path(), got, header_bytes(kind), kRefetchHint));
+                  in.path(), got, header_bytes(kind), in.damaged_fix()));
 }
 
 void check_magic(const GzInput& in, IdxKind kind, const std::uint8_t* m) {
@@ -154,7 +152,7 @@ IdxHeader parse_header(GzInput& in, IdxKind kind) {
       throw DataError(
           fmt::format("{}: the header declares images of {}x{} pixels; each side "
                       "must be between 1 and {}: the header is corrupt: {}",
-                      in.path(), rows, cols, kMaxIdxImageSide, kRefetchHint));
+                      in.path(), rows, cols, kMaxIdxImageSide, in.damaged_fix()));
     }
     header.rows = static_cast<int>(rows);
     header.cols = static_cast<int>(cols);
@@ -169,7 +167,7 @@ IdxHeader parse_header(GzInput& in, IdxKind kind) {
         fmt::format("{}: the header declares {} {}{} ({} bytes each), more than the "
                     "limit of {} bytes ({} GiB) of data; the header is corrupt: {}",
                     in.path(), count, kind_noun(kind), shape, item_bytes, kMaxIdxPayloadBytes,
-                    kMaxIdxPayloadBytes >> kGiBShift, kRefetchHint));
+                    kMaxIdxPayloadBytes >> kGiBShift, in.damaged_fix()));
   }
   return header;
 }
@@ -190,7 +188,7 @@ std::uint64_t item_bytes(const IdxHeader& h) {
         fmt::format("{}: the file holds only its {}-byte header: none of the {} {}{} "
                     "it declares ({} bytes) follow{}; the file is truncated: {}",
                     in.path(), header_bytes(h.kind), h.count, kind_noun(h.kind), shape, expected,
-                    cut_note, kRefetchHint));
+                    cut_note, in.damaged_fix()));
   }
   const std::uint64_t item = found / per_item;
   const char* where = found % per_item == 0 ? "just before" : "inside";
@@ -199,7 +197,7 @@ std::uint64_t item_bytes(const IdxHeader& h) {
                   "{}-byte header) but only {} bytes follow; the data ends {} {} "
                   "{} (counting from 0){}; {}",
                   in.path(), h.count, kind_noun(h.kind), shape, expected, header_bytes(h.kind),
-                  found, where, kind_item(h.kind), item, cut_note, kRefetchHint));
+                  found, where, kind_item(h.kind), item, cut_note, in.damaged_fix()));
 }
 
 // Reads the first `items` items; memory grows with the bytes that actually arrive.
@@ -232,7 +230,7 @@ void check_no_trailing_bytes(GzInput& in, const IdxHeader& h) {
   throw DataError(
       fmt::format("{}: {} unexpected byte(s) follow the {} {} the header declares; the "
                   "header and the data disagree (a damaged or concatenated file): {}",
-                  in.path(), extra, h.count, kind_noun(h.kind), kRefetchHint));
+                  in.path(), extra, h.count, kind_noun(h.kind), in.damaged_fix()));
 }
 
 std::int64_t items_to_read(const IdxHeader& h, std::int64_t limit) {

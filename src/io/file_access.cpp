@@ -44,18 +44,6 @@ const char* role_fix(InputRole role) {
   return "check the path";
 }
 
-// Whether `path` names a file of the published data sets the download scripts fetch (MNIST's
-// and Fashion-MNIST's IDX files, CIFAR's batches), whose absence those scripts mend; a user's
-// own images or CSV file they do not.
-bool is_published_data_file(const std::string& path) {
-  const std::string name = path.substr(path.find_last_of('/') + 1);
-  for (const char* prefix : {"train-images-idx", "train-labels-idx", "t10k-images-idx",
-                             "t10k-labels-idx", "data_batch_", "test_batch"}) {
-    if (name.rfind(prefix, 0) == 0) return true;
-  }
-  return name == "train.bin" || name == "test.bin";
-}
-
 // What to do when the file at `path` cannot be opened at all (most often: it is not there).
 const char* open_fix(InputRole role, const std::string& path) {
   switch (role) {
@@ -126,6 +114,15 @@ void check_utf8_text(const std::string& path, const std::string& text, InputRole
 }
 
 }  // namespace
+
+bool is_published_data_file(const std::string& path) {
+  const std::string name = path.substr(path.find_last_of('/') + 1);
+  for (const char* prefix : {"train-images-idx", "train-labels-idx", "t10k-images-idx",
+                             "t10k-labels-idx", "data_batch_", "test_batch"}) {
+    if (name.rfind(prefix, 0) == 0) return true;
+  }
+  return name == "train.bin" || name == "test.bin";
+}
 
 std::string describe_file_type(unsigned mode) {
   if (S_ISREG(mode)) return "a regular file";

@@ -22,6 +22,11 @@ enum class InputRole {
 // The largest config file read: configs are a few KiB, so anything bigger is a wrong path.
 inline constexpr std::uint64_t kMaxConfigBytes = std::uint64_t{1} << 20;
 
+// Whether `path` names a file of the published data sets the download scripts fetch (MNIST's
+// and Fashion-MNIST's IDX files, CIFAR's batches), whose absence or damage those scripts mend; a
+// user's own images, IDX or CSV files they do not.
+bool is_published_data_file(const std::string& path);
+
 // An open input file: a regular file, its size known before anything is read.
 class InputFd {
  public:

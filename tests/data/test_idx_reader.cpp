@@ -112,6 +112,26 @@ TEST_CASE("IDX reader rejects an empty file and a cut header", "[idx][errors]") 
              Contains(cut) && Contains("after 10 of 16 bytes"));
 }
 
+TEST_CASE("a damaged IDX file's fix fits whose file it is", "[idx][errors]") {
+  // The download scripts mend a published data set's file, not a user's own.
+  dl::test::TempDir dir;
+  Bytes cut = dl::test::idx_images(kCount, kRows, kCols, some_pixels());
+  cut.resize(cut.size() - 1);
+  const std::string published = dir.file("t10k-images-idx3-ubyte");
+  const std::string own = dir.file("scans-idx3-ubyte");
+  dl::test::write_plain(published, cut);
+  dl::test::write_plain(own, cut);
+  CHECK_THAT(data_error_message([&] { dl::read_idx_images(published); }),
+             Contains("; download the file again (scripts/get_data.sh)"));
+  const std::string own_message = data_error_message([&] { dl::read_idx_images(own); });
+  CHECK_THAT(own_message, Contains("; write it again with the program that made it"));
+  CHECK_THAT(own_message, !Contains("get_data.sh"));
+  const std::string own_empty = dir.file("scans.gz");
+  dl::test::write_gzip(own_empty, {});
+  CHECK_THAT(data_error_message([&] { dl::read_idx_labels(own_empty); }),
+             Contains("empty (0 bytes)") && !Contains("get_data.sh"));
+}
+
 TEST_CASE("IDX reader reports a wrong magic with what it found and expected", "[idx][errors]") {
   dl::test::TempDir dir;
   const std::string html = dir.file("html.gz");
