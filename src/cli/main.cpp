@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -66,6 +67,21 @@ struct TrainCommand {
     return dl::run_train(common, dl::TrainFlags{resume, overwrite, restart_epoch}, processes);
   }
 };
+
+// The commands other than training compute nothing that ranks could share. Started by a
+// launcher with several processes, rank 0 does the command once, so that it is printed and its
+// files are written once, and the other ranks end at once with 0. Returns whether this process is
+// one of those. Rank 0 then holds no process group: its errors end it alone, as they would
+// without a launcher, while the others finalize MPI.
+bool leave_to_rank_zero(std::unique_ptr<dl::ProcessGroup>& processes, const std::string& command) {
+  if (processes->size() <= 1) return false;
+  const bool rank_zero = processes->rank() == 0;
+  if (rank_zero)
+    std::cerr << "dl-train: note: " << command << " runs in one process: rank 0 of the "
+              << processes->size() << " the launcher started does it, the others end\n";
+  processes.reset();
+  return !rank_zero;
+}
 
 // Standard error through its own thread, each flush waiting at most this long: a reader that
 // takes none of it by then (a full pipe nobody reads) has stopped reading, and neither a run's
@@ -138,14 +154,15 @@ struct ReadingCommands {
                        "report.html for several)");
   }
 
-  // The chosen command's exit code; nullopt when none of these was chosen.
-  std::optional<int> run() const {
+  bool chosen() const { return *validate || *eval || *inspect || *info || *report; }
+
+  // The chosen command's exit code.
+  int run() const {
     if (*validate) return dl::run_validate(validate_common, validate_flags);
     if (*eval) return dl::run_eval(eval_common, model_path, eval_json, predictions_path);
     if (*inspect) return dl::run_inspect(inspect_path, inspect_json);
     if (*info) return dl::run_info(info_json);
-    if (*report) return dl::run_report(report_runs, report_output);
-    return std::nullopt;
+    return dl::run_report(report_runs, report_output);
   }
 };
 
@@ -197,8 +214,10 @@ int main(int argc, char** argv) {
     if (*train) {
       return train_command.run(*processes);
     }
-    if (const std::optional<int> code = reading.run()) return *code;
-    if (model_commands.chosen()) return dl::run_model_command(model_commands);
+    if (reading.chosen() || model_commands.chosen()) {
+      if (leave_to_rank_zero(processes, app.get_subcommands().front()->get_name())) return 0;
+      return reading.chosen() ? reading.run() : dl::run_model_command(model_commands);
+    }
     if (top_level.common.config_path.empty()) {
       std::cerr << app.help();
       return static_cast<int>(dl::ExitCode::kConfigError);

@@ -50,4 +50,16 @@ mapfile -t second < <(small_args "$WORK/data" "$WORK/resumed" "${common[@]}" par
 grep -q "resume: " "$WORK/second.log" || fail "the resumed job did not report its checkpoint"
 cmp "$WORK/straight/scores.csv" "$WORK/resumed/scores.csv" || fail "resumed score log differs"
 "$COMPARE_MODELS" "$WORK/straight/model.dlm" "$WORK/resumed/model.dlm" 0 || fail "resumed model differs"
-echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is exact"
+# eval (as every command but training) under the launcher: rank 0 does it once, the others end.
+mapfile -t eval_args < <(small_args "$WORK/data" "$WORK/unused")
+"$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" eval --model "$WORK/straight/model.dlm" "${eval_args[@]:0:10}" \
+  >"$WORK/eval.out" 2>"$WORK/eval.err" || fail "eval under mpirun failed: $(tail -3 "$WORK/eval.err")"
+[ "$(grep -c '^ Accuracy:' "$WORK/eval.out")" = 1 ] || fail "eval printed once per rank: $(cat "$WORK/eval.out")"
+grep -q "note: eval runs in one process: rank 0 of the 2 " "$WORK/eval.err" || fail "no note: $(cat "$WORK/eval.err")"
+set +e
+"$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" eval --model "$WORK/no-such.dlm" "${eval_args[@]:0:10}" >"$WORK/bad.log" 2>&1
+code=$?
+set -e
+[ "$code" = 4 ] || fail "eval of a missing model under mpirun exited $code, not 4: $(cat "$WORK/bad.log")"
+[ "$(grep -c 'no-such.dlm' "$WORK/bad.log")" = 1 ] || fail "the error came once per rank: $(cat "$WORK/bad.log")"
+echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is exact; eval runs once"
