@@ -4,7 +4,8 @@
 //    it on devices[w mod devices.size()]);
 //  - which of them leads its device: the lowest-numbered worker, which sums the others' buffers
 //    on its stream and alone talks to NCCL;
-//  - the order of that sum: worker order, (b[w0] + b[w1]) + b[w2] ..., as the thread collective;
+//  - the order of that sum: worker order, (b[w0] + b[w1]) + b[w2] ... (the CPU collectives add
+//    in a tree instead, src/parallel/sum_order.hpp; a GPU matches the CPU to rounding only);
 //  - the NCCL rank of each local device in the one communicator over every GPU of every process:
 //    process p's devices follow all devices of processes 0 .. p-1, in the order of their leaders;
 //  - whether two processes of the job would drive the same GPU, which NCCL refuses.

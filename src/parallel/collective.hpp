@@ -3,8 +3,8 @@
 // single participant (LocalCollective), MPI across processes and NCCL across GPUs (later).
 //
 // Every participant calls each operation with its own rank and its own buffer, in the same order.
-// Sums are taken in rank order, so results are identical on every participant and from run to
-// run (DESIGN.md invariant 5).
+// Sums are taken in one fixed order over the participants (sum_order.hpp), so results are
+// identical on every participant and from run to run (DESIGN.md invariant 5).
 #pragma once
 
 #include <cstddef>

@@ -21,6 +21,7 @@
 #include <iostream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,7 @@
 #include "parallel/collective_watchdog.hpp"
 #include "parallel/launcher_env.hpp"
 #include "parallel/process_group.hpp"
+#include "parallel/sum_order.hpp"
 
 namespace dl {
 namespace {
@@ -135,10 +137,10 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
   void all_reduce_sum(float* data, std::size_t n) override {
-    all_reduce_in_place(data, n, MPI_FLOAT);
+    all_reduce_in_order(data, n, MPI_FLOAT);
   }
   void all_reduce_sum(double* data, std::size_t n) override {
-    all_reduce_in_place(data, n, MPI_DOUBLE);
+    all_reduce_in_order(data, n, MPI_DOUBLE);
   }
 
   void broadcast(void* data, std::size_t bytes, int root) override {
@@ -216,6 +218,52 @@ class MpiProcessGroup final : public ProcessGroup {
   }
 
  private:
+  // Sums in the job's one order over ranks (sum_order.hpp), so that N ranks add what one process
+  // of N workers adds. Two ranks' a + b is b + a, so MPI's sum serves them. With more, MPI adds in
+  // an order of its own: each rank then gathers every rank's part of its own slice, adds the
+  // parts in the tree order and hands its sums to all, moving what a ring all-reduce moves.
+  template <typename T>
+  void all_reduce_in_order(T* data, std::size_t n, MPI_Datatype type) {
+    if (size_ <= 2) {
+      all_reduce_in_place(data, n, type);
+      return;
+    }
+    // Half of MPI's int count, so that a rank's parts at their offsets stay within it too.
+    constexpr std::size_t kWindow = kMaxMpiCount / 2;
+    for (std::size_t done = 0; done < n; done += std::min(kWindow, n - done))
+      sum_slices_in_order(data + done, std::min(kWindow, n - done), type);
+  }
+
+  template <typename T>
+  void sum_slices_in_order(T* data, std::size_t n, MPI_Datatype type) {
+    const auto ranks = static_cast<std::size_t>(size_);
+    std::vector<int> counts(ranks), offsets(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      offsets[r] = static_cast<int>(n * r / ranks);
+      counts[r] = static_cast<int>(n * (r + 1) / ranks) - offsets[r];
+    }
+    const int mine = counts[static_cast<std::size_t>(rank_)];
+    std::vector<T> parts(ranks * static_cast<std::size_t>(mine));
+    std::vector<int> part_counts(ranks, mine), part_offsets(ranks);
+    std::vector<T*> part_of(ranks);
+    for (std::size_t r = 0; r < ranks; ++r) {
+      part_offsets[r] = static_cast<int>(r) * mine;
+      part_of[r] = parts.data() + part_offsets[r];
+    }
+    {
+      const auto watch = watchdog_.watch("MPI_Alltoallv");
+      check(MPI_Alltoallv(data, counts.data(), offsets.data(), type, parts.data(),
+                          part_counts.data(), part_offsets.data(), type, MPI_COMM_WORLD),
+            "MPI_Alltoallv");
+    }
+    add_in_tree_order(part_of.data(), size_, 0, static_cast<std::size_t>(mine));
+    std::copy(parts.begin(), parts.begin() + mine, data + offsets[static_cast<std::size_t>(rank_)]);
+    const auto watch = watchdog_.watch("MPI_Allgatherv");
+    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), offsets.data(),
+                         type, MPI_COMM_WORLD),
+          "MPI_Allgatherv");
+  }
+
   template <typename T>
   void all_reduce_in_place(T* data, std::size_t n, MPI_Datatype type) {
     const auto watch = watchdog_.watch("MPI_Allreduce");

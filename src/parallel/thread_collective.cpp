@@ -1,5 +1,7 @@
 #include "parallel/thread_collective.hpp"
 
+#include "parallel/sum_order.hpp"
+
 namespace dl {
 
 ThreadCollective::ThreadCollective(int participants)
@@ -21,13 +23,10 @@ void ThreadCollective::all_reduce_sum(int rank, float* data, std::size_t n) {
   const std::size_t p = static_cast<std::size_t>(participants_);
   const std::size_t begin = n * static_cast<std::size_t>(rank) / p;
   const std::size_t end = n * (static_cast<std::size_t>(rank) + 1) / p;
-  // Accumulate into rank 0's buffer one participant at a time, (b0 + b1) + b2 ..., so the
-  // inner loops are contiguous and vectorize; then copy the sum out to the others.
-  float* __restrict sum = buffers_[0];
-  for (std::size_t r = 1; r < p; ++r) {
-    const float* __restrict src = buffers_[r];
-    for (std::size_t i = begin; i < end; ++i) sum[i] += src[i];
-  }
+  // Sum into rank 0's buffer in the job's one order (sum_order.hpp), the other buffers' slices
+  // serving as scratch; then copy the sum out to the others.
+  add_in_tree_order(buffers_.data(), participants_, begin, end);
+  const float* __restrict sum = buffers_[0];
   for (std::size_t r = 1; r < p; ++r) {
     float* __restrict dst = buffers_[r];
     for (std::size_t i = begin; i < end; ++i) dst[i] = sum[i];

@@ -1,6 +1,6 @@
 // The collective for worker threads of one process sharing host memory (CPU replicas).
 // all_reduce_sum: after a barrier each thread sums its own slice of the buffers across all
-// participants, in rank order, and writes the result to every participant's buffer; a second
+// participants, in the job's one order (sum_order.hpp), and writes the result to every participant's buffer; a second
 // barrier publishes it. Work is split evenly, no copy is made, and the result is bit-identical
 // on every participant.
 #pragma once

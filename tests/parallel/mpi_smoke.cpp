@@ -4,6 +4,7 @@
 //   mpi_smoke <expected ranks>                 the checks
 //   mpi_smoke <expected ranks> --abort <rank>  that rank calls abort_job(kAbortExitCode) while
 //                                              the others wait in a barrier (mpi_abort.sh)
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,20 @@ float float_value(int rank, std::size_t i) {
 double double_value(int rank, std::size_t i) {
   return static_cast<double>(i) * 1e6 - 0.5 * static_cast<double>(rank);
 }
+// Values of widely spread magnitudes and both signs: their sum's last bits depend on the order.
+float spread_value(int rank, std::size_t i) {
+  const std::uint64_t h = (static_cast<std::uint64_t>(rank) + 1) * 0x9E3779B97F4A7C15ULL ^
+                          (i + 1) * 0xC2B2AE3D27D4EB4FULL;
+  const float mantissa = 1.0F + static_cast<float>(h % 1000003) / 1000003.0F;
+  return std::ldexp((h >> 40) % 2 == 0 ? mantissa : -mantissa, static_cast<int>((h >> 20) % 24));
+}
+// The job's sum order over ranks (parallel/sum_order.hpp) written out from its definition.
+float tree_of_ranks(int first, int count, std::size_t i) {
+  if (count == 1) return spread_value(first, i);
+  int left = 1;
+  while (left * 2 < count) left *= 2;
+  return tree_of_ranks(first, left, i) + tree_of_ranks(first + left, count - left, i);
+}
 unsigned char broadcast_byte(int root, std::size_t i) {
   return static_cast<unsigned char>((i * 31 + static_cast<std::size_t>(root) * 7) & 0xFF);
 }
@@ -54,7 +69,8 @@ std::uint64_t gathered_value(int rank) {
 std::string gather_part(int rank) {
   constexpr std::size_t kBytesPerRank = 1000;
   std::string part(static_cast<std::size_t>(rank) * kBytesPerRank + 3, '\0');
-  for (std::size_t i = 0; i < part.size(); ++i) part[i] = static_cast<char>(broadcast_byte(rank, i));
+  for (std::size_t i = 0; i < part.size(); ++i)
+    part[i] = static_cast<char>(broadcast_byte(rank, i));
   return part;
 }
 
@@ -90,6 +106,15 @@ int run_checks(dl::ProcessGroup& group, int expected_size) {
   }
   check.expect(float_mismatches == 0,
                std::to_string(float_mismatches) + " wrong sums in all_reduce_sum(float)");
+
+  // In the job's one order, whatever MPI's own would be (N ranks train as one process of N).
+  for (std::size_t i = 0; i < kElements; ++i) floats[i] = spread_value(rank, i);
+  group.all_reduce_sum(floats.data(), floats.size());
+  int order_mismatches = 0;
+  for (std::size_t i = 0; i < kElements; ++i)
+    order_mismatches += floats[i] != tree_of_ranks(0, size, i);
+  check.expect(order_mismatches == 0, std::to_string(order_mismatches) +
+                                          " sums in all_reduce_sum(float) not in the tree order");
 
   std::vector<double> doubles(kElements);
   for (std::size_t i = 0; i < kElements; ++i) doubles[i] = double_value(rank, i);
