@@ -146,7 +146,12 @@ void print_info_json(const ThreadBudget& cpus, const std::string& blas,
 
 int run_report(const std::vector<std::string>& run_directories, const std::string& output) {
   std::vector<RunRecord> runs;
-  for (const std::string& dir : run_directories) runs.push_back(read_run_record(dir));
+  for (const std::string& dir : run_directories) {
+    runs.push_back(read_run_record(dir));
+    for (const std::string& what : runs.back().left_out)
+      std::cerr << "dl-train: note: " << quoted_path(dir) << "/" << what
+                << "; left out of the report\n";
+  }
   std::string path = output;
   if (path.empty())
     path = runs.size() == 1 ? run_report_path(run_directories.front()) : run_files::kReport;

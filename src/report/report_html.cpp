@@ -233,6 +233,8 @@ std::string run_details(const RunRecord& run, bool heading) {
                       run.validation ? "final model" : "last epoch") +
           confusion(run);
   html += "<h2>Provenance and outcome</h2>\n" + provenance(run);
+  for (const std::string& what : run.left_out)
+    html += "<p class=\"muted\">Left out of this page: " + escape_html(what) + "</p>\n";
   html += "<h2>Layers</h2>\n<pre>" + escape_html(run.layer_table) + "</pre>\n";
   html += "<h2>Resolved config</h2>\n<pre>" + escape_html(run.config_yaml) + "</pre>\n";
   return html;

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -48,23 +50,51 @@ std::vector<std::string> split(const std::string& line, char separator) {
   return fields;
 }
 
-// The rows of a CSV log after its header, each split into fields; a short or unreadable row (a
-// line a killed run left half-written) is skipped.
-std::vector<std::vector<std::string>> read_csv(const std::filesystem::path& path,
-                                               std::size_t columns) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(read_text(path));
-  std::string line;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (header) {
-      header = false;
+// Lines of one log that were not read, counted and named by the first, for RunRecord::left_out.
+class LeftOut {
+ public:
+  explicit LeftOut(const char* file) : file_(file) {}
+  void add(std::size_t line) {
+    if (count_++ == 0) first_ = line;
+  }
+  // `one` and `many`: what the lines should have been ("a JSON record", "JSON records").
+  void report_into(RunRecord& run, const std::string& one, const std::string& many) const {
+    if (count_ == 0) return;
+    run.left_out.push_back(count_ == 1 ? fmt::format("{}: line {} is not {}", file_, first_, one)
+                                       : fmt::format("{}: {} lines, the first line {}, are not {}",
+                                                     file_, count_, first_, many));
+  }
+  void report_rows_into(RunRecord& run, const std::string& header) const {
+    report_into(run, "a row of the form of its header, '" + header + "'",
+                "rows of the form of its header, '" + header + "'");
+  }
+
+ private:
+  const char* file_;
+  std::size_t count_ = 0, first_ = 0;
+};
+
+// A log's lines to `take(line)`, which says whether it read the line; those it did not go to
+// `left_out`. The header (`skip_header`: returned) is not offered, nor a last line without its
+// newline: the one a killed run was writing.
+template <typename Take>
+std::string read_lines(const std::filesystem::path& path, bool skip_header, LeftOut& left_out,
+                       const Take& take) {
+  const std::string text = read_text(path);
+  std::string header;
+  std::size_t number = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) break;
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (++number == 1 && skip_header) {
+      header = std::move(line);
       continue;
     }
-    std::vector<std::string> fields = split(line, ',');
-    if (fields.size() == columns) rows.push_back(std::move(fields));
+    if (!line.empty() && !take(line)) left_out.add(number);
   }
-  return rows;
+  return header;
 }
 
 bool to_double(const std::string& text, double& value) {
@@ -77,72 +107,116 @@ bool to_double(const std::string& text, double& value) {
   }
 }
 
+// The fields of a CSV row when it has `columns` of them and those at `numbers` are numbers.
+std::optional<std::vector<std::string>> csv_row(const std::string& line, std::size_t columns,
+                                                std::initializer_list<std::size_t> numbers) {
+  std::vector<std::string> fields = split(line, ',');
+  double unused = 0;
+  if (fields.size() != columns) return std::nullopt;
+  for (const std::size_t i : numbers)
+    if (!to_double(fields[i], unused)) return std::nullopt;
+  return fields;
+}
+
+double number_in(const std::string& field) {
+  double value = 0;
+  to_double(field, value);
+  return value;
+}
+
 // scores.csv: epoch,iteration,worker,score,learning_rate. The "all" rows when there are any (one
 // score of all workers), else worker 0's.
 void read_scores(const std::filesystem::path& dir, RunRecord& run,
                  std::map<int, std::pair<double, int>>& epoch_loss) {
-  const auto rows = read_csv(dir / kScores, 5);
+  std::vector<std::vector<std::string>> rows;
+  LeftOut left_out(kScores);
+  const std::string header =
+      read_lines(dir / kScores, true, left_out, [&](const std::string& line) {
+        auto row = csv_row(line, 5, {0, 1, 3, 4});
+        if (row) rows.push_back(std::move(*row));
+        return row.has_value();
+      });
+  left_out.report_rows_into(run, header);
   bool any_all = false;
   for (const auto& row : rows) any_all = any_all || row[2] == "all";
   for (const auto& row : rows) {
     if (row[2] != (any_all ? "all" : "0")) continue;
-    double epoch = 0, iteration = 0, score = 0, rate = 0;
-    if (!to_double(row[0], epoch) || !to_double(row[1], iteration) || !to_double(row[3], score) ||
-        !to_double(row[4], rate))
-      continue;
+    const double iteration = number_in(row[1]), score = number_in(row[3]);
     run.loss.push_back({iteration, score});
-    run.learning_rate.push_back({iteration, rate});
-    auto& [sum, count] = epoch_loss[static_cast<int>(epoch)];
+    run.learning_rate.push_back({iteration, number_in(row[4])});
+    auto& [sum, count] = epoch_loss[static_cast<int>(number_in(row[0]))];
     sum += score;
     ++count;
   }
 }
 
-void read_metrics(const std::filesystem::path& path, RunRecord& run,
-                  const std::map<int, std::pair<double, int>>& epoch_loss) {
-  std::istringstream in(read_text(path));
-  std::string line;
-  run.final_test_accuracy = std::nan("");
-  while (std::getline(in, line)) {
-    Json record;
-    if (!parse_json(line, record) || !record.is_object()) continue;
-    // Non-finite numbers are written as null: read as NaN so the chart leaves a gap.
-    auto number = [&](const std::string& key) {
-      const auto it = record.find(key);
-      return it != record.end() && it->is_number() ? it->get<double>() : std::nan("");
-    };
-    // The last record of a run with a validation set ("final", no "epoch") is the test set's.
-    if (!record.contains("epoch")) {
-      if (record.value("final", false))
-        run.final_test_accuracy = number(kTestMetricPrefix + "accuracy");
-      continue;
-    }
-    EpochRecord e;
-    e.epoch = record.value("epoch", 0);
-    e.iteration = record.value("iteration", std::int64_t{0});
-    e.validation = record.contains(kValidationMetricPrefix + "accuracy");
-    run.validation = run.validation || e.validation;
-    const std::string& evaluated = e.validation ? kValidationMetricPrefix : kTestMetricPrefix;
-    e.accuracy = number(evaluated + "accuracy");
-    e.f1 = number(evaluated + "f1");
-    e.loss = number(evaluated + "loss");
-    e.seconds = number("epoch_seconds");
-    e.images_per_second = number("train_images_per_second");
-    e.train_accuracy = number("train_accuracy");
-    const auto loss = epoch_loss.find(e.epoch);
-    e.train_loss = record.contains("train_loss") ? number("train_loss")
-                   : loss != epoch_loss.end() && loss->second.second > 0
-                       ? loss->second.first / loss->second.second
-                       : std::nan("");
-    run.epochs.push_back(e);
-  }
+// timing.csv: its second and third fields are the iteration and the images per second.
+void read_timing(const std::filesystem::path& dir, RunRecord& run) {
+  LeftOut left_out(kTiming);
+  const std::string header =
+      read_lines(dir / kTiming, true, left_out, [&](const std::string& line) {
+        const auto row = csv_row(line, 4, {1, 2});
+        if (row) run.images_per_second.push_back({number_in((*row)[1]), number_in((*row)[2])});
+        return row.has_value();
+      });
+  left_out.report_rows_into(run, header);
 }
 
-Json read_json_file(const std::filesystem::path& path) {
+// One record of metrics.jsonl: an epoch's evaluation, or the final model's on the test set.
+void read_metrics_record(const Json& record, RunRecord& run,
+                         const std::map<int, std::pair<double, int>>& epoch_loss) {
+  // Non-finite numbers are written as null: read as NaN so the chart leaves a gap.
+  auto number = [&](const std::string& key) {
+    const auto it = record.find(key);
+    return it != record.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  // The last record of a run with a validation set ("final", no "epoch") is the test set's.
+  if (!record.contains("epoch")) {
+    if (record.value("final", false))
+      run.final_test_accuracy = number(kTestMetricPrefix + "accuracy");
+    return;
+  }
+  EpochRecord e;
+  e.epoch = record.value("epoch", 0);
+  e.iteration = record.value("iteration", std::int64_t{0});
+  e.validation = record.contains(kValidationMetricPrefix + "accuracy");
+  run.validation = run.validation || e.validation;
+  const std::string& evaluated = e.validation ? kValidationMetricPrefix : kTestMetricPrefix;
+  e.accuracy = number(evaluated + "accuracy");
+  e.f1 = number(evaluated + "f1");
+  e.loss = number(evaluated + "loss");
+  e.seconds = number("epoch_seconds");
+  e.images_per_second = number("train_images_per_second");
+  e.train_accuracy = number("train_accuracy");
+  const auto loss = epoch_loss.find(e.epoch);
+  e.train_loss = record.contains("train_loss") ? number("train_loss")
+                 : loss != epoch_loss.end() && loss->second.second > 0
+                     ? loss->second.first / loss->second.second
+                     : std::nan("");
+  run.epochs.push_back(e);
+}
+
+void read_metrics(const std::filesystem::path& path, RunRecord& run,
+                  const std::map<int, std::pair<double, int>>& epoch_loss) {
+  run.final_test_accuracy = std::nan("");
+  LeftOut left_out(kMetrics);
+  read_lines(path, false, left_out, [&](const std::string& line) {
+    Json record;
+    if (!parse_json(line, record) || !record.is_object()) return false;
+    read_metrics_record(record, run, epoch_loss);
+    return true;
+  });
+  left_out.report_into(run, "a JSON record", "JSON records");
+}
+
+// A JSON file of the run; one that does not parse is left out, and said so in `run`.
+Json read_json_file(const std::filesystem::path& dir, const char* name, RunRecord& run) {
   Json value;
-  const std::string text = read_text(path);
-  if (text.empty() || !parse_json(text, value)) return Json();
-  return value;
+  const std::string text = read_text(dir / name);
+  if (text.empty()) return Json();
+  if (parse_json(text, value)) return value;
+  run.left_out.push_back(fmt::format("{} is not valid JSON", name));
+  return Json();
 }
 
 // A directory that holds none of the logs is not a run (a run writes its resolved config first):
@@ -176,11 +250,7 @@ RunRecord read_run_record(const std::string& directory) {
   if (run.name.empty()) run.name = std::filesystem::absolute(dir).parent_path().filename().string();
   std::map<int, std::pair<double, int>> epoch_loss;
   read_scores(dir, run, epoch_loss);
-  for (const auto& row : read_csv(dir / kTiming, 4)) {
-    double iteration = 0, rate = 0;
-    if (to_double(row[1], iteration) && to_double(row[2], rate))
-      run.images_per_second.push_back({iteration, rate});
-  }
+  read_timing(dir, run);
   read_metrics(dir / kMetrics, run, epoch_loss);
   run.config_yaml = read_text(dir / kResolvedConfig);
   if (!run.config_yaml.empty()) {
@@ -190,8 +260,8 @@ RunRecord read_run_record(const std::string& directory) {
       run.layer_table = std::string("(the resolved config does not load: ") + e.what() + ")";
     }
   }
-  run.summary = read_json_file(dir / kSummary);
-  run.evaluation = read_json_file(dir / kEvaluationJson);
+  run.summary = read_json_file(dir, kSummary, run);
+  run.evaluation = read_json_file(dir, kEvaluationJson, run);
   return run;
 }
 

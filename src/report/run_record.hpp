@@ -46,6 +46,10 @@ struct RunRecord {
   std::string layer_table;  // from the resolved config
   Json summary;             // summary.json (null until the run ends)
   Json evaluation;          // evaluation.json: the last epoch's evaluation (null before the first)
+  // What of the logs was left out, one line each ("scores.csv: 2 lines that are not scores rows
+  // (the first: line 7)"): lines edited or damaged. The last line of a log that ends without
+  // its newline is the one a killed run was writing, left out without a word.
+  std::vector<std::string> left_out;
 };
 
 // The files of a run directory the report reads, each optional.

@@ -99,6 +99,33 @@ TEST_CASE("the report is one page with charts from the run directory's files", "
   CHECK_THAT(html, !Contains("http://") || Contains("xmlns=\"http://www.w3.org/2000/svg\""));
 }
 
+TEST_CASE("damaged log lines are left out and said so; a killed run's cut last line is not",
+          "[report]") {
+  dl::test::TempDirectory dir;
+  std::ofstream(dir.path() + "/scores.csv")
+      << "epoch,iteration,worker,score,learning_rate\n0,10,all,2.0,0.1\nedited by hand\n"
+         "0,20,all,x,0.1\n1,30,all,1.0,0.05\n1,40,al";  // the last row cut by a kill
+  std::ofstream(dir.path() + "/metrics.jsonl")
+      << "{\"epoch\":0,\"iteration\":20,\"test_accuracy\":0.5}\n{\"epoch\":1,\n";
+  std::ofstream(dir.path() + "/summary.json") << "{\"final_score\":";
+  const dl::RunRecord run = dl::read_run_record(dir.path());
+  CHECK(run.loss.size() == 2);
+  CHECK(run.epochs.size() == 1);
+  REQUIRE(run.left_out.size() == 3);
+  CHECK(run.left_out[0] ==
+        "scores.csv: 2 lines, the first line 3, are not rows of the form of its header, "
+        "'epoch,iteration,worker,score,learning_rate'");
+  CHECK(run.left_out[1] == "metrics.jsonl: line 2 is not a JSON record");
+  CHECK(run.left_out[2] == "summary.json is not valid JSON");
+  CHECK_THAT(dl::render_report({run}),
+             Contains("Left out of this page: metrics.jsonl: line 2 is not a JSON record"));
+
+  dl::test::TempDirectory whole;
+  std::ofstream(whole.path() + "/scores.csv")
+      << "epoch,iteration,worker,score,learning_rate\n0,10,all,2.0,0.1\n0,20,all,1.";
+  CHECK(dl::read_run_record(whole.path()).left_out.empty());
+}
+
 TEST_CASE("a run with a validation set: its figures are labelled validation, the test set's final",
           "[report]") {
   dl::test::TempDirectory dir;
