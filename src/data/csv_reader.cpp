@@ -33,18 +33,19 @@ bool blank(std::string_view text) {
   return text.find_first_not_of(" \t") == std::string_view::npos;
 }
 
-// The data rows after `skip_lines` lines, blank ones left out.
+// The data rows after `skip_lines` lines, blank ones left out. A line ends with \n, \r\n or a
+// \r alone (the "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal
+// newlines and pandas read them: the file was otherwise one line, "no data rows".
 std::vector<Row> data_rows(std::string_view text, int skip_lines) {
   std::vector<Row> rows;
   std::int64_t line = 0;
   for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find('\n', start);
+    std::size_t end = text.find_first_of("\r\n", start);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view row = text.substr(start, end - start);
-    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
+    const std::string_view row = text.substr(start, end - start);
     ++line;
     if (line > skip_lines && !blank(row)) rows.push_back({row, line});
-    start = end + 1;
+    start = end + (text.substr(end, 2) == "\r\n" ? 2 : 1);
   }
   return rows;
 }

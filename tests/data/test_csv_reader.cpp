@@ -1,5 +1,6 @@
 // The CSV reader on files written here: plain and quoted fields (RFC 4180), a spreadsheet's byte
-// order mark and CRLF line ends, and the one-line errors for a quote left open or text after one.
+// order mark, CRLF and CR line ends, and the one-line errors for a quote left open or text after
+// one.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -45,6 +46,21 @@ TEST_CASE("csv: quoted fields, a byte order mark and CRLF read as the plain file
   CHECK(plain.labels() == std::vector<std::int32_t>{2, 0});
   CHECK(quoted.features() == plain.features());
   CHECK(quoted.labels() == plain.labels());
+}
+
+TEST_CASE("csv: a carriage return alone ends a line, as older Excel's CSV (Macintosh)", "[csv]") {
+  dl::test::TempDir dir;
+  // It was one line: "holds no data rows after the 1 skipped line(s)".
+  const dl::Dataset mac =
+      dl::read_csv(csv_request(write_text(dir, "mac.csv", "a,b,label\r0.5,1,2\r\r-3,4.25,0\r")));
+  CHECK(mac.features() == std::vector<float>{0.5f, 1.0f, -3.0f, 4.25f});
+  CHECK(mac.labels() == std::vector<std::int32_t>{2, 0});
+  // Lines are counted at each line end, CRLF being one: the bad row is line 4 either way.
+  for (const std::string end : {"\r", "\r\n"}) {
+    const std::string text = "a,b,label" + end + "1,2,0" + end + end + "1,x,0" + end;
+    CHECK_THROWS_WITH(dl::read_csv(csv_request(write_text(dir, "bad.csv", text))),
+                      Contains("bad.csv: line 4: field 2 ('x')"));
+  }
 }
 
 TEST_CASE("csv: a byte order mark without a header is not part of the first number", "[csv]") {
