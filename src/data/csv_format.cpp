@@ -108,10 +108,10 @@ void check_csv(const ReadContext& ctx, const Config& config) {
   // character files are separated with.
   const unsigned char byte = static_cast<unsigned char>(data.delimiter.front());
   if (byte != '\t' && (byte < 0x20 || byte == 0x7f))
-    fail_at(ctx.remembered("data.delimiter"),
-            fmt::format("data.delimiter is the control character '{}'",
-                        quoted_value(data.delimiter)),
-            delimiter_fix);
+    fail_at(
+        ctx.remembered("data.delimiter"),
+        fmt::format("data.delimiter is the control character '{}'", quoted_value(data.delimiter)),
+        delimiter_fix);
   if (data.labelIndex >= config.inputType.size + 1)
     fail_at(ctx.remembered("data.labelIndex"),
             fmt::format("data.labelIndex {} is past the last field: a row holds inputType's {} "

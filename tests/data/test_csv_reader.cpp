@@ -117,3 +117,38 @@ TEST_CASE("csv: a quote left open or text after a closing quote is one line nami
   skip.on_bad_row = dl::BadFileAction::kSkip;
   CHECK(dl::read_csv(skip).size() == 1);
 }
+
+TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[csv]") {
+  dl::test::TempDir dir;
+  const auto error = [&](const std::string& text, int skip_lines, char delimiter = ',') {
+    dl::CsvRequest r = csv_request(write_text(dir, "layout.csv", text));
+    r.skip_lines = skip_lines;
+    r.delimiter = delimiter;
+    try {
+      dl::read_csv(r);
+    } catch (const dl::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Each was "fix the row, or set data.onBadFile: skip", which leaves every row out.
+  CHECK_THAT(
+      error("a;b;label\n0.5;1;2\n", 1),
+      Contains("line 2: field 1 ('0.5;1;2')") &&
+          Contains("the row holds no ',' (data.delimiter) but 2 ';': set data.delimiter: \";\""));
+  CHECK_THAT(error("a\tb\tlabel\n0.5\t1\t2\n", 0),
+             Contains("line 1:") && Contains("set data.delimiter: \"\\t\""));
+  CHECK_THAT(error("\n# measurements\na,b,label\n0.5,1,2\n", 2),
+             Contains("line 3:") && Contains("it reads as a header line") &&
+                 Contains("set data.skipLines: 3"));
+  CHECK_THAT(error("a;b;label\n0,5;1;2\n", 1, ';'),
+             Contains("'0,5' is written with a decimal comma"));
+  CHECK_THAT(error("a,b,label\n0.5,1,9\n", 1),
+             Contains("is 9, not a class index") && Contains("fix the row"));
+  CHECK_THAT(error("label,a,b\nsetosa,0.5,1\n", 1),
+             Contains("field 1 is the only text: if it holds the class labels, set "
+                      "data.labelIndex: 0"));
+  // Further down, a row is more likely bad itself.
+  CHECK_THAT(error("a,b,label\n0.5,1,2\nx,y,z\n", 1),
+             Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));
+}
