@@ -86,6 +86,19 @@ std::string csv_header(int classes, bool named) {
   return header + "\n";
 }
 
+// With data.onBadFile: skip the inputs left out have no row and the rows after them are numbered
+// without them: the rows could not be matched to their inputs, so each one left out is named, as
+// a run's log names them.
+void report_skipped(const DataOrigin& origin, const std::string& input) {
+  if (origin.skipped.empty()) return;
+  std::cerr << fmt::format(
+      "predict: skipped {} in {} (data.onBadFile: skip); they have no row, and index counts the "
+      "inputs read\n",
+      origin.skipped.size(), input);
+  for (const std::string& skipped : origin.skipped)
+    std::cerr << "predict:   skipped " << skipped << "\n";
+}
+
 }  // namespace
 
 void add_model_commands(CLI::App& app, ModelCommands& commands) {
@@ -176,6 +189,7 @@ int run_predict(const PredictOptions& options) {
                                  ? static_cast<double>(correct) / static_cast<double>(images.size())
                                  : 0.0)
                : std::string());
+  report_skipped(images.origin(), options.input_path);
   return 0;
 }
 

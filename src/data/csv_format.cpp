@@ -63,6 +63,15 @@ Dataset load_csv_input(const std::string& path, const Config& config,
   return read_csv(request);
 }
 
+// The delimiter is read as any text, a tab included (tab-separated files): text_field refuses
+// control characters, which are wrong in paths and names; check_csv judges the delimiter.
+Field<DataConfig> delimiter_field() {
+  Field<DataConfig> field = text_field("delimiter", &DataConfig::delimiter);
+  field.read = [](ReadContext& ctx, const std::string& path, const YAML::Node& node,
+                  DataConfig& data) { data.delimiter = scalar_text(ctx, path, node, "a string"); };
+  return field;
+}
+
 // Rows of numbers feed a feedForward input of as many features; one delimiter character; the
 // label's field within the row; no resident copy (the samples are floats, not pixels).
 void check_csv(const ReadContext& ctx, const Config& config) {
@@ -77,6 +86,13 @@ void check_csv(const ReadContext& ctx, const Config& config) {
   // is several bytes.
   constexpr std::string_view kNumberOrQuote = "0123456789.+-eE\"";
   const char* const delimiter_fix = "write delimiter: \",\" (or \";\", \"\\t\", \" \")";
+  // YAML reads \t as a tab only in double quotes: '\t' and an unquoted --set value are the two
+  // characters, which the size check below would call "'\t' (2 bytes)", looking like a tab.
+  if (data.delimiter == "\\t")
+    fail_at(ctx.remembered("data.delimiter"),
+            "data.delimiter is a backslash and a 't', which YAML reads as a tab only in double "
+            "quotes",
+            "write delimiter: \"\\t\" (on the command line: --set 'data.delimiter=\"\\t\"')");
   if (data.delimiter.size() != 1)
     fail_at(ctx.remembered("data.delimiter"),
             fmt::format("data.delimiter is '{}' ({} bytes), but it must be one ASCII character",
@@ -88,6 +104,14 @@ void check_csv(const ReadContext& ctx, const Config& config) {
                         "with, so every row would split inside its values",
                         data.delimiter),
             delimiter_fix);
+  // A line end or a NUL would cut rows apart or end the text early; the tab is the one control
+  // character files are separated with.
+  const unsigned char byte = static_cast<unsigned char>(data.delimiter.front());
+  if (byte != '\t' && (byte < 0x20 || byte == 0x7f))
+    fail_at(
+        ctx.remembered("data.delimiter"),
+        fmt::format("data.delimiter is the control character '{}'", quoted_value(data.delimiter)),
+        delimiter_fix);
   if (data.labelIndex >= config.inputType.size + 1)
     fail_at(ctx.remembered("data.labelIndex"),
             fmt::format("data.labelIndex {} is past the last field: a row holds inputType's {} "
@@ -109,7 +133,7 @@ DataFormatKind csv_data_format() {
               text_field("trainFile", &DataConfig::trainFile),
               text_field("testFile", &DataConfig::testFile),
               integer_field("skipLines", &DataConfig::skipLines, 0),
-              text_field("delimiter", &DataConfig::delimiter),
+              delimiter_field(),
               integer_field("labelIndex", &DataConfig::labelIndex, -1),
               enum_field("onBadFile", &DataConfig::onBadFile),
           },

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -33,18 +34,19 @@ bool blank(std::string_view text) {
   return text.find_first_not_of(" \t") == std::string_view::npos;
 }
 
-// The data rows after `skip_lines` lines, blank ones left out.
+// The data rows after `skip_lines` lines, blank ones left out. A line ends with \n, \r\n or a
+// \r alone (the "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal
+// newlines and pandas read them: the file was otherwise one line, "no data rows".
 std::vector<Row> data_rows(std::string_view text, int skip_lines) {
   std::vector<Row> rows;
   std::int64_t line = 0;
   for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find('\n', start);
+    std::size_t end = text.find_first_of("\r\n", start);
     if (end == std::string_view::npos) end = text.size();
-    std::string_view row = text.substr(start, end - start);
-    if (!row.empty() && row.back() == '\r') row.remove_suffix(1);
+    const std::string_view row = text.substr(start, end - start);
     ++line;
     if (line > skip_lines && !blank(row)) rows.push_back({row, line});
-    start = end + 1;
+    start = end + (text.substr(end, 2) == "\r\n" ? 2 : 1);
   }
   return rows;
 }
@@ -154,6 +156,73 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
   return std::nullopt;
 }
 
+// What a bad row's fields are: how many, which are numbers, the first that is text.
+struct RowFields {
+  int count = 0;
+  int numbers = 0;
+  int first_text = -1;
+  std::string_view decimal_comma;  // a field such as 6,31 (a ';'-separated export)
+};
+
+RowFields row_fields(std::string_view row, char delimiter) {
+  RowFields fields;
+  for (std::size_t start = 0; start <= row.size(); ++fields.count) {
+    const Field f = next_field(row, start, delimiter);
+    if (csv_number(f.text)) {
+      ++fields.numbers;
+    } else {
+      if (fields.first_text < 0) fields.first_text = fields.count;
+      const std::size_t comma = f.text.find(',');
+      if (fields.decimal_comma.empty() && comma != std::string_view::npos && comma > 0 &&
+          csv_number(std::string(f.text).replace(comma, 1, ".")))
+        fields.decimal_comma = f.text;
+    }
+    start = f.next;
+  }
+  return fields;
+}
+
+// The config mistake that likelier made the file's first data row bad than the row itself, as
+// the fix to write instead of "fix the row": a mistake of the file's layout shows on its first
+// data row, while a bad row further down is more likely bad itself. The row holds no delimiter
+// but another separator; a number has a decimal comma; a header line is read as data (its line
+// is the number of lines to skip); the class names are in another field than labelIndex's.
+std::optional<std::string> layout_cause(const Row& row, const CsvRequest& r) {
+  if (row.text.find(r.delimiter) == std::string_view::npos) {
+    char other = 0;
+    std::ptrdiff_t most = 0;
+    for (const char c : std::string_view(",;\t|")) {
+      const std::ptrdiff_t n = std::count(row.text.begin(), row.text.end(), c);
+      if (c == r.delimiter || n <= most) continue;
+      other = c;
+      most = n;
+    }
+    if (other != 0)
+      return fmt::format(
+          "the row holds no '{}' (data.delimiter) but {} '{}': set data.delimiter: \"{}\"",
+          quoted_value(std::string(1, r.delimiter)), most, quoted_value(std::string(1, other)),
+          quoted_value(std::string(1, other)));
+  }
+  const RowFields fields = row_fields(row.text, r.delimiter);
+  if (!fields.decimal_comma.empty())
+    return fmt::format(
+        "'{}' is written with a decimal comma: save the file with decimal points "
+        "(pandas: to_csv(decimal='.'))",
+        quoted_value(fields.decimal_comma));
+  if (fields.numbers == 0)
+    return fmt::format(
+        "it reads as a header line (none of its fields is a number): set "
+        "data.skipLines: {}",
+        row.line);
+  if (fields.count == r.features + 1 && fields.numbers == r.features &&
+      fields.first_text != label_field(r))
+    return fmt::format(
+        "field {} is the only text: if it holds the class labels, set "
+        "data.labelIndex: {}",
+        fields.first_text + 1, fields.first_text);
+  return std::nullopt;
+}
+
 // The file's rows, parsed on the readers' threads: each row's features (when kept), label text
 // and error. Under onBadFile: stop the threads stop at an error, so rows after the first bad one
 // may be left unparsed (every row before it is parsed).
@@ -256,12 +325,16 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   labels.resize(parsed.rows.size());
   std::size_t kept = 0;
   for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
+    const bool row_error = parsed.errors[i].has_value();
     std::optional<std::string> error = std::move(parsed.errors[i]);
     if (!error) error = class_of(parsed.labels[i], origin.class_names, request, labels[kept]);
     if (error) {
       const std::string where = fmt::format("{}: line {}", request.path, parsed.rows[i].line);
-      if (request.on_bad_row == BadFileAction::kStop)
-        throw DataError(fmt::format("{}: {}; {}", where, *error, kBadRowFix));
+      if (request.on_bad_row == BadFileAction::kStop) {
+        const std::optional<std::string> cause =
+            row_error && i == 0 ? layout_cause(parsed.rows[i], request) : std::nullopt;
+        throw DataError(fmt::format("{}: {}; {}", where, *error, cause.value_or(kBadRowFix)));
+      }
       origin.skipped.push_back(where + ": " + *error);
       continue;
     }

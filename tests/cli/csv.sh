@@ -85,3 +85,12 @@ grep -q "data: skipped 1 in $WORK/short.csv (data.onBadFile: skip)" "$WORK/skip.
 grep -q "data:   skipped $WORK/short.csv: line 5: 3 fields" "$WORK/skip.txt" || fail "skip: $(head -4 "$WORK/skip.txt")"
 grep -q "data: $((train_count - 1)) training" "$WORK/skip.txt" || fail "skip: $(head -2 "$WORK/skip.txt")"
 echo "ok: onBadFile: skip left out line 5"
+# predict under onBadFile: skip names the rows it left out (their rows are missing, the index
+# counts the rows read): it said "2999 images" alone.
+"$DL_TRAIN" predict -m "$WORK/skip/model.dlm" -i "$WORK/short.csv" -o "$WORK/skip-predict.csv" \
+  2>"$WORK/skip-predict.err"
+grep -q "^predict: skipped 1 in $WORK/short.csv (data.onBadFile: skip)" "$WORK/skip-predict.err" &&
+  grep -q "^predict:   skipped $WORK/short.csv: line 5: 3 fields" "$WORK/skip-predict.err" ||
+  fail "predict: $(cat "$WORK/skip-predict.err")"
+[ "$(wc -l <"$WORK/skip-predict.csv")" -eq "$train_count" ] || fail "predict wrote $(wc -l <"$WORK/skip-predict.csv") lines"
+echo "ok: predict under onBadFile: skip names the row it left out"

@@ -80,6 +80,16 @@ TEST_CASE("data formats: imagefolder and csv keys round-trip and are checked", "
   CHECK(csv.data.delimiter == ";");
   CHECK(csv.data.labelIndex == 0);
   check_same_config(csv, dl::load_config_string(dl::dump_config_yaml(csv), "dump.yaml"));
+  // A tab-separated file: "\t" is a delimiter (text fields refuse control characters), and it
+  // reads back from the dump; the two characters \ and t, and a line end, are refused.
+  const dl::Config tab =
+      load("data: {format: csv, delimiter: \"\\t\", numClasses: 3}\n" + kDenseNetwork);
+  CHECK(tab.data.delimiter == "\t");
+  check_same_config(tab, dl::load_config_string(dl::dump_config_yaml(tab), "dump.yaml"));
+  CHECK_THAT(load_error("data: {format: csv, delimiter: '\\t', numClasses: 3}\n" + kDenseNetwork),
+             Contains("a backslash and a 't'") && Contains("write delimiter: \"\\t\""));
+  CHECK_THAT(load_error("data: {format: csv, delimiter: \"\\n\", numClasses: 3}\n" + kDenseNetwork),
+             Contains("data.delimiter is the control character '\\n'"));
   CHECK_THAT(load_error("data: {format: csv, labelIndex: 5, numClasses: 3}\n" + kDenseNetwork),
              Contains("data.labelIndex 5 is past the last field"));
   CHECK_THAT(load_error("data: {format: csv, labelIndex: -2, numClasses: 3}\n" + kDenseNetwork),

@@ -1,5 +1,6 @@
 // The CSV reader on files written here: plain and quoted fields (RFC 4180), a spreadsheet's byte
-// order mark and CRLF line ends, and the one-line errors for a quote left open or text after one.
+// order mark, CRLF and CR line ends, and the one-line errors for a quote left open or text after
+// one.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -45,6 +46,21 @@ TEST_CASE("csv: quoted fields, a byte order mark and CRLF read as the plain file
   CHECK(plain.labels() == std::vector<std::int32_t>{2, 0});
   CHECK(quoted.features() == plain.features());
   CHECK(quoted.labels() == plain.labels());
+}
+
+TEST_CASE("csv: a carriage return alone ends a line, as older Excel's CSV (Macintosh)", "[csv]") {
+  dl::test::TempDir dir;
+  // It was one line: "holds no data rows after the 1 skipped line(s)".
+  const dl::Dataset mac =
+      dl::read_csv(csv_request(write_text(dir, "mac.csv", "a,b,label\r0.5,1,2\r\r-3,4.25,0\r")));
+  CHECK(mac.features() == std::vector<float>{0.5f, 1.0f, -3.0f, 4.25f});
+  CHECK(mac.labels() == std::vector<std::int32_t>{2, 0});
+  // Lines are counted at each line end, CRLF being one: the bad row is line 4 either way.
+  for (const std::string end : {"\r", "\r\n"}) {
+    const std::string text = "a,b,label" + end + "1,2,0" + end + end + "1,x,0" + end;
+    CHECK_THROWS_WITH(dl::read_csv(csv_request(write_text(dir, "bad.csv", text))),
+                      Contains("bad.csv: line 4: field 2 ('x')"));
+  }
 }
 
 TEST_CASE("csv: a byte order mark without a header is not part of the first number", "[csv]") {
@@ -100,4 +116,39 @@ TEST_CASE("csv: a quote left open or text after a closing quote is one line nami
   dl::CsvRequest skip = csv_request(open);
   skip.on_bad_row = dl::BadFileAction::kSkip;
   CHECK(dl::read_csv(skip).size() == 1);
+}
+
+TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[csv]") {
+  dl::test::TempDir dir;
+  const auto error = [&](const std::string& text, int skip_lines, char delimiter = ',') {
+    dl::CsvRequest r = csv_request(write_text(dir, "layout.csv", text));
+    r.skip_lines = skip_lines;
+    r.delimiter = delimiter;
+    try {
+      dl::read_csv(r);
+    } catch (const dl::DataError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  // Each was "fix the row, or set data.onBadFile: skip", which leaves every row out.
+  CHECK_THAT(
+      error("a;b;label\n0.5;1;2\n", 1),
+      Contains("line 2: field 1 ('0.5;1;2')") &&
+          Contains("the row holds no ',' (data.delimiter) but 2 ';': set data.delimiter: \";\""));
+  CHECK_THAT(error("a\tb\tlabel\n0.5\t1\t2\n", 0),
+             Contains("line 1:") && Contains("set data.delimiter: \"\\t\""));
+  CHECK_THAT(error("\n# measurements\na,b,label\n0.5,1,2\n", 2),
+             Contains("line 3:") && Contains("it reads as a header line") &&
+                 Contains("set data.skipLines: 3"));
+  CHECK_THAT(error("a;b;label\n0,5;1;2\n", 1, ';'),
+             Contains("'0,5' is written with a decimal comma"));
+  CHECK_THAT(error("a,b,label\n0.5,1,9\n", 1),
+             Contains("is 9, not a class index") && Contains("fix the row"));
+  CHECK_THAT(error("label,a,b\nsetosa,0.5,1\n", 1),
+             Contains("field 1 is the only text: if it holds the class labels, set "
+                      "data.labelIndex: 0"));
+  // Further down, a row is more likely bad itself.
+  CHECK_THAT(error("a,b,label\n0.5,1,2\nx,y,z\n", 1),
+             Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));
 }
