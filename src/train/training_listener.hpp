@@ -101,6 +101,7 @@ struct SyncEvent {
 
   // Requests from outside (the CLI's signal handlers), read once per sync point.
   int stop_signal = 0;                // a signal number asking to stop with a checkpoint
+  int stop_signal_rank = 0;           // the rank (MPI) that received it
   bool checkpoint_requested = false;  // SIGUSR1
 
   // Set by listeners.
