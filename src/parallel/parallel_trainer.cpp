@@ -323,7 +323,8 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
                                                const SyncPointCallback& callback) {
   collective_->barrier(worker);  // every local worker has written its entry of this round
   if (worker == 0) {
-    if (processes_.size() > 1) sum_tables_over_processes();
+    const OutsideRequests mine = outside_requests_ ? outside_requests_() : OutsideRequests{};
+    point.requests = processes_.size() > 1 ? sum_tables_over_processes(mine) : mine;
     point.loss_sum = round_loss_;
     point.samples = round_samples_;
     point.window_loss_sum = window_loss_;
@@ -339,11 +340,13 @@ SyncAction ParallelTrainer::meet_at_sync_point(int worker, SyncPoint& point,
 }
 
 // Each process contributes its own workers' entries (zeros elsewhere); the sum over processes is
-// then the whole group's table.
-void ParallelTrainer::sum_tables_over_processes() {
+// then the whole group's table. Every rank's outside requests ride along (outside_requests.hpp).
+OutsideRequests ParallelTrainer::sum_tables_over_processes(const OutsideRequests& mine) {
   const std::size_t g = round_loss_.size();
   constexpr std::size_t kTables = 5;
-  std::vector<double> table(kTables * g, 0.0);
+  const int ranks = processes_.size();
+  std::vector<double> table(kTables * g + static_cast<std::size_t>(outside_request_slots(ranks)));
+  put_outside_requests(mine, processes_.rank(), ranks, &table[kTables * g]);
   for (int w = 0; w < workers(); ++w) {
     const auto i = static_cast<std::size_t>(global(w));
     table[i] = round_loss_[i];
@@ -360,6 +363,7 @@ void ParallelTrainer::sum_tables_over_processes() {
     window_correct_[i] = table[3 * g + i];
     window_samples_[i] = static_cast<std::int64_t>(table[4 * g + i]);
   }
+  return take_outside_requests(&table[kTables * g], ranks);
 }
 
 bool ParallelTrainer::replicas_share_updater_state() const {

@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -34,6 +35,7 @@
 #include "optim/optimizer.hpp"
 #include "parallel/collective.hpp"
 #include "parallel/process_group.hpp"
+#include "parallel/outside_requests.hpp"
 #include "parallel/replica.hpp"
 #include "parallel/replica_states.hpp"
 #include "parallel/step_strategy.hpp"
@@ -58,6 +60,8 @@ struct SyncPoint {
   std::vector<double> window_loss_sum, window_correct;
   std::vector<std::int64_t> window_samples;
   double learning_rate = 0.0;
+  // What every rank of the job was asked from outside since the previous sync point.
+  OutsideRequests requests;
 };
 
 enum class SyncAction { kContinue, kStop };
@@ -141,6 +145,11 @@ class ParallelTrainer {
   // the other ranks serve rank 0's requests for their replicas' states (replica_states), so
   // that a checkpoint rank 0 writes before deciding holds every rank's replicas.
   int share_decision(int decision);
+  // Where worker 0 of each rank reads its process's requests at every sync point (taking them:
+  // a checkpoint request is answered once); none set: no requests.
+  void set_outside_requests(std::function<OutsideRequests()> read) {
+    outside_requests_ = std::move(read);
+  }
 
  private:
   Replica& replica(int worker) { return *replicas_[static_cast<std::size_t>(worker)]; }
@@ -161,7 +170,8 @@ class ParallelTrainer {
                             std::int64_t round);
   SyncPoint sync_point(const WorkerRound& w, std::int64_t window_first_round) const;
   SyncAction meet_at_sync_point(int worker, SyncPoint& point, const SyncPointCallback& callback);
-  void sum_tables_over_processes();
+  // Returns the job's requests, given this process's.
+  OutsideRequests sum_tables_over_processes(const OutsideRequests& mine);
 
   const Config& config_;
   const Dataset& train_;
@@ -182,6 +192,7 @@ class ParallelTrainer {
   int skipped_epoch_ = -1;
   std::int64_t skipped_ = 0;
   bool data_resident_ = false;
+  std::function<OutsideRequests()> outside_requests_;
 };
 
 }  // namespace dl

@@ -40,6 +40,14 @@ FitLoop::FitLoop(const Config& config, const TrainOptions& options, ProcessGroup
       listeners_(listeners) {
   if (const char* pause = std::getenv("DL_TRAIN_TEST_SYNC_PAUSE_MS"))
     test_sync_pause_ = std::chrono::milliseconds(std::strtol(pause, nullptr, 10));
+  // Every rank reads its own signals; the trainer brings them to rank 0's sync point.
+  trainer_.set_outside_requests([this] {
+    OutsideRequests mine;
+    if (options_.stop_signal != nullptr) mine.stop_signal = options_.stop_signal->load();
+    if (options_.checkpoint_request != nullptr)
+      mine.checkpoint = options_.checkpoint_request->exchange(false);
+    return mine;
+  });
 }
 
 template <class Event>
@@ -114,9 +122,9 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
   const std::int64_t every = config_.output.scoreEveryIterations;
   event.report = point.iteration / every > last_report_iteration_ / every || point.end_of_epoch;
   if (event.report) report_scores(event);
-  if (options_.stop_signal != nullptr) event.stop_signal = options_.stop_signal->load();
-  if (options_.checkpoint_request != nullptr)
-    event.checkpoint_requested = options_.checkpoint_request->exchange(false);
+  event.stop_signal = point.requests.stop_signal;
+  event.stop_signal_rank = point.requests.stop_signal_rank;
+  event.checkpoint_requested = point.requests.checkpoint;
   notify(&TrainingListener::on_sync_point, event);
   if (event.stop_signal != 0) stop_signal_ = event.stop_signal;
   return event.stop || event.stop_signal != 0 ? SyncAction::kStop : SyncAction::kContinue;

@@ -119,6 +119,47 @@ void resume_or_initialize(const Config& config, FoundCheckpoint found, ParallelT
   info.start = state.restore(found->second, found->first, info.resume_log);
 }
 
+// Why the run resumed had already ended (its epochs all trained, or early stopping's verdict in
+// its checkpoint), decided by rank 0, which alone has the listeners; empty when it goes on. A
+// start that always passes --resume (scripts/cluster/mpijob-launch.sh, a requeued job) meets it
+// after the run's end: training on from there rewrote model.dlm (early stopping's stopped model
+// stepped once more) and summary.json (test accuracy and score 0, 0 epochs).
+std::string ended_by(const RunInfo& info, const Listeners& listeners, ProcessGroup& processes) {
+  if (info.resumed_from.empty()) return {};
+  std::string why;
+  if (info.start.epoch >= info.max_epochs) {
+    why = fmt::format("all {} epoch(s) trained; {}): to train further, raise epochs (--set "
+                      "epochs=N)", info.max_epochs, info.resumed_from);
+  }
+  for (const auto& listener : listeners) {
+    if (!why.empty()) break;
+    why = listener->ended_by();
+    if (!why.empty())
+      why += fmt::format("; {}): to train again, start a new run (another output.directory)",
+                         info.resumed_from);
+  }
+  int ended = why.empty() ? 0 : 1;
+  processes.broadcast(&ended, sizeof(ended), 0);
+  return ended != 0 && why.empty() ? std::string("ended on rank 0") : why;
+}
+
+// A resumed run that had ended trains nothing and leaves its files as they are.
+TrainOutcome leave_ended_run(const RunInfo& info, const std::string& why,
+                             const TrainOptions& options, const ProcessGroup& processes) {
+  if (processes.is_root()) {
+    std::ostream& console = options.log != nullptr ? *options.log : std::cout;
+    console << fmt::format(
+        "resume: the run in {} has ended ({}; nothing is trained, and its files are left as "
+        "they are\n",
+        info.run_directory, why);
+  }
+  TrainOutcome outcome;
+  outcome.epochs_completed = info.start.epoch;
+  outcome.iterations = info.start.iteration;
+  outcome.run_directory = info.run_directory;
+  return outcome;
+}
+
 }  // namespace
 
 TrainOutcome train(const Config& config, const TrainOptions& options) {
@@ -155,6 +196,8 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
     listeners = make_listeners(ListenerContext{config, run, state, console, terminal});
   }
   resume_or_initialize(config, std::move(found), *setup.trainer, state, setup.info);
+  if (const std::string why = ended_by(setup.info, listeners, processes); !why.empty())
+    return leave_ended_run(setup.info, why, options, processes);
 
   FitLoop loop(config, options, processes, *setup.trainer, *setup.test, setup.validation.get(),
                progress, listeners);

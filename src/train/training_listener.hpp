@@ -101,6 +101,7 @@ struct SyncEvent {
 
   // Requests from outside (the CLI's signal handlers), read once per sync point.
   int stop_signal = 0;                // a signal number asking to stop with a checkpoint
+  int stop_signal_rank = 0;           // the rank (MPI) that received it
   bool checkpoint_requested = false;  // SIGUSR1
 
   // Set by listeners.
@@ -205,6 +206,9 @@ class TrainingListener {
   // The run resumes from `state`, read from `path` (before on_start): restore the listener's
   // state and cut its files back to the checkpoint's position.
   virtual void on_checkpoint_restore(const CheckpointState&, const std::string& /*path*/) {}
+  // After on_checkpoint_restore: why the run restored had already ended by the listener's rule
+  // (early stopping's verdict), empty while it goes on.
+  virtual std::string ended_by() const { return {}; }
 };
 
 }  // namespace dl

@@ -22,4 +22,8 @@ PY
 )
 grep -q "\"best_epoch\": *$best_epoch" "$WORK/run/early_stopping.json" || fail "best epoch is not the most accurate one ($best_epoch): $(cat "$WORK/run/early_stopping.json")"
 sed -n '/Early stopping/,$p' "$WORK/log.txt" | head -20
+# Resumed, the stopped run stays stopped: before, it stepped once more and wrote that model.
+expect_ended_run_left_alone "$WORK/again.log" "$WORK/run" "$DL_TRAIN" "${args[@]}" --resume
+grep -q "(early stopping: stopped by patience: .*start a new run" "$WORK/again.log" ||
+  fail "$(cat "$WORK/again.log")"
 echo "ok: stopped on patience after $epochs epochs; best epoch $best_epoch"

@@ -42,6 +42,19 @@ kill_at_lines() {
   done
 }
 
+# expect_ended_run_left_alone LOG DIR COMMAND...: COMMAND resumes the run in DIR, which has
+# ended; it must exit 0, say so in LOG, and change none of DIR's files (its lock aside).
+expect_ended_run_left_alone() {
+  local log=$1 dir=$2
+  shift 2
+  local before after
+  before=$(cd "$dir" && find . -type f ! -name .dl-train.lock | sort | xargs md5sum)
+  "$@" >"$log" 2>&1 || fail "resuming the ended run in $dir failed: $(tail -3 "$log")"
+  grep -q "^resume: the run in $dir has ended (" "$log" || fail "no 'has ended' line: $(tail -3 "$log")"
+  after=$(cd "$dir" && find . -type f ! -name .dl-train.lock | sort | xargs md5sum)
+  [ "$before" = "$after" ] || fail "resuming the ended run changed: $(diff <(echo "$before") <(echo "$after"))"
+}
+
 # The small test network on the data in $1, writing to $2, with extra --set arguments after.
 small_args() {
   local data=$1 out=$2

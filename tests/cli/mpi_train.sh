@@ -62,4 +62,33 @@ code=$?
 set -e
 [ "$code" = 4 ] || fail "eval of a missing model under mpirun exited $code, not 4: $(cat "$WORK/bad.log")"
 [ "$(grep -c 'no-such.dlm' "$WORK/bad.log")" = 1 ] || fail "the error came once per rank: $(cat "$WORK/bad.log")"
-echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is exact; eval runs once"
+
+# Signals sent to rank 1 alone (a node drained, `kill` of the process seen in top) are the job's:
+# SIGUSR1 writes a checkpoint and training goes on, SIGTERM stops every rank with a checkpoint and
+# exit 143, and the job resumed from it ends as the straight one. Rank 0 alone used to read them:
+# rank 1's were ignored and the job trained on until the scheduler killed it without a checkpoint.
+mapfile -t signalled < <(small_args "$WORK/data" "$WORK/signalled" "${common[@]}" parallel.workers=1 epochs=2)
+DL_TRAIN_TEST_SYNC_PAUSE_MS=50 "$MPIRUN_LOCAL" -x DL_TRAIN_TEST_SYNC_PAUSE_MS -np 2 "$DL_TRAIN" \
+  "${signalled[@]}" >"$WORK/signalled.log" 2>&1 &
+job=$!
+wait_for_lines "$WORK/signalled/scores.csv" 2 200 0.05
+rank1=""
+for pid in $(pgrep -f -- "output.directory=$WORK/signalled"); do
+  tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && rank1=$pid
+done
+[ -n "$rank1" ] || fail "rank 1 not found: $(tail -3 "$WORK/signalled.log")"
+kill -USR1 "$rank1"
+for _ in $(seq 1 100); do grep -q "checkpoint requested" "$WORK/signalled.log" && break; sleep 0.05; done
+grep -q "checkpoint requested (SIGUSR1): " "$WORK/signalled.log" || fail "rank 1's SIGUSR1 wrote no checkpoint"
+kill -TERM "$rank1" || fail "the job ended before rank 1's SIGTERM: $(tail -3 "$WORK/signalled.log")"
+rc=0
+wait "$job" || rc=$?
+[ "$rc" = 143 ] || fail "SIGTERM to rank 1: expected exit 143, got $rc: $(tail -3 "$WORK/signalled.log")"
+grep -q "signal 15 received by rank 1: checkpoint " "$WORK/signalled.log" ||
+  fail "no checkpoint naming rank 1: $(grep -a signal "$WORK/signalled.log")"
+"$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" "${signalled[@]}" --resume >"$WORK/signalled2.log" 2>&1 ||
+  fail "resume after rank 1's SIGTERM failed: $(tail -5 "$WORK/signalled2.log")"
+cmp "$WORK/straight/scores.csv" "$WORK/signalled/scores.csv" || fail "resumed after SIGTERM: scores differ"
+"$COMPARE_MODELS" "$WORK/straight/model.dlm" "$WORK/signalled/model.dlm" 0 ||
+  fail "resumed after SIGTERM: the model differs"
+echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is exact; rank 1's signals stop and checkpoint the job; eval runs once"

@@ -34,6 +34,11 @@ cmp "$WORK/eval-straight.txt" "$WORK/eval-resumed.txt" || fail "final models eva
 grep -q "Accuracy" "$WORK/eval-straight.txt" || fail "eval printed no accuracy"
 accuracy=$(sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$WORK/straight/summary.json")
 awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.9) }' || fail "the small net learned too little: $accuracy"
+# Resumed again once its epochs are all trained (a launcher that always passes --resume), the
+# run trains nothing and keeps its files: model.dlm was rewritten and summary.json said test
+# accuracy 0 after 0 epochs.
+expect_ended_run_left_alone "$WORK/again.log" "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume
+grep -q "all 2 epoch(s) trained; .*raise epochs" "$WORK/again.log" || fail "$(cat "$WORK/again.log")"
 # A resume under another batch size would go on from a position that now means other samples:
 # refused (exit 4) naming the key; --restart-epoch goes on from the saved parameters instead.
 mapfile -t changed < <(small_args "$WORK/data" "$WORK/resumed" epochs=3 batchSize=64)

@@ -61,7 +61,11 @@ class ConsoleLog final : public TrainingListener {
       if (saved.reason == SaveReason::kRequested)
         message("checkpoint requested (SIGUSR1): " + saved.path);
       if (saved.reason == SaveReason::kStopSignal)
-        message(fmt::format("signal {} received: checkpoint {}", event.stop_signal, saved.path));
+        message(fmt::format("signal {} received{}: checkpoint {}", event.stop_signal,
+                            event.stop_signal_rank != 0
+                                ? fmt::format(" by rank {}", event.stop_signal_rank)
+                                : std::string(),
+                            saved.path));
     }
   }
 

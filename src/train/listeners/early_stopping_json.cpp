@@ -3,6 +3,9 @@
 // and early_stopping.json when the run ends; its state travels in checkpoints.
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
+#include "config/enum_names.hpp"
 #include "core/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/json_writer.hpp"
@@ -33,6 +36,12 @@ class EarlyStoppingJson final : public TrainingListener {
     } catch (const CheckpointError& e) {
       throw CheckpointError(path + ": " + e.what());
     }
+  }
+  std::string ended_by() const override {
+    if (!stopping_.terminated()) return {};
+    const EarlyStoppingResult result = stopping_.result();
+    return fmt::format("early stopping: stopped by {}: {}", enum_name(result.reason),
+                       result.details);
   }
   void on_checkpoint_save(CheckpointState& state) override {
     state.metadata[kStateKey] = stopping_.save_state();
