@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,8 +12,9 @@
 #include "config/config_loader.hpp"
 #include "data/data_sources.hpp"
 #include "io/checkpoint_directory.hpp"
-#include "train/fit_loop.hpp"
+#include "io/run_files.hpp"
 #include "report/build_info.hpp"
+#include "train/fit_loop.hpp"
 #include "train/listeners/listeners.hpp"
 #include "train/rank_agreement.hpp"
 #include "train/run_directory.hpp"
@@ -128,8 +130,10 @@ std::string ended_by(const RunInfo& info, const Listeners& listeners, ProcessGro
   if (info.resumed_from.empty()) return {};
   std::string why;
   if (info.start.epoch >= info.max_epochs) {
-    why = fmt::format("all {} epoch(s) trained; {}): to train further, raise epochs (--set "
-                      "epochs=N)", info.max_epochs, info.resumed_from);
+    why = fmt::format(
+        "all {} epoch(s) trained; {}): to train further, raise epochs (--set "
+        "epochs=N)",
+        info.max_epochs, info.resumed_from);
   }
   for (const auto& listener : listeners) {
     if (!why.empty()) break;
@@ -152,6 +156,13 @@ TrainOutcome leave_ended_run(const RunInfo& info, const std::string& why,
         "resume: the run in {} has ended ({}; nothing is trained, and its files are left as "
         "they are\n",
         info.run_directory, why);
+    // Stopped between its last checkpoint and the final model (a kill at the very end).
+    std::error_code ec;
+    if (!std::filesystem::exists(std::filesystem::path(info.run_directory) / run_files::kModel, ec))
+      console << fmt::format(
+          "resume: {} has no {}: the run was stopped before writing it; the checkpoint holds "
+          "the trained network (dl-train eval --model {})\n",
+          info.run_directory, run_files::kModel, info.resumed_from);
   }
   TrainOutcome outcome;
   outcome.epochs_completed = info.start.epoch;

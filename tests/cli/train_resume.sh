@@ -39,6 +39,13 @@ awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.9) }' || fail "the small net learned
 # accuracy 0 after 0 epochs.
 expect_ended_run_left_alone "$WORK/again.log" "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume
 grep -q "all 2 epoch(s) trained; .*raise epochs" "$WORK/again.log" || fail "$(cat "$WORK/again.log")"
+grep -q "has no model.dlm" "$WORK/again.log" && fail "model.dlm is there: $(cat "$WORK/again.log")"
+# Killed after its last checkpoint, before the final model: the resume names the checkpoint.
+mv "$WORK/resumed/model.dlm" "$WORK/model.dlm.kept"
+expect_ended_run_left_alone "$WORK/again.log" "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume
+grep -q "^resume: $WORK/resumed has no model.dlm: .*(dl-train eval --model .*checkpoint-e2-" \
+  "$WORK/again.log" || fail "the missing final model was not named: $(cat "$WORK/again.log")"
+mv "$WORK/model.dlm.kept" "$WORK/resumed/model.dlm"
 # A resume under another batch size would go on from a position that now means other samples:
 # refused (exit 4) naming the key; --restart-epoch goes on from the saved parameters instead.
 mapfile -t changed < <(small_args "$WORK/data" "$WORK/resumed" epochs=3 batchSize=64)
