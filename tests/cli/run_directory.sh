@@ -47,6 +47,12 @@ mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" batchSize=100000)
 expect_failure 7 "out of memory allocating the activations of layer [0-9]+ \([a-z]+, [0-9]+ values per sample\) for batch 100000: [0-9.]+ [MG]iB of host memory; lower batchSize" -- \
   bash -c 'ulimit -v 3000000 && exec "$@"' - "$DL_TRAIN" "${args[@]}"
 [ ! -e "$WORK/retry" ] || fail "a failed start created $WORK/retry"
+# Under an address-space limit a small run fits in (Grid Engine's h_vmem), it trains and ends:
+# OpenBLAS's thread pool, each thread reserving 128 MiB as it started, failed that reservation and
+# retried it for ever, so even --version hung (src/cli/blas_threads_before_start.cpp).
+mapfile -t args < <(small_args "$WORK/data" "$WORK/small-limit")
+timeout 120 bash -c 'ulimit -v 400000 && exec "$@"' - "$DL_TRAIN" "${args[@]}" >"$WORK/limit.log" 2>&1 ||
+  fail "a small run under a 400 MB address-space limit did not end with 0 ($?): $(tail -3 "$WORK/limit.log")"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
 "$DL_TRAIN" "${args[@]}" >/dev/null || fail "the retry after a failed start was refused"
 [ -f "$WORK/retry/.dl-train-run" ] || fail "no marker in the run directory"

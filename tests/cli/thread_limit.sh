@@ -13,16 +13,17 @@ chmod 755 "$WORK"
 mkdir -m 777 "$WORK/runs"
 
 # limited THREADS SETTINGS...: trains as nobody, allowed THREADS more processes and threads than
-# nobody runs already. OpenBLAS starts its own threads before main: one here, so the count is
-# dl-train's (main, standard error's and standard output's writers, the signal handler, then the
-# workers and their compute threads).
+# nobody runs already. OpenBLAS starts no thread pool in dl-train (src/cli/
+# blas_threads_before_start.cpp; with one, every count below would be off by the CPUs less one),
+# so the count is dl-train's (main, standard error's and standard output's writers, the signal
+# handler, then the workers and their compute threads).
 # as_nobody THREADS ARGS...: dl-train ARGS as nobody, under that limit.
 as_nobody() {
   local threads=$1
   shift
   local running
   running=$(ps -L -u nobody --no-headers 2>/dev/null | wc -l)
-  OPENBLAS_NUM_THREADS=1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+  setpriv --reuid=nobody --regid=nogroup --clear-groups \
     prlimit --nproc=$((running + threads)) "$DL_TRAIN" "$@"
 }
 limited() {
