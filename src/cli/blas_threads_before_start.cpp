@@ -31,7 +31,9 @@ void narrow_to_one_cpu(int /*argc*/, char** /*argv*/, char** /*env*/) {
   g_narrowed = sched_setaffinity(0, sizeof(one), &one) == 0;
 }
 
-__attribute__((constructor)) void give_back_all_cpus() {
+// The first priority a program may use: before the executable's other static initializers,
+// which may read the mask.
+__attribute__((constructor(101))) void give_back_all_cpus() {
   if (g_narrowed) sched_setaffinity(0, sizeof(g_started_with), &g_started_with);
 }
 
