@@ -78,10 +78,11 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-// With class names (a model trained on an image folder or on a CSV file's text labels), each row
-// also names its class.
-std::string csv_header(int classes, bool named) {
-  std::string header = named ? "index,predicted,predicted_class" : "index,predicted";
+// With the samples' files (images), each row names its file after its index; with class names
+// (a model trained on an image folder or on a CSV file's text labels), its class too.
+std::string csv_header(int classes, bool files, bool named) {
+  std::string header = files ? "index,file,predicted" : "index,predicted";
+  if (named) header += ",predicted_class";
   for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
   return header + "\n";
 }
@@ -106,9 +107,7 @@ void add_model_commands(CLI::App& app, ModelCommands& commands) {
   commands.predict =
       app.add_subcommand("predict", "write a model's class probabilities for images (CSV)");
   commands.predict->add_option("-m,--model", p.model_path, kModelHelp)->required();
-  commands.predict
-      ->add_option("-i,--input", p.input_path, input_help())
-      ->required();
+  commands.predict->add_option("-i,--input", p.input_path, input_help())->required();
   commands.predict->add_option(
       "--input-format", p.input_format,
       fmt::format("{} (default: the model's data.format)", fmt::join(data_format_names(), ", ")));
@@ -142,10 +141,10 @@ int run_predict(const PredictOptions& options) {
   // A folder of class folders is labelled by them: they must be the model's classes.
   const std::vector<std::string>& folder_classes = images.origin().class_names;
   if (!folder_classes.empty() && folder_classes != saved.class_names)
-    throw DataError(fmt::format("{}: its class folders ({}) are not the classes the model was "
-                                "trained on ({}); give a folder with the training set's classes",
-                                options.input_path, fmt::join(folder_classes, ", "),
-                                fmt::join(saved.class_names, ", ")));
+    throw DataError(fmt::format(
+        "{}: its class folders ({}) are not the classes the model was "
+        "trained on ({}); give a folder with the training set's classes",
+        options.input_path, fmt::join(folder_classes, ", "), fmt::join(saved.class_names, ", ")));
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   if (images.sample_floats() != model.input_size()) {
@@ -158,7 +157,8 @@ int run_predict(const PredictOptions& options) {
   const int classes = model.num_classes();
   const std::vector<std::string>& names = saved.class_names;
   const bool named = !names.empty();
-  std::string csv = csv_header(classes, named);
+  const std::vector<std::string>& files = images.origin().sample_files;
+  std::string csv = csv_header(classes, !files.empty(), named);
   std::int64_t correct = 0;
   run_inference(
       model, images,
@@ -167,7 +167,10 @@ int run_predict(const PredictOptions& options) {
           const float* row = outputs + i * static_cast<std::size_t>(classes);
           const int predicted = static_cast<int>(std::max_element(row, row + classes) - row);
           correct += predicted == labels[i] ? 1 : 0;
-          csv += fmt::format("{},{}", first + static_cast<std::int64_t>(i), predicted);
+          const std::int64_t index = first + static_cast<std::int64_t>(i);
+          csv += std::to_string(index);
+          if (!files.empty()) csv += "," + csv_field(files[static_cast<std::size_t>(index)]);
+          csv += "," + std::to_string(predicted);
           // A class past the last name (an output layer wider than the data's classes) has none.
           const std::string* name = class_name(names, predicted);
           if (named) csv += "," + (name == nullptr ? std::string() : csv_field(*name));
@@ -196,9 +199,8 @@ int run_predict(const PredictOptions& options) {
 int run_export(const ExportOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
   refuse_output_over_inputs(options.output_path, "--output", saved_model_inputs(saved));
-  const std::string bytes =
-      onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean, saved.input.std,
-                       saved.class_names);
+  const std::string bytes = onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean,
+                                             saved.input.std, saved.class_names);
   write_named_output(options.output_path, bytes);
   std::cout << fmt::format("export: {} (ONNX, {} bytes) from {} ({} parameters)\n",
                            options.output_path, bytes.size(), options.model_path,

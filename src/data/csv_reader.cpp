@@ -30,14 +30,18 @@ struct Row {
   std::int64_t line = 0;  // counting from 1
 };
 
-bool blank(std::string_view text) {
-  return text.find_first_not_of(" \t") == std::string_view::npos;
+// A line with no value: blanks only, or blanks and delimiters (the empty rows ",,,," a
+// spreadsheet writes below its data when cells there were once used).
+bool blank(std::string_view text, char delimiter) {
+  for (const char c : text)
+    if (c != ' ' && c != '\t' && c != delimiter) return false;
+  return true;
 }
 
 // The data rows after `skip_lines` lines, blank ones left out. A line ends with \n, \r\n or a
 // \r alone (the "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal
 // newlines and pandas read them: the file was otherwise one line, "no data rows".
-std::vector<Row> data_rows(std::string_view text, int skip_lines) {
+std::vector<Row> data_rows(std::string_view text, int skip_lines, char delimiter) {
   std::vector<Row> rows;
   std::int64_t line = 0;
   for (std::size_t start = 0; start < text.size();) {
@@ -45,7 +49,7 @@ std::vector<Row> data_rows(std::string_view text, int skip_lines) {
     if (end == std::string_view::npos) end = text.size();
     const std::string_view row = text.substr(start, end - start);
     ++line;
-    if (line > skip_lines && !blank(row)) rows.push_back({row, line});
+    if (line > skip_lines && !blank(row, delimiter)) rows.push_back({row, line});
     start = end + (text.substr(end, 2) == "\r\n" ? 2 : 1);
   }
   return rows;
@@ -238,7 +242,7 @@ ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool kee
   if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
     text.remove_prefix(kByteOrderMark.size());
   ParsedRows parsed;
-  parsed.rows = data_rows(text, request.skip_lines);
+  parsed.rows = data_rows(text, request.skip_lines, request.delimiter);
   std::vector<Row>& rows = parsed.rows;
   if (request.limit > 0 && static_cast<std::size_t>(request.limit) < rows.size())
     rows.resize(static_cast<std::size_t>(request.limit));

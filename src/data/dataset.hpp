@@ -29,6 +29,9 @@ struct DataOrigin {
   // The file the labels were read from where it is not the samples' own (IDX), for messages
   // about the labels; empty: the samples' source holds them.
   std::string labels_file;
+  // The file each sample was read from, in sample order, where a reader was asked to name them
+  // (predict's images: the path under the folder given, or the one image's); empty otherwise.
+  std::vector<std::string> sample_files;
 };
 
 class Dataset {

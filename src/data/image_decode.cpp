@@ -230,6 +230,7 @@ DecodedImage decode_image(const std::uint8_t* bytes, std::size_t size, int chann
         "is a {} image, which dl-train does not decode (PNG and JPEG only): convert it to PNG or "
         "JPEG (e.g. ImageMagick's mogrify -format png)",
         format));
+  if (size == 0) throw ImageDecodeError("is empty (0 bytes), not an image");
   throw ImageDecodeError("is not an image: it starts with neither PNG's nor JPEG's signature");
 }
 

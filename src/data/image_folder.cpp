@@ -144,8 +144,29 @@ void list_class(const fs::path& folder, std::int32_t label, Listing& listing) {
                     printable_path(folder.string())));
 }
 
+// Whether `directory` holds no subfolder (then, for predict, it is a folder of unlabelled images).
+bool holds_no_folder(const std::string& directory) {
+  for (const fs::directory_entry& entry : sorted_entries(directory)) {
+    std::error_code error;
+    if (entry.is_directory(error) || error) return false;
+  }
+  return true;
+}
+
 Listing list_folder(const ImageFolderRequest& request) {
   Listing listing;
+  if (request.for_predict) {
+    check_is_folder(request.directory, request.key);
+    if (holds_no_folder(request.directory)) {
+      if (sorted_entries(request.directory).empty())
+        throw DataError(
+            fmt::format("{}: the folder is empty; give {} a PNG or JPEG image, a "
+                        "folder of them, or a folder of class folders",
+                        printable_path(request.directory), request.key));
+      list_class(request.directory, 0, listing);
+      return listing;
+    }
+  }
   const std::vector<fs::path> folders = class_folders(request.directory, request.key);
   for (const fs::path& f : folders) listing.class_names.push_back(f.filename().string());
   if (!request.expected_classes.empty() && listing.class_names != request.expected_classes)
@@ -219,6 +240,11 @@ std::vector<std::size_t> usable_files(const std::vector<ImageFile>& files,
   return kept;
 }
 
+// A sample's file as predict names it: its path under the folder given ("cat/1.png").
+std::string under(const ImageFolderRequest& request, const ImageFile& file) {
+  return printable_path(fs::path(file.path).lexically_relative(request.directory).string());
+}
+
 // Every file decoded now, each into its own slot, and held (the folder fits data.cacheBytes).
 Dataset read_whole(const std::vector<ImageFile>& files, const ImageFolderRequest& request,
                    DataOrigin origin) {
@@ -235,6 +261,8 @@ Dataset read_whole(const std::vector<ImageFile>& files, const ImageFolderRequest
     labels.push_back(files[kept[k]].label);
   }
   pixels.resize(kept.size() * sample_bytes);
+  if (request.for_predict)
+    for (const std::size_t k : kept) origin.sample_files.push_back(under(request, files[k]));
   Dataset dataset(request.channels, request.height, request.width, std::move(pixels),
                   std::move(labels), request.num_classes);
   dataset.set_origin(std::move(origin));
@@ -262,7 +290,10 @@ Dataset read_streamed(std::vector<ImageFile> files, const ImageFolderRequest& re
     kept_files = std::move(files);
   }
   std::vector<std::int32_t> labels;
-  for (const ImageFile& f : kept_files) labels.push_back(f.label);
+  for (const ImageFile& f : kept_files) {
+    labels.push_back(f.label);
+    if (request.for_predict) origin.sample_files.push_back(under(request, f));
+  }
   const std::size_t count = kept_files.size();
   auto store =
       std::make_shared<const ImageStore>(std::move(kept_files), target, request.cache_bytes);
@@ -304,6 +335,7 @@ Dataset read_image_file(const std::string& path, int channels, int height, int w
   Dataset dataset(channels, height, width, std::move(pixels), {0}, num_classes);
   DataOrigin origin;
   origin.image_sizes[fmt::format("{}x{}", decoded.width, decoded.height)] = 1;
+  origin.sample_files.push_back(printable_path(path));
   dataset.set_origin(std::move(origin));
   return dataset;
 }

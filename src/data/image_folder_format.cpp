@@ -81,15 +81,15 @@ std::string folder_source(const DataConfig& data, DataSplit split) {
 
 std::optional<Dataset> load_folder_validation(const Config& config) {
   if (!config.data.validationDirectory) return std::nullopt;
-  return read_other_folder(config, *config.data.validationDirectory, "data.validationDirectory",
-                           0);
+  return read_other_folder(config, *config.data.validationDirectory, "data.validationDirectory", 0);
 }
 
 std::optional<std::string> folder_validation_path(const DataConfig& data) {
   return data.validationDirectory;
 }
 
-// One image (label 0), or a folder of class folders (labelled by them, as the training folder).
+// One image (label 0), a folder of images (label 0), or a folder of class folders (labelled by
+// them, as the training folder); each sample's file is named for predict's rows.
 // A folder's class folders must be the model's `classes`, checked first, as a test folder's are
 // the training folder's: their count against data.numClasses, the model's, would advise setting
 // it to the folder's count, which a model's classes cannot follow.
@@ -99,6 +99,7 @@ Dataset load_image_input(const std::string& path, const Config& config,
   if (std::filesystem::is_directory(path, error)) {
     ImageFolderRequest request = folder_request(config, path, "--input", 0);
     request.expected_classes = classes;
+    request.for_predict = true;
     return read_image_folder(request);
   }
   const InputTypeConfig& in = config.inputType;
@@ -139,7 +140,8 @@ DataFormatKind image_folder_data_format() {
           folder_source,
           load_folder_validation,
           folder_validation_path,
-          {"a PNG or JPEG image, or a folder of class folders (labelled by them)",
+          {"a PNG or JPEG image, a folder of them, or a folder of class folders (labelled by "
+           "them)",
            load_image_input, false}};
 }
 

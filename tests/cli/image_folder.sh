@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # data.format: imagefolder end to end, on a folder generated from Fashion-MNIST (PNG and JPEG):
 # configs/fashion-mnist-folder.yaml trains to an accuracy close to the same images read as IDX;
-# validate prints the class table; predict reads one JPEG; every bad input is one line naming
+# validate prints the class table; predict reads one JPEG, the test folder and a folder of
+# unlabelled images, naming each row's file; every bad input is one line naming
 # the file, exit 3, nothing written; data.onBadFile: skip names what it left out.
 source "$(dirname "$0")/lib.sh"
 : "${PYTHON3:?PYTHON3 must name python3 with Pillow}"
@@ -52,9 +53,9 @@ Image.open(sorted(glob.glob('$WORK/folder/test/Trouser/*.png'))[0]).convert('RGB
   .resize((84, 84)).save('$WORK/trouser.jpg', quality=90)"
 "$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/trouser.jpg" >"$WORK/predict.csv" \
   2>"$WORK/predict.err"
-head -1 "$WORK/predict.csv" | grep -q "^index,predicted,predicted_class,p0" ||
+head -1 "$WORK/predict.csv" | grep -q "^index,file,predicted,predicted_class,p0" ||
   fail "predict header: $(head -1 "$WORK/predict.csv")"
-grep -q "^0,9,Trouser," "$WORK/predict.csv" || fail "predict: $(cat "$WORK/predict.csv")"
+grep -q "^0,$WORK/trouser.jpg,9,Trouser," "$WORK/predict.csv" || fail "predict: $(cat "$WORK/predict.csv")"
 echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
 # predict on the test folder: labelled by its class folders, the run's test accuracy.
 "$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/folder/test" -o "$WORK/folder.csv" \
@@ -62,6 +63,25 @@ echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
 grep -q "predict: $test_count images from $WORK/folder/test (28x28), accuracy $(printf '%.4f' "$folder_accuracy")" \
   "$WORK/predict.err" || fail "predict on the folder: $(cat "$WORK/predict.err")"
 echo "ok: predict on the test folder: $(cat "$WORK/predict.err")"
+# Each row names its file under the folder, so rows match files whatever was left out.
+grep -q "^1,Ankle_boot/[^,]*\.png,[0-9],[A-Za-z_-]*,0\?[.0-9e-]*," "$WORK/folder.csv" ||
+  fail "predict rows do not name their files: $(sed -n 2,3p "$WORK/folder.csv")"
+# A folder of images with no class folders (new photos to classify): read unlabelled, each row
+# named by its file; it was refused as 'has no class folders'.
+mkdir -p "$WORK/photos"
+cp "$WORK/trouser.jpg" "$WORK/photos/b.jpg"
+cp "$(ls "$WORK"/folder/test/Bag/*.png | head -1)" "$WORK/photos/a, bag.png"
+"$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/photos" >"$WORK/photos.csv" \
+  2>"$WORK/photos.err" || fail "predict on a folder of images: $(cat "$WORK/photos.err")"
+[ "$(sed -n 3p "$WORK/photos.csv" | cut -d, -f1-4)" = "1,b.jpg,9,Trouser" ] ||
+  fail "predict on a folder of images: $(cat "$WORK/photos.csv")"
+sed -n 2p "$WORK/photos.csv" | grep -q '^0,"a, bag.png",' || fail "a name with a comma is not quoted: $(cat "$WORK/photos.csv")"
+grep -q "predict: 2 images from $WORK/photos (28x28)$" "$WORK/photos.err" ||
+  fail "an unlabelled folder got an accuracy: $(cat "$WORK/photos.err")"
+mkdir -p "$WORK/no-photos"
+expect_failure 3 "^dl-train: error: $WORK/no-photos: the folder is empty; give --input a PNG or JPEG image" -- \
+  "$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/no-photos"
+echo "ok: predict on a folder of images names each row's file"
 # A folder of some of the classes: named as such, not told to set data.numClasses to its count.
 mkdir -p "$WORK/one-class" && cp -r "$WORK/folder/test/Bag" "$WORK/one-class/"
 expect_failure 3 "^dl-train: error: $WORK/one-class: its class folders \(Bag\) are not the training folder's \(Ankle_boot, Bag, " \

@@ -63,6 +63,18 @@ TEST_CASE("csv: a carriage return alone ends a line, as older Excel's CSV (Macin
   }
 }
 
+TEST_CASE("csv: a spreadsheet's empty rows (',,' only) are left out as blank lines", "[csv]") {
+  dl::test::TempDir dir;
+  // They were bad rows: "line 4: field 1 ('') is not a finite number".
+  const dl::Dataset rows = dl::read_csv(csv_request(
+      write_text(dir, "sheet.csv", "a,b,label\n0.5,1,2\n , ,\n-3,4.25,0\n,,\n,,\r\n")));
+  CHECK(rows.features() == std::vector<float>{0.5f, 1.0f, -3.0f, 4.25f});
+  CHECK(rows.labels() == std::vector<std::int32_t>{2, 0});
+  // A row with one value among empty fields is still a row, and bad.
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(write_text(dir, "part.csv", "a,b,label\n,1,\n"))),
+                    Contains("part.csv: line 2: "));
+}
+
 TEST_CASE("csv: a byte order mark without a header is not part of the first number", "[csv]") {
   dl::test::TempDir dir;
   dl::CsvRequest r = csv_request(write_text(dir, "bom.csv",

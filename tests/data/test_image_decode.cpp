@@ -122,6 +122,7 @@ TEST_CASE("JPEG: CMYK (YCCK) read by Adobe's inverted convention, as Pillow read
 TEST_CASE("bad images: refused with what is wrong", "[image]") {
   const std::vector<std::uint8_t> text{'h', 'e', 'l', 'l', 'o'};
   CHECK_THAT(decode_error(text), Contains("is not an image"));
+  CHECK(decode_error({}) == "is empty (0 bytes), not an image");
   // Formats other readers take, named by their first bytes.
   const auto bytes = [](std::string_view s) {
     return std::vector<std::uint8_t>(s.begin(), s.end());
