@@ -78,10 +78,12 @@ std::string csv_field(const std::string& text) {
   return quoted + "\"";
 }
 
-// With the samples' files (images), each row names its file after its index; with class names
-// (a model trained on an image folder or on a CSV file's text labels), its class too.
-std::string csv_header(int classes, bool files, bool named) {
-  std::string header = files ? "index,file,predicted" : "index,predicted";
+// Where the input names its samples (an image's file, a CSV row's line), each row names its
+// sample's after its index; with class names (a model trained on an image folder or on a CSV
+// file's text labels), its class too.
+std::string csv_header(int classes, const std::string& source_column, bool named) {
+  std::string header =
+      source_column.empty() ? "index,predicted" : "index," + source_column + ",predicted";
   if (named) header += ",predicted_class";
   for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
   return header + "\n";
@@ -157,8 +159,8 @@ int run_predict(const PredictOptions& options) {
   const int classes = model.num_classes();
   const std::vector<std::string>& names = saved.class_names;
   const bool named = !names.empty();
-  const std::vector<std::string>& files = images.origin().sample_files;
-  std::string csv = csv_header(classes, !files.empty(), named);
+  const SampleSources& sources = images.origin().sample_sources;
+  std::string csv = csv_header(classes, sources.column, named);
   std::int64_t correct = 0;
   run_inference(
       model, images,
@@ -169,7 +171,8 @@ int run_predict(const PredictOptions& options) {
           correct += predicted == labels[i] ? 1 : 0;
           const std::int64_t index = first + static_cast<std::int64_t>(i);
           csv += std::to_string(index);
-          if (!files.empty()) csv += "," + csv_field(files[static_cast<std::size_t>(index)]);
+          if (!sources.column.empty())
+            csv += "," + csv_field(sources.names[static_cast<std::size_t>(index)]);
           csv += "," + std::to_string(predicted);
           // A class past the last name (an output layer wider than the data's classes) has none.
           const std::string* name = class_name(names, predicted);

@@ -54,12 +54,13 @@ std::optional<std::string> no_validation_path(const DataConfig&) {
 }
 
 // `predict --input`: a file laid out as the training file, its labels read with the model's
-// classes.
+// classes, each row's line named for predict's rows.
 Dataset load_csv_input(const std::string& path, const Config& config,
                        const std::vector<std::string>& classes) {
   CsvRequest request = csv_request(config, path, 0);
   request.classes = classes;
   request.classes_source = "the model";
+  request.name_lines = true;
   return read_csv(request);
 }
 

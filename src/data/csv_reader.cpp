@@ -324,6 +324,7 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   GoodRows good;
   DataOrigin& origin = good.origin;
   origin.class_names = file_classes(parsed, request);
+  if (request.name_lines) origin.sample_sources.column = "line";
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
   std::vector<std::int32_t>& labels = good.labels;
   labels.resize(parsed.rows.size());
@@ -342,6 +343,8 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
       origin.skipped.push_back(where + ": " + *error);
       continue;
     }
+    if (request.name_lines)
+      origin.sample_sources.names.push_back(std::to_string(parsed.rows[i].line));
     if (kept != i)
       std::copy_n(parsed.features.begin() + static_cast<std::ptrdiff_t>(i * width), width,
                   parsed.features.begin() + static_cast<std::ptrdiff_t>(kept * width));

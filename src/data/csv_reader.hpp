@@ -36,6 +36,8 @@ struct CsvRequest {
   // come from, for messages ("the training file data/train.csv", "the model").
   std::optional<std::vector<std::string>> classes;
   std::string classes_source;
+  // For predict: each sample's line is named in DataOrigin::sample_sources.
+  bool name_lines = false;
 };
 
 // The file's samples; its classes, when they are names, are the data set's class names (its

@@ -19,6 +19,11 @@ namespace dl {
 // What reading a data set found besides its samples: the class names (image folders, CSV text
 // labels), the files or rows left out under data.onBadFile: skip, and the image sizes before they
 // were fitted (image folders).
+struct SampleSources {
+  std::string column;
+  std::vector<std::string> names;
+};
+
 struct DataOrigin {
   std::vector<std::string> class_names;             // by label; empty: the classes are numbers
   std::vector<std::string> skipped;                 // "path: why", in listing order
@@ -29,9 +34,10 @@ struct DataOrigin {
   // The file the labels were read from where it is not the samples' own (IDX), for messages
   // about the labels; empty: the samples' source holds them.
   std::string labels_file;
-  // The file each sample was read from, in sample order, where a reader was asked to name them
-  // (predict's images: the path under the folder given, or the one image's); empty otherwise.
-  std::vector<std::string> sample_files;
+  // Where each sample was read from, in sample order, where a reader was asked to name them
+  // (predict's rows): the column's name and a value per sample: "file" and the path under the
+  // folder given (images), "line" and the line number (CSV). Empty otherwise.
+  SampleSources sample_sources;
 };
 
 class Dataset {

@@ -240,6 +240,9 @@ std::vector<std::size_t> usable_files(const std::vector<ImageFile>& files,
   return kept;
 }
 
+// The column of predict's rows that names each image's file.
+constexpr const char* kFileColumn = "file";
+
 // A sample's file as predict names it: its path under the folder given ("cat/1.png").
 std::string under(const ImageFolderRequest& request, const ImageFile& file) {
   return printable_path(fs::path(file.path).lexically_relative(request.directory).string());
@@ -262,7 +265,8 @@ Dataset read_whole(const std::vector<ImageFile>& files, const ImageFolderRequest
   }
   pixels.resize(kept.size() * sample_bytes);
   if (request.for_predict)
-    for (const std::size_t k : kept) origin.sample_files.push_back(under(request, files[k]));
+    for (const std::size_t k : kept)
+      origin.sample_sources.names.push_back(under(request, files[k]));
   Dataset dataset(request.channels, request.height, request.width, std::move(pixels),
                   std::move(labels), request.num_classes);
   dataset.set_origin(std::move(origin));
@@ -292,7 +296,7 @@ Dataset read_streamed(std::vector<ImageFile> files, const ImageFolderRequest& re
   std::vector<std::int32_t> labels;
   for (const ImageFile& f : kept_files) {
     labels.push_back(f.label);
-    if (request.for_predict) origin.sample_files.push_back(under(request, f));
+    if (request.for_predict) origin.sample_sources.names.push_back(under(request, f));
   }
   const std::size_t count = kept_files.size();
   auto store =
@@ -315,6 +319,7 @@ Dataset read_image_folder(const ImageFolderRequest& request) {
   std::vector<ImageFile> files = spread(std::move(listing.files), request.limit);
   DataOrigin origin;
   origin.class_names = listing.class_names;
+  if (request.for_predict) origin.sample_sources.column = kFileColumn;
   for (const BadFile& bad : listing.bad) origin.skipped.push_back(bad.path + ": " + bad.why);
   const std::uint64_t decoded_bytes =
       static_cast<std::uint64_t>(files.size()) * decode_target(request).sample_bytes();
@@ -335,7 +340,7 @@ Dataset read_image_file(const std::string& path, int channels, int height, int w
   Dataset dataset(channels, height, width, std::move(pixels), {0}, num_classes);
   DataOrigin origin;
   origin.image_sizes[fmt::format("{}x{}", decoded.width, decoded.height)] = 1;
-  origin.sample_files.push_back(printable_path(path));
+  origin.sample_sources = {kFileColumn, {printable_path(path)}};
   dataset.set_origin(std::move(origin));
   return dataset;
 }

@@ -34,7 +34,7 @@ struct ImageFolderRequest {
   // training folder itself.
   std::vector<std::string> expected_classes;
   // For predict: a folder that holds images and no subfolders is read as those images, unlabelled
-  // (label 0, no class names), and each sample's file is named in DataOrigin::sample_files.
+  // (label 0, no class names), and each sample's file is named in DataOrigin::sample_sources.
   bool for_predict = false;
   // data.cacheBytes resolved: a folder whose decoded images take more is streamed
   // (image_store.hpp); `cache_setting` says where the number came from, for the log.
@@ -44,7 +44,7 @@ struct ImageFolderRequest {
 
 Dataset read_image_folder(const ImageFolderRequest& request);
 
-// One image file (`predict --input IMAGE`), its label 0, named in DataOrigin::sample_files.
+// One image file (`predict --input IMAGE`), its label 0, named in DataOrigin::sample_sources.
 Dataset read_image_file(const std::string& path, int channels, int height, int width,
                         ImageResize resize, int num_classes);
 

@@ -93,4 +93,8 @@ grep -q "^predict: skipped 1 in $WORK/short.csv (data.onBadFile: skip)" "$WORK/s
   grep -q "^predict:   skipped $WORK/short.csv: line 5: 3 fields" "$WORK/skip-predict.err" ||
   fail "predict: $(cat "$WORK/skip-predict.err")"
 [ "$(wc -l <"$WORK/skip-predict.csv")" -eq "$train_count" ] || fail "predict wrote $(wc -l <"$WORK/skip-predict.csv") lines"
+# Each row names its line, so the rows after the one left out still match theirs: index 3 is
+# line 6 (the header is line 1, line 5 was left out).
+head -1 "$WORK/skip-predict.csv" | grep -q "^index,line,predicted," || fail "predict header: $(head -1 "$WORK/skip-predict.csv")"
+sed -n 5p "$WORK/skip-predict.csv" | grep -q "^3,6," || fail "row 3: $(sed -n 5p "$WORK/skip-predict.csv" | cut -c1-40)"
 echo "ok: predict under onBadFile: skip names the row it left out"

@@ -74,11 +74,11 @@ echo "ok: eval --json names the classes"
 
 "$DL_TRAIN" predict --model "$WORK/run/model.dlm" --input "$WORK/test.csv" -o "$WORK/predict.csv" \
   2>"$WORK/predict.err"
-head -1 "$WORK/predict.csv" | grep -qx "index,predicted,predicted_class,p0,p1,p2" ||
+head -1 "$WORK/predict.csv" | grep -qx "index,line,predicted,predicted_class,p0,p1,p2" ||
   fail "predict header: $(head -1 "$WORK/predict.csv")"
 # Every row's name is its predicted label's, and the rows name all three species.
 awk -F, 'NR > 1 { split("setosa versicolor virginica", n, " ");
-                  if ($3 != n[$2 + 1]) bad = 1; seen[$3] = 1 }
+                  if ($4 != n[$3 + 1]) bad = 1; seen[$4] = 1 }
          END { exit !(bad == 0 && length(seen) == 3) }' "$WORK/predict.csv" ||
   fail "predict's names do not match its labels: $(head -5 "$WORK/predict.csv")"
 predicted=$(sed -n "s/.*, accuracy \([0-9.]*\) against the input's labels$/\1/p" "$WORK/predict.err")
