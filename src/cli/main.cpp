@@ -58,8 +58,9 @@ struct TrainCommand {
         app.add_flag("--overwrite", overwrite, "replace an existing run in output.directory");
     resume_flag->excludes(overwrite_flag);
     app.add_flag("--restart-epoch", restart_epoch,
-                 "with --resume: after a change of batch size, data, seed or workers, go on from "
-                 "the saved parameters with the saved epoch started afresh")
+                 "with --resume: after a change of batch size, data, seed or parallel mode, go "
+                 "on from the saved parameters with the saved epoch started afresh (another "
+                 "worker or rank count alone needs no flag: the epoch goes on, re-sharded)")
         ->needs(resume_flag);
   }
 

@@ -91,9 +91,10 @@ void check_cache_limits(const ReadContext& ctx, const char* where, std::uint64_t
                         std::uint64_t cache) {
   if (cacheable_length <= cache) return;
   const std::string length_key = fmt::format("memory.maximum{}CacheableLength", where);
-  fail_at(ctx.remembered(length_key),
-          fmt::format("{} ({} bytes) is larger than memory.maximum{}Cache ({} bytes)", length_key,
-                      cacheable_length, where, cache),
+  const std::string cache_key = fmt::format("memory.maximum{}Cache", where);
+  fail_at(ctx.remembered({length_key, cache_key}),
+          fmt::format("{} ({} bytes) is larger than {} ({} bytes)", length_key, cacheable_length,
+                      cache_key, cache),
           "make the largest cacheable allocation at most the cache size");
 }
 

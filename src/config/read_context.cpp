@@ -106,6 +106,12 @@ SourceLocation ReadContext::remembered(const std::string& path) const {
   return it != written_.end() ? it->second : SourceLocation{source_, 0, 0};
 }
 
+SourceLocation ReadContext::remembered(std::initializer_list<std::string> paths) const {
+  for (const std::string& path : paths)
+    if (written_.count(path) != 0) return written_.at(path);
+  return SourceLocation{source_, 0, 0};
+}
+
 void ReadContext::fail(const std::string& path, const YAML::Node& node, const std::string& what,
                        const std::string& fix) const {
   fail_at(location(path, node), what, fix);

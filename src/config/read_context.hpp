@@ -3,6 +3,7 @@
 // it), what is wrong and what to write instead.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -36,6 +37,9 @@ class ReadContext {
   void remember(const std::string& path, const YAML::Node& node);
   // Where `path` was written; the source alone when it was not (a default).
   SourceLocation remembered(const std::string& path) const;
+  // Where the first of `paths` that was written was: a check between keys, one of them perhaps
+  // left at its default, names a line the user wrote. The source alone when none was written.
+  SourceLocation remembered(std::initializer_list<std::string> paths) const;
 
   // Throws ConfigError "<location>: <what>; <fix>".
   [[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& what,

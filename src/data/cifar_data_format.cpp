@@ -101,7 +101,7 @@ void check_cifar(const ReadContext& ctx, const Config& config) {
                : std::string("CIFAR-10");
   if (data.numClasses != classes)
     fail_at(
-        ctx.remembered("data.numClasses"),
+        ctx.remembered({"data.numClasses", "data.cifar100Labels", "data.format"}),
         fmt::format("data.numClasses is {} but {} has {} classes", data.numClasses, what, classes),
         fmt::format("set data.numClasses: {}", classes));
   if (!input_fits_cifar(config.inputType))

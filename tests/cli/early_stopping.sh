@@ -22,6 +22,17 @@ PY
 )
 grep -q "\"best_epoch\": *$best_epoch" "$WORK/run/early_stopping.json" || fail "best epoch is not the most accurate one ($best_epoch): $(cat "$WORK/run/early_stopping.json")"
 sed -n '/Early stopping/,$p' "$WORK/log.txt" | head -20
+# Every JSON document of the run directory, and each record of metrics.jsonl, starts with
+# "format_version" (docs/OUTPUTS.md); evaluation.json once did not.
+python3 - "$WORK/run" <<'PY' || fail "a JSON output does not start with format_version"
+import glob, json, sys
+docs = [(p, open(p).read()) for p in sorted(glob.glob(sys.argv[1] + "/*.json"))]
+docs += [(p, l) for p in glob.glob(sys.argv[1] + "/*.jsonl") for l in open(p) if l.strip()]
+names = sorted({p.rsplit("/", 1)[1] for p, _ in docs})
+assert names == ["early_stopping.json", "evaluation.json", "metrics.jsonl", "summary.json"], names
+bad = [p for p, text in docs if list(json.loads(text))[:1] != ["format_version"]]
+assert not bad, "no leading format_version in " + ", ".join(bad)
+PY
 # Resumed, the stopped run stays stopped: before, it stepped once more and wrote that model.
 expect_ended_run_left_alone "$WORK/again.log" "$WORK/run" "$DL_TRAIN" "${args[@]}" --resume
 grep -q "(early stopping: stopped by patience: .*start a new run" "$WORK/again.log" ||

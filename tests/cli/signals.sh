@@ -28,6 +28,9 @@ rc=0
 wait "$pid" || rc=$?
 [ "$rc" = 143 ] || fail "expected exit 143 after SIGTERM, got $rc: $(tail -3 "$WORK/killed.log")"
 grep -q "signal 15 received: checkpoint" "$WORK/killed.log" || fail "no checkpoint on SIGTERM"
+# The last line says the run was stopped, not "done" as it once did.
+tail -1 "$WORK/killed.log" | grep -q "^stopped by signal 15: .* (continue with --resume)$" ||
+  fail "the last line of a stopped run: $(tail -1 "$WORK/killed.log")"
 "$DL_TRAIN" "${args[@]}" --resume >"$WORK/resumed.log"
 cmp "$WORK/straight/scores.csv" "$WORK/killed/scores.csv" || fail "resumed score log differs"
 

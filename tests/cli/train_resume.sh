@@ -55,4 +55,11 @@ expect_failure 4 "the config differs from the run's in what decides the data ord
   fail "--restart-epoch did not resume: $(tail -3 "$WORK/restarted.log")"
 grep -q "resume: --restart-epoch: epoch 3 starts afresh (batchSize: 32 -> 64)" "$WORK/restarted.log" ||
   fail "--restart-epoch did not say what it did: $(grep resume "$WORK/restarted.log")"
+# --help names what the flag is for as the refusal above does: a worker count alone is re-sharded
+# and needs no --restart-epoch (the help once sent users to it for that).
+help_line=$("$DL_TRAIN" --help | grep -A1 -- '--restart-epoch' | tr -s ' \n' ' ')
+case "$help_line" in
+  *"batch size, data, seed or parallel mode"*"worker or rank count alone needs no flag"*) ;;
+  *) fail "--help's --restart-epoch line: $help_line" ;;
+esac
 echo "ok: straight and resumed runs agree; accuracy $accuracy; changed batch size refused"

@@ -114,6 +114,13 @@ TEST_CASE("byte sizes in the memory section", "[config][defaults]") {
   CHECK_THAT(unit, Contains("unknown unit 'furlongs'"));
   CHECK_THAT(load_error("memory:\n  maximumHostCache: -1GiB\n" + kNetwork),
              Contains("is negative"));
+  // A cache below the default cacheable length: the error is at the key the user wrote (it was
+  // at the file alone, no line, since the other key was a default).
+  CHECK_THAT(load_error("memory:\n  maximumHostCache: 512MiB\n" + kNetwork),
+             StartsWith("t.yaml:2:21: memory.maximumHostCacheableLength (1073741824 bytes) is "
+                        "larger than memory.maximumHostCache (536870912 bytes)"));
+  CHECK_THAT(load_error("memory:\n  maximumDeviceCacheableLength: 7GiB\n" + kNetwork),
+             StartsWith("t.yaml:2:33: memory.maximumDeviceCacheableLength"));
 }
 
 TEST_CASE("SourceLocation::str", "[config][defaults]") {

@@ -83,13 +83,18 @@ void print_finish(std::ostream& out, const RunEnd& end) {
     out << fmt::format("test set (final model): accuracy {:.4f}, loss {:.4f}\n",
                        end.test->evaluation.accuracy(), end.test->mean_loss);
   const TrainOutcome& o = end.outcome;
-  // The last line a person sees says what the network learned, not only that the run ended.
+  // The last line a person sees says what the network learned, not only that the run ended;
+  // and a run a signal stopped says so and how to go on, rather than "done".
   const std::string accuracy =
       o.epochs_completed > 0 ? fmt::format(", test accuracy {:.4f}", o.test_accuracy) : "";
+  const std::string how = end.diverged ? std::string("diverged")
+                          : end.stop_signal != 0
+                              ? fmt::format("stopped by signal {}", end.stop_signal)
+                              : std::string("done");
   out << fmt::format(
-      "{}: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s{}; run directory {}\n",
-      end.diverged ? "diverged" : "done", o.epochs_completed, o.iterations, o.train_seconds,
-      o.images_per_second, accuracy, o.run_directory);
+      "{}: {} epoch(s), {} iterations, {:.1f}s, {:.0f} images/s{}; run directory {}{}\n", how,
+      o.epochs_completed, o.iterations, o.train_seconds, o.images_per_second, accuracy,
+      o.run_directory, end.stop_signal != 0 && !end.diverged ? " (continue with --resume)" : "");
 }
 
 Json start_record(const RunInfo& info) {
