@@ -203,8 +203,8 @@ TEST_CASE("Layer registry: cross-entropy only after softmax", "[nn][registry]") 
                                  "layer sets none)") &&
                         Contains("set activation: softmax on the output layer"));
   for (const char* activation : {"sigmoid", "identity", "tanh", "gelu"}) {
-    const std::string set = std::string("{nOut: 3, lossFunction: mcxent, activation: ") +
-                            activation + "}";
+    const std::string set =
+        std::string("{nOut: 3, lossFunction: mcxent, activation: ") + activation + "}";
     CHECK_THROWS_WITH(network("", set), Contains(std::string("activation is ") + activation +
                                                  ": it would train to chance"));
   }
