@@ -214,6 +214,34 @@ std::vector<std::string> merge_inputs(GraphBuilder& g, const PlannedLayer& p,
   return flat;
 }
 
+// A subsampling layer: MaxPool or AveragePool (padding counted as zeros), where ONNX and its
+// runtimes give dl-train's values.
+std::string add_pooling(GraphBuilder& g, const PlannedLayer& p, const std::string& x,
+                        const std::string& name) {
+  const LayerConfig& c = p.config;
+  const bool max = c.poolingType == PoolingType::kMax;
+  // Truncate pads each side alike, Same less than the kernel: top and left tell.
+  const bool padding_fills_window = p.padTop >= c.kernelSize[0] || p.padLeft >= c.kernelSize[1];
+  if (max && padding_fills_window)
+    refuse(p,
+           "a max-pooling window can lie wholly in the padding (dl-train outputs 0 there, "
+           "ONNX -inf)",
+           "make the padding smaller than the kernel");
+  // The values would agree (zeros, counted), but ONNX Runtime refuses to load any pooling
+  // whose pads reach its kernel ("Pad should be smaller than kernel"), so the file would be
+  // of no use where it is most often run.
+  if (padding_fills_window)
+    refuse(p,
+           fmt::format("padding {}x{} is not smaller than the kernel {}x{}, which ONNX "
+                       "Runtime refuses in a pooling node",
+                       c.padding[0], c.padding[1], c.kernelSize[0], c.kernelSize[1]),
+           "make the padding smaller than the kernel");
+  onnx::NodeProto& n = g.node(max ? "MaxPool" : "AveragePool", {x}, name);
+  add_window(n, p);
+  if (!max) GraphBuilder::integer(n, "count_include_pad", 1);  // padding counts as zeros
+  return name;
+}
+
 // Adds the nodes of one layer reading `xs` (one name per input), with its parameters at
 // `params`; returns its output.
 std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* params,
@@ -235,18 +263,8 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       add_window(g.node("Conv", inputs, name), p);
       return add_activation(g, p, name);
     }
-    case LayerType::kSubsampling: {
-      const bool max = c.poolingType == PoolingType::kMax;
-      if (max && (p.padTop >= c.kernelSize[0] || p.padLeft >= c.kernelSize[1]))
-        refuse(p,
-               "a max-pooling window can lie wholly in the padding (dl-train outputs 0 there, "
-               "ONNX -inf)",
-               "make the padding smaller than the kernel");
-      onnx::NodeProto& n = g.node(max ? "MaxPool" : "AveragePool", {x}, name);
-      add_window(n, p);
-      if (!max) GraphBuilder::integer(n, "count_include_pad", 1);  // padding counts as zeros
-      return name;
-    }
+    case LayerType::kSubsampling:
+      return add_pooling(g, p, x, name);
     case LayerType::kGlobalPooling: {
       const bool max = c.poolingType == PoolingType::kMax;
       g.node(max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, name);

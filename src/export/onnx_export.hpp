@@ -21,7 +21,8 @@ namespace dl {
 // The serialized ModelProto of the network `config` describes with `parameters` (its flat
 // parameter buffer, as a model file holds it). Throws ConfigError for a network ONNX cannot
 // express exactly (a softmax over an image-shaped layer, a max-pooling window that can lie wholly
-// in the padding), naming the layer and the fix. A non-empty `mean` (and `stddev`, one value per
+// in the padding) or that ONNX Runtime refuses to load (any pooling padded as far as its kernel),
+// naming the layer and the fix. A non-empty `mean` (and `stddev`, one value per
 // channel) puts the input normalization the model was trained with in front: the graph then
 // takes pixels as byte / 255, as without. Non-empty `class_names` (a model trained on an image
 // folder or CSV text labels) go into the metadata as "dl-train.class_names", one name per line in

@@ -1,6 +1,9 @@
 #include "nn/output_layer.hpp"
 
+#include <fmt/format.h>
+
 #include "backend/ops/output_loss.hpp"
+#include "config/enum_names.hpp"
 #include "nn/layer_keys.hpp"
 #include "nn/layer_registry.hpp"
 
@@ -8,7 +11,25 @@ namespace dl {
 
 namespace {
 
-// A dense layer's shape; label smoothing only where the loss takes smoothed targets.
+// Cross-entropy reads its activation's outputs as class probabilities, -log a[label], and only
+// softmax gives them: after any other activation nothing pulls the other classes down, so every
+// output grows alike and the network learns nothing (chance accuracy, a loss falling all the
+// same). DL4J refuses these pairs too (OutputLayerUtil). The likeliest way in is the top-level
+// `activation`, which the output layer takes where it sets none.
+void check_cross_entropy_activation(const LayerShaping& shaping, const PlannedLayer& planned) {
+  const LossFunction loss = planned.config.lossFunction;
+  if (loss == LossFunction::kMse || planned.activation == Activation::kSoftmax) return;
+  const bool inherited = !planned.config.activation.has_value();
+  shaping.fail(
+      fmt::format("lossFunction {} needs class probabilities, which only activation softmax "
+                  "gives, but the layer's activation is {}{}: it would train to chance",
+                  enum_name(loss), enum_name(planned.activation),
+                  inherited ? " (the top-level activation, taken where the layer sets none)" : ""),
+      "set activation: softmax on the output layer, or lossFunction: mse");
+}
+
+// A dense layer's shape; label smoothing only where the loss takes smoothed targets; cross-entropy
+// after softmax only.
 void output_shape(const LayerShaping& shaping, PlannedLayer& planned) {
   dense_shape(shaping, planned);
   const OutputLoss loss{planned.config.lossFunction, planned.activation,
@@ -18,6 +39,7 @@ void output_shape(const LayerShaping& shaping, PlannedLayer& planned) {
                  "use activation: softmax with lossFunction: mcxent or negativeloglikelihood, or "
                  "remove labelSmoothing");
   }
+  check_cross_entropy_activation(shaping, planned);
 }
 
 }  // namespace

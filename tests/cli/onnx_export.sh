@@ -171,4 +171,15 @@ awk -F, 'NR > 1 { s = 0; for (i = 3; i <= NF; i++) s += $i; if (s < 0.999 || s >
 expect_failure 3 "images of 28x28 \(784 values\), but the model takes 3072 values" -- \
   "$DL_TRAIN" predict --model "$WORK/keras/model.dlm" --input "$WORK/digits/t10k-images-idx3-ubyte.gz" \
   --input-format idx
+# Average pooling whose padding reaches its kernel: dl-train's values and ONNX's agree, but ONNX
+# Runtime refuses such a node when it loads the file ("Pad should be smaller than kernel"), so
+# the export refuses it, one line naming the layer, as it refuses max pooling there.
+sed -e "s/kernelSize: 3, stride: 2, padding: 1}/kernelSize: 2, stride: 2, padding: 2}/" \
+  "$WORK/zoo.yaml" >"$WORK/padded.yaml"
+grep -q "padding: 2}" "$WORK/padded.yaml" || fail "no padded pooling in the zoo config"
+"$DL_TRAIN" --config "$WORK/padded.yaml" --set "output.directory=$WORK/padded" --set backend=cpu \
+  >"$WORK/padded-train.txt"
+expect_failure 2 "layer 'subsampling2' \(subsampling\): padding 2x2 is not smaller than the kernel 2x2, which ONNX Runtime refuses" -- \
+  "$DL_TRAIN" export --format onnx --model "$WORK/padded/model.dlm" --output "$WORK/padded.onnx"
+[ ! -e "$WORK/padded.onnx" ] || fail "a refused export left $WORK/padded.onnx"
 echo "ok: predict and export checked for LeNet and the Keras network"

@@ -289,12 +289,16 @@ TEST_CASE("unknown enum values get a suggestion or the list", "[config][errors]"
 }
 
 TEST_CASE("enum values match in any letter case", "[config][errors]") {
-  const dl::Config c =
-      load("dtype: float\nweightInit: relu_uniform\nactivation: TANH\nupdater: {type: Adam}\n" +
-           kNetwork);
+  // The output layer names its own activation: the top-level one would reach it, and tanh with
+  // cross-entropy is refused.
+  const dl::Config c = load(
+      "dtype: float\nweightInit: relu_uniform\nactivation: TANH\nupdater: {type: Adam}\n"
+      "inputType: {feedForward: {size: 8}}\n"
+      "layers:\n  - dense: {nOut: 16}\n  - output: {nOut: 10, activation: SoftMax}\n");
   CHECK(c.dtype == dl::DType::kFloat);
   CHECK(c.weightInit == dl::WeightInit::kReluUniform);
   CHECK(c.activation == dl::Activation::kTanh);
+  CHECK(c.layers[1].activation == dl::Activation::kSoftmax);
   CHECK(c.updater.type == dl::UpdaterType::kAdam);
 }
 

@@ -184,3 +184,36 @@ TEST_CASE("Layer registry: labelSmoothing only where softmax with cross-entropy 
   CHECK_THROWS_WITH(output_only("{nOut: 3, labelSmoothing: 1}"),
                     Contains("labelSmoothing") && Contains("[0, 1)"));
 }
+
+// A top-level `activation: relu` (DL4J's builder default for every layer) used to reach an output
+// layer that set none: relu with negativeloglikelihood trained a network to chance accuracy, its
+// loss falling all the same, without a word.
+TEST_CASE("Layer registry: cross-entropy only after softmax", "[nn][registry]") {
+  const auto network = [](const std::string& top, const std::string& output) {
+    return dl::load_config_string(top +
+                                      "inputType: {feedForward: {size: 4}}\n"
+                                      "layers:\n  - dense: {nOut: 3}\n  - output: " +
+                                      output + "\n",
+                                  "loss.yaml");
+  };
+  CHECK_THROWS_WITH(network("activation: relu\n", "{nOut: 3}"),
+                    Contains("loss.yaml:5:5: layer 1 'output1' (output): lossFunction "
+                             "negativeloglikelihood needs class probabilities") &&
+                        Contains("activation is relu (the top-level activation, taken where the "
+                                 "layer sets none)") &&
+                        Contains("set activation: softmax on the output layer"));
+  for (const char* activation : {"sigmoid", "identity", "tanh", "gelu"}) {
+    const std::string set =
+        std::string("{nOut: 3, lossFunction: mcxent, activation: ") + activation + "}";
+    CHECK_THROWS_WITH(network("", set), Contains(std::string("activation is ") + activation +
+                                                 ": it would train to chance"));
+  }
+  // Softmax, given or the output layer's own default under a top-level one, and mse after any.
+  CHECK(dl::plan_layers(network("activation: relu\n", "{nOut: 3, activation: softmax}"))
+            .back()
+            .activation == dl::Activation::kSoftmax);
+  CHECK(dl::plan_layers(network("", "{nOut: 3}")).back().activation == dl::Activation::kSoftmax);
+  CHECK(dl::plan_layers(network("activation: tanh\n", "{nOut: 3, lossFunction: mse}"))
+            .back()
+            .activation == dl::Activation::kTanh);
+}
