@@ -16,6 +16,7 @@ Exit status 0 when all three hold; the last line says what was compared.
 import csv
 import gzip
 import math
+import re
 import struct
 import sys
 
@@ -144,8 +145,11 @@ def read_predictions(path):
     with open(path, newline="") as f:
         rows = list(csv.reader(f))
     header, body = rows[0], rows[1:]
-    assert header[:2] == ["index", "predicted"], f"{path}: unexpected header {header[:2]}"
-    return np.array([[float(v) for v in row[2:]] for row in body])
+    assert header[0] == "index" and "predicted" in header, f"{path}: unexpected header {header}"
+    # The class probabilities p0, p1, ...: after the sample's source (file, line) and class name
+    # where predict writes them.
+    columns = [i for i, name in enumerate(header) if re.fullmatch(r"p[0-9]+", name)]
+    return np.array([[float(row[i]) for i in columns] for row in body])
 
 
 def main():
