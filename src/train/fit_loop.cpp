@@ -206,6 +206,7 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     } else {
       test.emplace(evaluate(trainer_.model(0), test_));
       last_accuracy_ = test->evaluation.accuracy();
+      test_evaluated_iteration_ = progress_.iteration;
     }
     EpochEnd event;
     event.epoch = epoch;
@@ -240,10 +241,15 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
           ? static_cast<double>(progress_.samples_trained) / outcome.train_seconds
           : 0.0;
   if (stop_signal_ != 0) outcome.exit_code = exit_code_for_signal(stop_signal_);
-  // With a validation set the test set has not been seen yet: once, by the final model (not a
-  // diverged one, whose parameters are not finite).
+  const bool diverged = outcome.exit_code == ExitCode::kDiverged;
+  // The test set by the final model (model.dlm), once, unless it diverged (its parameters are
+  // not finite): with a validation set it has not been seen yet; early stopping inside an epoch
+  // (maxTimeSeconds, maxScore, invalidScore) trained past the last epoch's evaluation, which
+  // summary.json and evaluation.json would otherwise report as the final model's.
+  const bool unevaluated = validation_ != nullptr ||
+                           (stop_signal_ == 0 && progress_.iteration != test_evaluated_iteration_);
   std::optional<EvaluationResult> test;
-  if (validation_ != nullptr && processes_.is_root() && outcome.exit_code != ExitCode::kDiverged) {
+  if (unevaluated && !diverged && processes_.is_root()) {
     test.emplace(evaluate(trainer_.model(0), test_));
     outcome.test_accuracy = test->evaluation.accuracy();
   }
@@ -254,7 +260,7 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   end.test = test ? &*test : nullptr;
   end.outcome = outcome;
   end.stopped_by = stopped_by;
-  end.diverged = outcome.exit_code == ExitCode::kDiverged;
+  end.diverged = diverged;
   end.stop_signal = stop_signal_;
   end.next_epoch = next_epoch;
   end.peak_rss_bytes = mine.peak_rss_bytes;

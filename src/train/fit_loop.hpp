@@ -59,6 +59,9 @@ class FitLoop {
   RunProgress::Clock::time_point last_report_time_;
   double last_score_ = 0.0;
   double last_accuracy_ = 0.0;
+  // The iteration whose parameters the test set was last evaluated with (-1: none yet); a run
+  // early stopping ends inside an epoch has trained past it.
+  std::int64_t test_evaluated_iteration_ = -1;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
   RankSummary this_rank_;  // this process's place and set-up, for the end's summary
   // DL_TRAIN_TEST_SYNC_PAUSE_MS (tests only): a pause at each sync point, so that a signal sent

@@ -184,7 +184,8 @@ struct RunEnd {
   // Every rank's summary in rank order (rank 0's alone after a divergence, which the ranks do
   // not all reach together); the figures above are rank 0's.
   std::vector<RankSummary> ranks;
-  // The test set, evaluated once at the end when a validation set was evaluated each epoch.
+  // The test set, evaluated once at the end by the final model when no epoch's end did: a
+  // validation set was evaluated each epoch, or early stopping ended the run inside an epoch.
   const EvaluationResult* test = nullptr;
 
   // Set by listeners.

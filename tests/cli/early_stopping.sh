@@ -38,3 +38,25 @@ expect_ended_run_left_alone "$WORK/again.log" "$WORK/run" "$DL_TRAIN" "${args[@]
 grep -q "(early stopping: stopped by patience: .*start a new run" "$WORK/again.log" ||
   fail "$(cat "$WORK/again.log")"
 echo "ok: stopped on patience after $epochs epochs; best epoch $best_epoch"
+
+# Stopped inside an epoch (maxTimeSeconds reached in the second epoch: 19 rounds of 40 ms each),
+# the run's figures are model.dlm's: before, summary.json and evaluation.json reported the first
+# epoch's evaluation for a model trained 8 rounds further, and metrics.jsonl had no record of it.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/timed" epochs=3 earlyStopping.enabled=true \
+  earlyStopping.maxTimeSeconds=1.1)
+DL_TRAIN_TEST_SYNC_PAUSE_MS=40 "$DL_TRAIN" "${args[@]}" >"$WORK/timed.log"
+grep -q '"reason": "maxTime"' "$WORK/timed/early_stopping.json" || fail "$(cat "$WORK/timed.log")"
+"$DL_TRAIN" eval --model "$WORK/timed/model.dlm" --json >"$WORK/timed_eval.json"
+python3 - "$WORK/timed" "$WORK/timed_eval.json" <<'PY2' || fail "the figures are not model.dlm's: $(cat "$WORK/timed.log")"
+import json, sys
+model = json.load(open(sys.argv[2]))
+records = [json.loads(l) for l in open(sys.argv[1] + "/metrics.jsonl")]
+summary = json.load(open(sys.argv[1] + "/summary.json"))
+evaluation = json.load(open(sys.argv[1] + "/evaluation.json"))
+assert records[-1].get("final") and records[-1]["iteration"] == model["iteration"], records[-1]
+assert abs(records[-1]["test_loss"] - model["mean_loss"]) < 1e-5, (records[-1], model["mean_loss"])
+assert summary["test_accuracy"] == model["evaluation"]["accuracy"], summary["test_accuracy"]
+assert evaluation["confusion"] == model["evaluation"]["confusion"], evaluation["confusion"]
+PY2
+grep -q "^test set (final model): accuracy" "$WORK/timed.log" || fail "$(cat "$WORK/timed.log")"
+echo "ok: stopped inside an epoch, the run reports model.dlm's test figures"

@@ -85,8 +85,9 @@ void print_finish(std::ostream& out, const RunEnd& end) {
   const TrainOutcome& o = end.outcome;
   // The last line a person sees says what the network learned, not only that the run ended;
   // and a run a signal stopped says so and how to go on, rather than "done".
-  const std::string accuracy =
-      o.epochs_completed > 0 ? fmt::format(", test accuracy {:.4f}", o.test_accuracy) : "";
+  const std::string accuracy = o.epochs_completed > 0 || end.test != nullptr
+                                   ? fmt::format(", test accuracy {:.4f}", o.test_accuracy)
+                                   : "";
   const std::string how = end.diverged ? std::string("diverged")
                           : end.stop_signal != 0
                               ? fmt::format("stopped by signal {}", end.stop_signal)
