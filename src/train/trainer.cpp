@@ -129,7 +129,13 @@ void resume_or_initialize(const Config& config, FoundCheckpoint found, ParallelT
 std::string ended_by(const RunInfo& info, const Listeners& listeners, ProcessGroup& processes) {
   if (info.resumed_from.empty()) return {};
   std::string why;
-  if (info.start.epoch >= info.max_epochs) {
+  // Killed after its last epoch's checkpoint but before its final model, the run's end (the final
+  // model, the test set's evaluation, summary.json) is still to be written: going on writes it
+  // without training a step, as the uninterrupted run would have.
+  std::error_code ec;
+  const bool end_written =
+      std::filesystem::exists(std::filesystem::path(info.run_directory) / run_files::kModel, ec);
+  if (info.start.epoch >= info.max_epochs && end_written) {
     why = fmt::format(
         "all {} epoch(s) trained; {}): to train further, raise epochs (--set "
         "epochs=N)",
@@ -144,7 +150,8 @@ std::string ended_by(const RunInfo& info, const Listeners& listeners, ProcessGro
   }
   int ended = why.empty() ? 0 : 1;
   processes.broadcast(&ended, sizeof(ended), 0);
-  return ended != 0 && why.empty() ? std::string("ended on rank 0") : why;
+  if (ended == 0) return {};
+  return why.empty() ? std::string("ended on rank 0") : why;
 }
 
 // A resumed run that had ended trains nothing and leaves its files as they are.
@@ -156,7 +163,8 @@ TrainOutcome leave_ended_run(const RunInfo& info, const std::string& why,
         "resume: the run in {} has ended ({}; nothing is trained, and its files are left as "
         "they are\n",
         info.run_directory, why);
-    // Stopped between its last checkpoint and the final model (a kill at the very end).
+    // Early stopping's run stopped between its last checkpoint and its final model (a kill at
+    // the very end): its best model is there, and the checkpoint holds the last one.
     std::error_code ec;
     if (!std::filesystem::exists(std::filesystem::path(info.run_directory) / run_files::kModel, ec))
       console << fmt::format(
