@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -125,17 +126,19 @@ void resume_or_initialize(const Config& config, FoundCheckpoint found, ParallelT
 // its checkpoint), decided by rank 0, which alone has the listeners; empty when it goes on. A
 // start that always passes --resume (scripts/cluster/mpijob-launch.sh, a requeued job) meets it
 // after the run's end: training on from there rewrote model.dlm (early stopping's stopped model
-// stepped once more) and summary.json (test accuracy and score 0, 0 epochs).
-std::string ended_by(const RunInfo& info, const Listeners& listeners, ProcessGroup& processes) {
+// stepped once more) and summary.json (test accuracy and score 0, 0 epochs). A run killed after
+// its last checkpoint but before its end was written (no model.dlm) has that end still to write
+// (the final model, the test set's evaluation, summary.json): it goes on with no epoch left to
+// train (`info.max_epochs` lowered on every rank for early stopping's), as the uninterrupted run
+// would have written it.
+std::string ended_by(RunInfo& info, const Listeners& listeners, ProcessGroup& processes) {
   if (info.resumed_from.empty()) return {};
-  std::string why;
-  // Killed after its last epoch's checkpoint but before its final model, the run's end (the final
-  // model, the test set's evaluation, summary.json) is still to be written: going on writes it
-  // without training a step, as the uninterrupted run would have.
+  enum Decision : int { kGoOn, kEnded, kWriteEnd };
   std::error_code ec;
   const bool end_written =
       std::filesystem::exists(std::filesystem::path(info.run_directory) / run_files::kModel, ec);
-  if (info.start.epoch >= info.max_epochs && end_written) {
+  std::string why;
+  if (info.start.epoch >= info.max_epochs) {
     why = fmt::format(
         "all {} epoch(s) trained; {}): to train further, raise epochs (--set "
         "epochs=N)",
@@ -148,9 +151,10 @@ std::string ended_by(const RunInfo& info, const Listeners& listeners, ProcessGro
       why += fmt::format("; {}): to train again, start a new run (another output.directory)",
                          info.resumed_from);
   }
-  int ended = why.empty() ? 0 : 1;
-  processes.broadcast(&ended, sizeof(ended), 0);
-  if (ended == 0) return {};
+  int decision = why.empty() ? kGoOn : end_written ? kEnded : kWriteEnd;
+  processes.broadcast(&decision, sizeof(decision), 0);
+  if (decision == kWriteEnd) info.max_epochs = std::min(info.max_epochs, info.start.epoch);
+  if (decision != kEnded) return {};
   return why.empty() ? std::string("ended on rank 0") : why;
 }
 
@@ -163,14 +167,6 @@ TrainOutcome leave_ended_run(const RunInfo& info, const std::string& why,
         "resume: the run in {} has ended ({}; nothing is trained, and its files are left as "
         "they are\n",
         info.run_directory, why);
-    // Early stopping's run stopped between its last checkpoint and its final model (a kill at
-    // the very end): its best model is there, and the checkpoint holds the last one.
-    std::error_code ec;
-    if (!std::filesystem::exists(std::filesystem::path(info.run_directory) / run_files::kModel, ec))
-      console << fmt::format(
-          "resume: {} has no {}: the run was stopped before writing it; the checkpoint holds "
-          "the trained network (dl-train eval --model {})\n",
-          info.run_directory, run_files::kModel, info.resumed_from);
   }
   TrainOutcome outcome;
   outcome.epochs_completed = info.start.epoch;
