@@ -39,12 +39,7 @@ grep -q "(early stopping: stopped by patience: .*start a new run" "$WORK/again.l
   fail "$(cat "$WORK/again.log")"
 # Killed after the stop's checkpoint but before its end was written: the resume writes that end
 # (the stopped model, not one stepped further) without training.
-mv "$WORK/run/model.dlm" "$WORK/stopped.dlm"
-mv "$WORK/run/summary.json" "$WORK/stopped-summary.json"
-cp "$WORK/run/scores.csv" "$WORK/stopped-scores.csv"
-"$DL_TRAIN" "${args[@]}" --resume >"$WORK/end.log" 2>&1 || fail "writing the end failed: $(tail -3 "$WORK/end.log")"
-cmp "$WORK/stopped-scores.csv" "$WORK/run/scores.csv" || fail "writing the stopped run's end trained"
-"$COMPARE_MODELS" "$WORK/stopped.dlm" "$WORK/run/model.dlm" 0 || fail "the end's model.dlm is not the stopped one"
+expect_end_written_again "$WORK/run" "$DL_TRAIN" "${args[@]}" --resume
 echo "ok: stopped on patience after $epochs epochs; best epoch $best_epoch; its end written again after a kill"
 
 # Stopped inside an epoch (maxTimeSeconds reached in the second epoch: 19 rounds of 40 ms each),

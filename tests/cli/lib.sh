@@ -55,6 +55,23 @@ expect_ended_run_left_alone() {
   [ "$before" = "$after" ] || fail "resuming the ended run changed: $(diff <(echo "$before") <(echo "$after"))"
 }
 
+# expect_end_written_again DIR COMMAND...: DIR holds a run that has ended; with its end's files
+# taken away (model.dlm, summary.json: a kill after the last checkpoint), COMMAND resumes it and
+# must write them again without training: the same scores.csv, model.dlm and test accuracy.
+expect_end_written_again() {
+  local dir=$1 kept
+  shift
+  kept=$(mktemp -d "$WORK/end.XXXXXX")
+  mv "$dir/model.dlm" "$dir/summary.json" "$kept/"
+  cp "$dir/scores.csv" "$kept/"
+  "$@" >"$kept/resume.log" 2>&1 || fail "writing the end of $dir failed: $(tail -3 "$kept/resume.log")"
+  cmp "$kept/scores.csv" "$dir/scores.csv" || fail "writing the end of $dir trained: scores.csv changed"
+  "$COMPARE_MODELS" "$kept/model.dlm" "$dir/model.dlm" 0 || fail "the end's model.dlm in $dir differs"
+  local accuracy='"test_accuracy": [0-9.]*'
+  [ "$(grep -o "$accuracy" "$kept/summary.json")" = "$(grep -o "$accuracy" "$dir/summary.json")" ] ||
+    fail "the end's summary.json in $dir: $(grep -o "$accuracy" "$dir/summary.json")"
+}
+
 # The small test network on the data in $1, writing to $2, with extra --set arguments after.
 small_args() {
   local data=$1 out=$2

@@ -43,15 +43,7 @@ grep -q "has no model.dlm" "$WORK/again.log" && fail "model.dlm is there: $(cat 
 # Killed after its last epoch's checkpoint, before the run's end was written (model.dlm,
 # summary.json): the resume writes that end without training a step, as the uninterrupted run
 # did (cli_kill_resume kills there by chance, too).
-mv "$WORK/resumed/model.dlm" "$WORK/model.dlm.kept"
-mv "$WORK/resumed/summary.json" "$WORK/summary.kept"
-cp "$WORK/resumed/scores.csv" "$WORK/scores.kept"
-"$DL_TRAIN" "${second[@]}" --resume >"$WORK/end.log" 2>&1 || fail "writing the end failed: $(tail -3 "$WORK/end.log")"
-cmp "$WORK/scores.kept" "$WORK/resumed/scores.csv" || fail "writing the end trained: scores.csv changed"
-"$COMPARE_MODELS" "$WORK/model.dlm.kept" "$WORK/resumed/model.dlm" 0 || fail "the end's model.dlm differs"
-test_accuracy() { grep -o '"test_accuracy": [0-9.]*' "$1"; }
-[ "$(test_accuracy "$WORK/summary.kept")" = "$(test_accuracy "$WORK/resumed/summary.json")" ] ||
-  fail "the end's summary.json: $(test_accuracy "$WORK/resumed/summary.json"), not $(test_accuracy "$WORK/summary.kept")"
+expect_end_written_again "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume
 # A resume under another batch size would go on from a position that now means other samples:
 # refused (exit 4) naming the key; --restart-epoch goes on from the saved parameters instead.
 mapfile -t changed < <(small_args "$WORK/data" "$WORK/resumed" epochs=3 batchSize=64)
