@@ -144,9 +144,10 @@ void list_class(const fs::path& folder, std::int32_t label, Listing& listing) {
                     printable_path(folder.string())));
 }
 
-// Whether `directory` holds no subfolder (then, for predict, it is a folder of unlabelled images).
-bool holds_no_folder(const std::string& directory) {
-  for (const fs::directory_entry& entry : sorted_entries(directory)) {
+// Whether a folder's `entries` hold no subfolder (then, for predict, it is a folder of unlabelled
+// images).
+bool holds_no_folder(const std::vector<fs::directory_entry>& entries) {
+  for (const fs::directory_entry& entry : entries) {
     std::error_code error;
     if (entry.is_directory(error) || error) return false;
   }
@@ -157,8 +158,9 @@ Listing list_folder(const ImageFolderRequest& request) {
   Listing listing;
   if (request.for_predict) {
     check_is_folder(request.directory, request.key);
-    if (holds_no_folder(request.directory)) {
-      if (sorted_entries(request.directory).empty())
+    const std::vector<fs::directory_entry> entries = sorted_entries(request.directory);
+    if (holds_no_folder(entries)) {
+      if (entries.empty())
         throw DataError(
             fmt::format("{}: the folder is empty; give {} a PNG or JPEG image, a "
                         "folder of them, or a folder of class folders",
