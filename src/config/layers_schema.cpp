@@ -47,7 +47,7 @@ LayerConfig read_layer(ReadContext& ctx, const std::string& path, const YAML::No
     fail_unknown_name(ctx, path, type_node, "layer type", type_text, "in " + path,
                       layer_kind_names());
   LayerConfig layer = kind->defaults;
-  layer.where = ctx.location(path, item);
+  layer.where = ctx.section_location(path, item);
   read_fields(ctx, path, settings, kind->keys, layer, layer_where(path, *kind), item);
   return layer;
 }

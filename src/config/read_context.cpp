@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "config/text_match.hpp"
 #include "core/error.hpp"
 
 namespace dl {
@@ -56,6 +57,12 @@ std::optional<SourceLocation> empty_item_dash(const std::string& source, std::st
   return std::nullopt;
 }
 
+// Whether dotted `path` lies inside `section` ("layers.0.nOut" inside "layers.0").
+bool is_below(const std::string& path, const std::string& section) {
+  return path.size() > section.size() && path.compare(0, section.size(), section) == 0 &&
+         path[section.size()] == '.';
+}
+
 bool is_list_item(const std::string& path) {
   const std::size_t dot = path.rfind('.');
   const std::string last = dot == std::string::npos ? path : path.substr(dot + 1);
@@ -72,11 +79,7 @@ SourceLocation ReadContext::location(const std::string& path, const YAML::Node& 
   // The last override that wrote this path (or a section holding it) wins, as it did when the
   // overrides were applied in order.
   for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
-    const std::string& written = it->path;
-    const bool at_or_below = path == written || (path.size() > written.size() &&
-                                                 path.compare(0, written.size(), written) == 0 &&
-                                                 path[written.size()] == '.');
-    if (at_or_below) return SourceLocation{it->text, 0, 0};
+    if (path == it->path || is_below(path, it->path)) return SourceLocation{it->text, 0, 0};
   }
   // An empty value's mark is where the parser met the next token, lines below the key when
   // comments follow: its key's place, remembered when the key was read, is the one to name.
@@ -94,6 +97,15 @@ SourceLocation ReadContext::location(const std::string& path, const YAML::Node& 
       where.column = mark.column + 1;
     }
   }
+  return where;
+}
+
+SourceLocation ReadContext::section_location(const std::string& path,
+                                             const YAML::Node& node) const {
+  SourceLocation where = location(path, node);
+  if (where.line == 0) return where;  // the section itself came from a --set: that names it
+  for (const OverrideOrigin& o : overrides_)
+    if (is_below(o.path, path)) where.changed_by.push_back(o.text);
   return where;
 }
 
@@ -118,7 +130,9 @@ void ReadContext::fail(const std::string& path, const YAML::Node& node, const st
 }
 
 void fail_at(const SourceLocation& where, const std::string& what, const std::string& fix) {
-  throw ConfigError(where.str() + ": " + what + "; " + fix);
+  std::string place = where.str();
+  if (!where.changed_by.empty()) place += " with " + join_words(where.changed_by);
+  throw ConfigError(place + ": " + what + "; " + fix);
 }
 
 }  // namespace dl

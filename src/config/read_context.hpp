@@ -33,6 +33,10 @@ class ReadContext {
   // The location of the value at `path`, held by `node`.
   SourceLocation location(const std::string& path, const YAML::Node& node) const;
 
+  // The location of the section at `path` (a layer), with the --set overrides that changed keys
+  // inside it: an error about the whole section then names what the file does not show.
+  SourceLocation section_location(const std::string& path, const YAML::Node& node) const;
+
   // Records where the key at `path` was written, for checks that span several keys.
   void remember(const std::string& path, const YAML::Node& node);
   // Where `path` was written; the source alone when it was not (a default).

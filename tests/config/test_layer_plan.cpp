@@ -112,6 +112,23 @@ TEST_CASE("a kernel larger than its input is an error at the layer's line", "[co
   CHECK_THAT(msg, Contains("convolutionMode: Same"));
 }
 
+TEST_CASE("an error about a layer names the --set overrides that changed its keys",
+          "[config][plan]") {
+  const std::string yaml =
+      "inputType: {convolutionalFlat: {height: 12, width: 12, channels: 1}}\n"
+      "layers:\n"
+      "  - convolution: {nOut: 4, kernelSize: 3}\n"
+      "  - output: {nOut: 10}\n";
+  // The file's line alone shows kernelSize 3, which fits: the message must say what changed it.
+  const std::string msg = load_error(yaml, {"layers.0.kernelSize=13", "layers.0.stride=2"});
+  CHECK_THAT(msg, StartsWith("t.yaml:3:5 with --set layers.0.kernelSize=13, --set "
+                             "layers.0.stride=2: layer 0 'convolution0' (convolution): kernel "
+                             "13x13 is larger than its input 12x12"));
+  // An override of another layer or of a global key is no part of this layer's place.
+  const std::string other = load_error(yaml, {"layers.0.kernelSize=13", "layers.1.nOut=3"});
+  CHECK_THAT(other, StartsWith("t.yaml:3:5 with --set layers.0.kernelSize=13: layer 0"));
+}
+
 TEST_CASE("programmatic configs are checked too", "[config][plan]") {
   dl::Config c = image_config(1, 4, 4);
   c.layers = {conv(2, 5, 1, dl::ConvolutionMode::kTruncate), output(10)};
