@@ -1,7 +1,8 @@
 // The CPU's Winograd transforms (conv2d_winograd_transforms.hpp): F(4, 3) and F(2, 5) in double
 // against a direct correlation (the matrices are right up to their float rounding), the adjoints
 // that dx and dW use against the transforms, and the float32 error of the 3x3 layers' F(4, 3) on
-// ResNet-20's three layer shapes against a double reference, with either lane width.
+// ResNet-20's three layer shapes against a double reference, with either lane width; and dW's
+// products spread over tasks of their own (WeightProducts) against the same inside the tasks.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -136,5 +137,54 @@ TEST_CASE("winograd: F(4, 3)'s float32 error on ResNet-20's layers", "[winograd]
     INFO(describe(g));
     check_layer_error<8>(g, rng);
     if (dl::cpu::winograd_lanes_built(16)) check_layer_error<16>(g, rng);
+  }
+}
+
+namespace {
+
+struct Backward {
+  std::vector<float> dx, dw, db;
+};
+
+template <int L>
+Backward winograd_backward(const Conv2dGeometry& g, const std::vector<float>& x,
+                           const std::vector<float>& w, const std::vector<float>& dy,
+                           dl::cpu::WeightProducts products) {
+  std::vector<float> ws(dl::cpu::conv2d_winograd_workspace_floats(g));
+  Backward out{std::vector<float>(x_size(g)), std::vector<float>(w_size(g)),
+               std::vector<float>(g.out_channels)};
+  const dl::cpu::WinogradBackward backward(g, w.data(), dy.data(), out.dx.data(), x.data(),
+                                           ws.data(), L, {}, products);
+  for (int task = 0; task < backward.tasks(); ++task) backward.run(task);
+  backward.finish(out.dw.data(), out.db.data());
+  return out;
+}
+
+template <int L>
+void check_spread_products(const Conv2dGeometry& g, std::mt19937& rng) {
+  const std::vector<float> x = random_values(x_size(g), rng), w = random_values(w_size(g), rng),
+                           dy = random_values(y_size(g), rng);
+  const Backward kept = winograd_backward<L>(g, x, w, dy, dl::cpu::WeightProducts::kInTasks);
+  const Backward spread = winograd_backward<L>(g, x, w, dy, dl::cpu::WeightProducts::kSpread);
+  // Bit for bit: the choice is made by the thread count, which must not change a result.
+  CHECK(kept.dx == spread.dx);
+  CHECK(kept.dw == spread.dw);
+  CHECK(kept.db == spread.db);
+  CHECK(std::any_of(kept.dw.begin(), kept.dw.end(), [](float v) { return v != 0.0f; }));
+}
+
+}  // namespace
+
+TEST_CASE("winograd: dW's products spread over tasks of their own give the same bits",
+          "[winograd]") {
+  std::mt19937 rng(17);
+  // ResNet-20's 64-channel layer with a short last task (40 = 32 + 8 samples), its 16-channel
+  // layer, and a 5x5 layer with channel counts that cut the product's blocks (LeNet's second).
+  for (const Conv2dGeometry& g :
+       {same_geometry({40, 64, 8, 8, 64, 3, 3}), same_geometry({3, 16, 32, 32, 16, 3, 3}),
+        truncate_geometry({6, 20, 12, 12, 50, 5, 5})}) {
+    INFO(describe(g));
+    check_spread_products<8>(g, rng);
+    if (dl::cpu::winograd_lanes_built(16)) check_spread_products<16>(g, rng);
   }
 }

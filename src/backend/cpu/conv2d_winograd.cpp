@@ -39,6 +39,15 @@ constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
 constexpr int kFilterGroupsPerTask = 4;
 // Floats of dU each task of the partials' sum adds up.
 constexpr std::size_t kReduceFloats = 4096;
+// The weight gradient's products leave the tasks (WeightProducts::kByThreads) when there are
+// fewer tasks than this many per thread: ResNet-20's 64-channel layers make 4 tasks at batch 128,
+// which would idle all but 4 threads of a server through a third of the step
+// (bench/task_scaling.py).
+constexpr int kTasksPerThreadKeptWhole = 4;
+// Filter pairs per task of dW's transform back from the Winograd domain: a few microseconds of
+// work each. parallel_ranges would run ResNet-20's 256 to 4,096 pairs on one thread, a serial
+// stretch after every layer's backward pass that bench/task_scaling.py showed idling 15 threads.
+constexpr int kPairsPerTask = 64;
 // Partial sums kept side by side in db's plane sums.
 constexpr int kSumLanes = 16;
 
@@ -99,6 +108,13 @@ std::size_t filters_floats(const Plan& s) {
   return round_up_to_lines(s.positions * s.pairs);
 }
 
+// A task's dM and V (positions x channels x tiles each), kept for the products where they are
+// spread, in the workspace after the partial sums.
+std::size_t domains_floats(const Plan& s, const Conv2dGeometry& g) {
+  return round_up_to_lines(s.positions * static_cast<std::size_t>(g.in_channels + g.out_channels) *
+                           s.tiles);
+}
+
 // out[c] = the sum over `samples` samples of channel c's plane of dy, in a fixed order.
 void plane_sums(const float* dy, int samples, int channels, std::size_t plane, float* out) {
   for (int c = 0; c < channels; ++c) {
@@ -138,7 +154,7 @@ bool winograd_geometry(const Conv2dGeometry& g) {
 
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
   const Plan s = plan_of(g, kWidestLanes, weight_task_tiles(g));
-  return filters_floats(s) + s.tasks * partial_floats(s, g.out_channels);
+  return filters_floats(s) + s.tasks * (partial_floats(s, g.out_channels) + domains_floats(s, g));
 }
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
@@ -168,9 +184,15 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
 
 WinogradBackward::WinogradBackward(const Conv2dGeometry& g, const float* w, const float* dy,
                                    float* dx, const float* x, float* workspace, int lanes,
-                                   const DyOfSamples& dy_of)
+                                   const DyOfSamples& dy_of, WeightProducts products)
     : g_(g), dy_(dy), dx_(dx), x_(x), u_(workspace), lanes_(lanes), dy_of_(dy_of) {
   if (dx != nullptr) transform_filters(g, plan_of(g, lanes), w, workspace);
+  const int task_count = tasks();
+  spread_ = x != nullptr && (products == WeightProducts::kSpread ||
+                             (products == WeightProducts::kByThreads &&
+                              task_count < kTasksPerThreadKeptWhole * parallel_width()));
+  const Plan s = plan_of(g, lanes, weight_task_tiles(g));
+  domains_ = workspace + filters_floats(s) + s.tasks * partial_floats(s, g.out_channels);
 }
 
 int WinogradBackward::tasks() const {
@@ -182,8 +204,11 @@ void WinogradBackward::run(int task) const {
   const int cin = g_.in_channels, cout = g_.out_channels;
   const std::size_t dm_floats = s.positions * cout * s.tiles;
   const Chunk chunk = chunk_of(g_, s, task);
-  float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
-  float* dv = dm + dm_floats;
+  float* scratch = thread_scratch(dm_floats + s.positions * cin * s.tiles);
+  // Spread, dM and V stay in the workspace for the products finish runs.
+  float* kept = domains_ + task * domains_floats(s, g_);
+  float* dm = spread_ ? kept : scratch;
+  float* dv = scratch + dm_floats;
   // The chunk's dy as a batch of its own, where dy_of makes it for this task.
   const std::size_t y_sample = ops::conv_output_per_sample(g_);
   const int end = chunk.first_sample + chunk.samples;
@@ -200,20 +225,36 @@ void WinogradBackward::run(int task) const {
     input_gradients_from_domain(g_, chunk, dv, dx_);
   }
   if (x_ == nullptr) return;
-  // dU[p] = the sum over the chunk's tiles of dM[p] V[p]t, V in dV's place; db beside it.
-  float* v = dv;
+  // dU[p] = the sum over the chunk's tiles of dM[p] V[p]t, V in dV's place (kept beside dM where
+  // the products are spread); db beside it.
+  float* v = spread_ ? kept + dm_floats : dv;
   inputs_to_domain(g_, chunk, x_, v);
   float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
-  for (int p = 0; p < s.positions; ++p) {
-    lanes_weight_product(s.lanes, cout, cin, dm + p * cout * s.tiles, v + p * cin * s.tiles,
-                         s.tiles, part + p * s.pairs);
-  }
+  if (!spread_)
+    for (int p = 0; p < s.positions; ++p) weight_product(task, p, dm, v);
   const std::size_t plane = static_cast<std::size_t>(g_.out_height) * g_.out_width;
   plane_sums(dy, chunk.samples, cout, plane, part + s.positions * s.pairs);
 }
 
+void WinogradBackward::weight_product(int task, int p, const float* dm, const float* v) const {
+  const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
+  const int cin = g_.in_channels, cout = g_.out_channels;
+  float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
+  lanes_weight_product(s.lanes, cout, cin, dm + p * cout * s.tiles, v + p * cin * s.tiles,
+                       s.tiles, part + p * s.pairs);
+}
+
 void WinogradBackward::finish(float* dw, float* db) const {
   const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
+  if (spread_) {
+    // The same products as inside the tasks, one per task and position: the same bits.
+    const std::size_t dm_floats = s.positions * static_cast<std::size_t>(g_.out_channels) * s.tiles;
+    parallel_slices(s.tasks * s.positions, [&](int i) {
+      const int task = i / s.positions;
+      const float* kept = domains_ + task * domains_floats(s, g_);
+      weight_product(task, i % s.positions, kept, kept + dm_floats);
+    });
+  }
   const std::size_t stride = partial_floats(s, g_.out_channels);
   float* first = u_ + filters_floats(s);
   const std::size_t du_floats = s.positions * s.pairs;
@@ -232,7 +273,10 @@ void WinogradBackward::finish(float* dw, float* db) const {
   // dW = Gt dU G for each filter pair.
   by_tile(g_, [&](auto m, auto r) {
     constexpr int M = decltype(m)::value, R = decltype(r)::value, n = M + R - 1;
-    parallel_ranges(s.pairs, [&](std::size_t begin, std::size_t end) {
+    const int pairs = static_cast<int>(s.pairs);
+    parallel_slices(task_count(pairs, kPairsPerTask), [&](int task) {
+      const std::size_t begin = static_cast<std::size_t>(task) * kPairsPerTask;
+      const std::size_t end = std::min(s.pairs, begin + kPairsPerTask);
       for (std::size_t pair = begin; pair < end; ++pair) {
         float du[n * n], out[R * R];
         for (int p = 0; p < n * n; ++p) du[p] = first[p * s.pairs + pair];

@@ -50,11 +50,16 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
 // sum over their tiles of dM[p] V[p]t (V recomputed from x), and of db, into the workspace after
 // the filters; finish adds the parts up in task order and makes dW = Gt dU G. With dy_of, each
 // task takes its samples' dy from it (samples_hook.hpp).
+// Where a layer makes few tasks for the threads (kByThreads), the tasks keep their dM and V in
+// the workspace and finish runs the dU products as tasks of their own, one per task and position:
+// more tasks for a server's cores, and the same bits, since each product and its sum are the same.
+enum class WeightProducts { kByThreads, kInTasks, kSpread };
 class WinogradBackward {
  public:
   WinogradBackward(const Conv2dGeometry& g, const float* w, const float* dy, float* dx,
                    const float* x, float* workspace, int lanes = winograd_lanes(),
-                   const DyOfSamples& dy_of = {});
+                   const DyOfSamples& dy_of = {},
+                   WeightProducts products = WeightProducts::kByThreads);
   int tasks() const;
   // Tasks write disjoint samples of dx and their own part of dW and db.
   void run(int task) const;
@@ -62,6 +67,9 @@ class WinogradBackward {
   void finish(float* dw, float* db) const;
 
  private:
+  // dU[p]'s part of one task from its dM and V.
+  void weight_product(int task, int p, const float* dm, const float* v) const;
+
   const Conv2dGeometry& g_;
   const float* dy_;
   float* dx_;
@@ -69,6 +77,8 @@ class WinogradBackward {
   float* u_;
   int lanes_;
   DyOfSamples dy_of_;
+  bool spread_ = false;
+  float* domains_ = nullptr;
 };
 
 }  // namespace DL_CPU_ISA

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
@@ -14,6 +15,7 @@
 
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/cpu_backend.hpp"
+#include "backend/cpu/task_trace.hpp"
 #include "core/thread_start.hpp"
 
 // Each thread that calls parallel_slices (each worker) has its own pool of helper threads, started
@@ -155,6 +157,33 @@ void run_in_order(int count, const std::function<void(int)>& slice) {
   for (int i = 0; i < count; ++i) slice(i);
 }
 
+// The traced run: the tasks in order on this thread, each timed (task_trace.hpp).
+void run_traced(TaskTrace& trace, int count, const std::function<void(int)>& slice,
+                const void* site) {
+  t_in_pool = true;  // a call from inside a task is part of that task's time
+  std::vector<std::int64_t> task_ns(static_cast<std::size_t>(count));
+  const std::int64_t start = TaskTrace::now_ns();
+  for (int i = 0; i < count; ++i) {
+    const std::int64_t begin = TaskTrace::now_ns();
+    slice(i);
+    task_ns[static_cast<std::size_t>(i)] = TaskTrace::now_ns() - begin;
+  }
+  const std::int64_t end = TaskTrace::now_ns();
+  t_in_pool = false;
+  trace.record(site, start, end, task_ns);
+}
+
+// parallel_slices for the op at `site`, the code that called the public function.
+void run_slices(int count, const std::function<void(int)>& slice, const void* site) {
+  if (TaskTrace* trace = TaskTrace::active(); trace != nullptr && !t_in_pool)
+    return run_traced(*trace, count, slice, site);
+  const int width = std::min(parallel_width(), count);
+  if (width <= 1 || t_in_pool) return run_in_order(count, slice);
+  t_in_pool = true;
+  pool().run(width, count, slice);
+  t_in_pool = false;
+}
+
 }  // namespace
 
 int parallel_width() {
@@ -183,22 +212,23 @@ std::string compute_thread_name(int number, int width) {
   return fmt::format("compute thread {} of {} (parallel.blasThreads)", number, width);
 }
 
-void parallel_slices(int count, const std::function<void(int)>& slice) {
-  const int width = std::min(parallel_width(), count);
-  if (width <= 1 || t_in_pool) return run_in_order(count, slice);
-  t_in_pool = true;
-  pool().run(width, count, slice);
-  t_in_pool = false;
+// Not inlined, so that the return address is the op's code (the task trace's site).
+__attribute__((noinline)) void parallel_slices(int count,
+                                               const std::function<void(int)>& slice) {
+  run_slices(count, slice, __builtin_return_address(0));
 }
 
-void parallel_ranges(std::size_t n,
+__attribute__((noinline)) void parallel_ranges(std::size_t n,
                      const std::function<void(std::size_t begin, std::size_t end)>& part) {
   if (n < kMinSlicedElements) return part(0, n);
   const int ranges = static_cast<int>((n + kRangeFloats - 1) / kRangeFloats);
-  parallel_slices(ranges, [&](int i) {
-    const std::size_t begin = static_cast<std::size_t>(i) * kRangeFloats;
-    part(begin, std::min(n, begin + kRangeFloats));
-  });
+  run_slices(
+      ranges,
+      [&](int i) {
+        const std::size_t begin = static_cast<std::size_t>(i) * kRangeFloats;
+        part(begin, std::min(n, begin + kRangeFloats));
+      },
+      __builtin_return_address(0));
 }
 
 }  // namespace dl::cpu
