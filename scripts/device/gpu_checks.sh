@@ -17,7 +17,7 @@
 #             not by the GPU's arithmetic (what the CUDA-graph work must remove)
 #   mpi       mpirun -np 1 dl-train, backend cuda, cuda.nccl always (NCCL bootstrapped over MPI
 #             with one rank), from the MPI kit (device-kit-mpi)
-#   graphs, profile, cifar, resnet, nccl2: see gpu_stages_more.sh (where scale and bench live too)
+#   graphs, profile, cifar, resnet, nccl2, cpuscale: see gpu_stages_more.sh (where scale and bench live too)
 # Every invocation first prints the machine (nvidia-smi, CPU), where the CUDA libraries were
 # found, and `dl-train info`; it stops with exit 3 when no GPU is visible.
 #
@@ -39,7 +39,7 @@ set -uo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$repo_root" || exit 2
 
-readonly kStages=" tests sanitize train bench scale mpi graphs profile cifar resnet nccl2 "
+readonly kStages=" tests sanitize train bench scale mpi graphs profile cifar resnet nccl2 cpuscale "
 readonly kNoGpuExit=3
 readonly kUsageExit=2
 readonly kMinStepSeconds=20   # a step with less time left is skipped, not started

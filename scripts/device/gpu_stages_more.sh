@@ -21,6 +21,10 @@
 #             byte, reported; the models by compare_models within 1e-5, required); then rank 1
 #             killed (SIGKILL) mid-epoch in a longer run: mpirun must end the job, and the time
 #             from the kill to its exit is reported (a GPU peer's NCCL would wait for ever)
+#   cpuscale  the device's CPU cores, no GPU: configs/resnet20-cifar10.yaml on the CPU backend,
+#             one worker on 1, 8 and all threads (the same scores.csv bytes, required), the
+#             measured speed-ups beside what bench/task_scaling.py predicts from a traced run
+#             (DL_CPU_TASK_TRACE): does the prediction made on a 2-core machine hold on 16?
 
 stage_graphs() {
   local setup dtype workers mode name
@@ -268,5 +272,47 @@ nccl2_kill_run() {
   else
     failures=$((failures + 1))
     say "FAIL  nccl2-kill: mpirun exit $rc ${ms} ms after the kill (limit ${kNccl2EndSeconds}s; 124: cut, the job hung)"
+  fi
+}
+
+# The CPU stage's runs: one epoch of this many generated CIFAR images.
+readonly kCpuScaleImages=2560
+
+cpu_scale_run() { # cpu_scale_run NAME THREADS [ENV...]: one CPU epoch of ResNet-20 on $data
+  local name="$1" threads="$2"
+  shift 2
+  step "$name" "$kTrainLimitSeconds" env "$@" "$KIT/bin/dl-train" \
+    --config configs/resnet20-cifar10.yaml --set backend=cpu --set epochs=1 \
+    --set "data.directory=$work/cifar-data" --set "data.trainLimit=$kCpuScaleImages" \
+    --set parallel.workers=1 --set "parallel.blasThreads=$threads" \
+    --set "output.directory=$work/$name" --overwrite
+}
+
+stage_cpuscale() {
+  local maker="$KIT/bin/make_cifar_dataset" cores threads rate one="" name
+  cores="$(nproc)"
+  [[ -x "$maker" ]] || { fail_check "cpuscale: $maker missing; rebuild the kit"; return; }
+  [[ -f "$work/cifar-data/test_batch.bin" ]] || { mkdir -p "$work/cifar-data" &&
+    step cpuscale-data 60 "$maker" "$work/cifar-data" "$kCifarTrainImages" "$kCifarTestImages"; } ||
+    return
+  for threads in 1 8 "$cores"; do
+    name="cpuscale-$threads"
+    cpu_scale_run "$name" "$threads" || continue
+    rate="$(awk -v r="$(json_number "$work/$name/summary.json" train_images_per_second)" \
+      'BEGIN { printf "%.1f", r }')"
+    [[ -z "$one" ]] && one="$rate"
+    say "      cpuscale: $threads threads: $rate images/s ($(awk -v a="$rate" -v b="$one" \
+      'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "?" }') of 1 thread)"
+    [[ "$threads" == 1 ]] && continue
+    cmp -s "$work/cpuscale-1/scores.csv" "$work/$name/scores.csv" ||
+      fail_check "cpuscale: $threads threads wrote another scores.csv than 1 thread"
+  done
+  # Traced as the widest run decides (its tasks are the same; spread products follow the width).
+  cpu_scale_run cpuscale-trace "$cores" "DL_CPU_TASK_TRACE=$work/cpuscale-trace.txt" || return
+  if command -v python3 >/dev/null 2>&1; then
+    python3 bench/task_scaling.py "$work/cpuscale-trace.txt" 2>&1 | tee -a "$log" | sed -n '1,12p'
+  else
+    say "      cpuscale: no python3 here; bench/task_scaling.py $OUT/cpuscale-trace.txt on the host"
+    cp "$work/cpuscale-trace.txt" "$OUT/" 2>/dev/null
   fi
 }
