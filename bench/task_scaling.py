@@ -13,7 +13,8 @@ are an upper bound for the ops that stream memory (batch normalization, element-
 
 Timer noise (another process taking the core during one task) would look like an unbalanced call:
 each call's tasks are replaced by the median profile of all calls from the same code with the same
-task count, scaled to the call's own median. The first --warmup fraction of the calls (first-touch
+task count, scaled to the call's own median; each gap between calls by the median gap between the
+same two ops. The first --warmup fraction of the calls (first-touch
 page faults, cold caches) is left out. Prints the predicted speed-up per thread count, then the
 ops that lose the most at --threads: time share, task counts, and the time lost to idle threads.
 """
@@ -77,6 +78,15 @@ def robust_calls(calls):
     return out
 
 
+def robust_serial(calls):
+    """The serial time between calls: each gap as the median of the gaps between the same two
+    call sites (an op and the one after it), for the same reason as robust_calls."""
+    gaps = collections.defaultdict(list)
+    for before, after in zip(calls, calls[1:]):
+        gaps[(before[3], after[3])].append(max(after[0] - before[1], 0))
+    return sum(statistics.median(g) * len(g) for g in gaps.values())
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trace")
@@ -88,8 +98,7 @@ def main():
     calls = calls[int(len(calls) * args.warmup):]
     if not calls:
         sys.exit(f"{args.trace}: no calls traced (was DL_CPU_TASK_TRACE set, on a CPU run?)")
-    serial = (calls[-1][1] - calls[0][0]) - sum(c[1] - c[0] for c in calls)
-    serial = max(serial, 0)
+    serial = robust_serial(calls)
     work = robust_calls(calls)
     one = serial + sum(sum(t) for _, t in work)
     print(f"{len(calls)} calls; serial time between calls {serial / one * 100:.1f}% of one thread's")

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backend/cpu/conv2d_winograd_products.hpp"
+#include "backend/cpu/conv2d_winograd_rows.hpp"
 #include "backend/cpu/conv2d_winograd_tiles.hpp"
 #include "backend/cpu/conv2d_winograd_transforms.hpp"
 #include "backend/cpu/conv2d_winograd_weights.hpp"
@@ -39,11 +40,12 @@ constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
 constexpr int kFilterGroupsPerTask = 4;
 // Floats of dU each task of the partials' sum adds up.
 constexpr std::size_t kReduceFloats = 4096;
-// The weight gradient's products leave the tasks (WeightProducts::kByThreads) when there are
-// fewer tasks than this many per thread: ResNet-20's 64-channel layers make 4 tasks at batch 128,
-// which would idle all but 4 threads of a server through a third of the step
-// (bench/task_scaling.py).
+// The backward pass is spread (WeightProducts::kByThreads) where its chunks are fewer than this
+// many per thread: ResNet-20's 64-channel layers make 4 chunks at batch 128, which idled all but 4
+// threads of a 16-thread worker through a sixth of its step (bench/task_scaling.py).
 constexpr int kTasksPerThreadKeptWhole = 4;
+// The fewest tiles of a run where the products are spread: one vector of 16 lanes.
+constexpr int kLeastRunTiles = 16;
 // Filter pairs per task of dW's transform back from the Winograd domain: a few microseconds of
 // work each. parallel_ranges would run ResNet-20's 256 to 4,096 pairs on one thread, a serial
 // stretch after every layer's backward pass that bench/task_scaling.py showed idling 15 threads.
@@ -108,11 +110,34 @@ std::size_t filters_floats(const Plan& s) {
   return round_up_to_lines(s.positions * s.pairs);
 }
 
-// A task's dM and V (positions x channels x tiles each), kept for the products where they are
-// spread, in the workspace after the partial sums.
-std::size_t domains_floats(const Plan& s, const Conv2dGeometry& g) {
-  return round_up_to_lines(s.positions * static_cast<std::size_t>(g.in_channels + g.out_channels) *
-                           s.tiles);
+// Where dU's products are spread (WeightProducts), each task's chunk is cut into runs of whole
+// lane vectors of tiles, each moved into the domain by a task of its own, into the workspace
+// after the partial sums: dM, then V (positions x channels x tiles each).
+struct Runs {
+  int samples = 1;         // per run (the chunk's last run may have fewer)
+  int per_task = 1;        // runs per chunk
+  std::size_t tiles = 0;   // per run, whole lane vectors
+  std::size_t floats = 0;  // a run's dM and V, whole lines
+};
+Runs runs_of(const Conv2dGeometry& g, const Plan& s) {
+  const int per_sample = tiles_per_sample(g);
+  Runs r;
+  r.samples = s.task_samples;  // one run, where no fewer samples fill whole vectors
+  // The tiles' path adds dx's overlapping windows in another order near a chunk's end than
+  // inside it, so its dx depends on where chunks end; the rows' path adds per sample alone.
+  const bool dx_cut_anywhere = rows_apply(g, s.lanes);
+  for (int d = 1; dx_cut_anywhere && d < s.task_samples; ++d) {
+    const int tiles = d * per_sample;
+    if (s.task_samples % d == 0 && tiles % s.lanes == 0 && tiles >= kLeastRunTiles) {
+      r.samples = d;
+      break;
+    }
+  }
+  r.per_task = s.task_samples / r.samples;
+  r.tiles = (static_cast<std::size_t>(r.samples) * per_sample + s.lanes - 1) / s.lanes * s.lanes;
+  r.floats = round_up_to_lines(s.positions *
+                               static_cast<std::size_t>(g.in_channels + g.out_channels) * r.tiles);
+  return r;
 }
 
 // out[c] = the sum over `samples` samples of channel c's plane of dy, in a fixed order.
@@ -154,7 +179,14 @@ bool winograd_geometry(const Conv2dGeometry& g) {
 
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
   const Plan s = plan_of(g, kWidestLanes, weight_task_tiles(g));
-  return filters_floats(s) + s.tasks * (partial_floats(s, g.out_channels) + domains_floats(s, g));
+  // The spread products' runs, for either lane width (8 lanes may cut finer runs).
+  std::size_t runs = 0;
+  for (int lanes : {8, kWidestLanes}) {
+    const Plan p = plan_of(g, lanes, weight_task_tiles(g));
+    const Runs r = runs_of(g, p);
+    runs = std::max(runs, static_cast<std::size_t>(p.tasks) * r.per_task * r.floats);
+  }
+  return filters_floats(s) + s.tasks * partial_floats(s, g.out_channels) + runs;
 }
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
@@ -187,28 +219,28 @@ WinogradBackward::WinogradBackward(const Conv2dGeometry& g, const float* w, cons
                                    const DyOfSamples& dy_of, WeightProducts products)
     : g_(g), dy_(dy), dx_(dx), x_(x), u_(workspace), lanes_(lanes), dy_of_(dy_of) {
   if (dx != nullptr) transform_filters(g, plan_of(g, lanes), w, workspace);
-  const int task_count = tasks();
-  spread_ = x != nullptr && (products == WeightProducts::kSpread ||
-                             (products == WeightProducts::kByThreads &&
-                              task_count < kTasksPerThreadKeptWhole * parallel_width()));
   const Plan s = plan_of(g, lanes, weight_task_tiles(g));
+  // dy_of hands out each task's dy once; the spread products would need it twice (dM, db).
+  spread_ = x != nullptr && !dy_of &&
+            (products == WeightProducts::kSpread ||
+             (products == WeightProducts::kByThreads &&
+              s.tasks < kTasksPerThreadKeptWhole * parallel_width()));
   domains_ = workspace + filters_floats(s) + s.tasks * partial_floats(s, g.out_channels);
 }
 
 int WinogradBackward::tasks() const {
+  if (spread_) {
+    const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
+    return s.tasks * runs_of(g_, s).per_task;
+  }
   return plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles).tasks;
 }
 
-void WinogradBackward::run(int task) const {
-  const Plan s = plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles);
+const float* WinogradBackward::to_domain(const Chunk& chunk, float* dm, float* dv,
+                                         float* v) const {
   const int cin = g_.in_channels, cout = g_.out_channels;
-  const std::size_t dm_floats = s.positions * cout * s.tiles;
-  const Chunk chunk = chunk_of(g_, s, task);
-  float* scratch = thread_scratch(dm_floats + s.positions * cin * s.tiles);
-  // Spread, dM and V stay in the workspace for the products finish runs.
-  float* kept = domains_ + task * domains_floats(s, g_);
-  float* dm = spread_ ? kept : scratch;
-  float* dv = scratch + dm_floats;
+  const int positions = plan_of(g_, lanes_).positions;
+  const std::size_t pairs = static_cast<std::size_t>(cin) * cout;
   // The chunk's dy as a batch of its own, where dy_of makes it for this task.
   const std::size_t y_sample = ops::conv_output_per_sample(g_);
   const int end = chunk.first_sample + chunk.samples;
@@ -217,44 +249,79 @@ void WinogradBackward::run(int task) const {
   chunk_g.batch = chunk.samples;
   output_gradients_to_domain(chunk_g, Chunk{0, chunk.samples, chunk.tiles, chunk.lanes}, dy, dm);
   if (dx_ != nullptr) {
-    for (int p = 0; p < s.positions; ++p) {
+    for (int p = 0; p < positions; ++p) {
       // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
-      lanes_product(s.lanes, cin, cout, u_ + p * s.pairs, 1, cin, dm + p * cout * s.tiles,
-                    dv + p * cin * s.tiles, s.tiles);
+      lanes_product(chunk.lanes, cin, cout, u_ + p * pairs, 1, cin, dm + p * cout * chunk.tiles,
+                    dv + p * cin * chunk.tiles, chunk.tiles);
     }
     input_gradients_from_domain(g_, chunk, dv, dx_);
   }
+  if (x_ != nullptr) inputs_to_domain(g_, chunk, x_, v);
+  return dy;
+}
+
+void WinogradBackward::run(int task) const {
+  if (spread_) return run_spread(task);
+  const Plan s = plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles);
+  const int cin = g_.in_channels, cout = g_.out_channels;
+  const std::size_t dm_floats = s.positions * cout * s.tiles;
+  const Chunk chunk = chunk_of(g_, s, task);
+  // V takes dV's place once dx is done.
+  float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
+  float* v = dm + dm_floats;
+  const float* dy = to_domain(chunk, dm, v, v);
   if (x_ == nullptr) return;
-  // dU[p] = the sum over the chunk's tiles of dM[p] V[p]t, V in dV's place (kept beside dM where
-  // the products are spread); db beside it.
-  float* v = spread_ ? kept + dm_floats : dv;
-  inputs_to_domain(g_, chunk, x_, v);
+  // dU[p] = the sum over the chunk's tiles of dM[p] V[p]t; db beside it.
   float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
-  if (!spread_)
-    for (int p = 0; p < s.positions; ++p) weight_product(task, p, dm, v);
+  for (int p = 0; p < s.positions; ++p) {
+    lanes_weight_product(s.lanes, cout, cin, dm + p * cout * s.tiles, v + p * cin * s.tiles,
+                         TileRuns{s.tiles, 1, 0}, part + p * s.pairs);
+  }
   const std::size_t plane = static_cast<std::size_t>(g_.out_height) * g_.out_width;
   plane_sums(dy, chunk.samples, cout, plane, part + s.positions * s.pairs);
 }
 
-void WinogradBackward::weight_product(int task, int p, const float* dm, const float* v) const {
+void WinogradBackward::run_spread(int i) const {
   const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
+  const Runs r = runs_of(g_, s);
+  const int task = i / r.per_task;
+  const int first = task * s.task_samples + (i % r.per_task) * r.samples;
+  const int end = std::min({g_.batch, (task + 1) * s.task_samples, first + r.samples});
+  if (first >= end) return;  // the last chunk's runs past its samples
+  // dM and V kept in the workspace for spread_products; dV in the thread's scratch.
+  float* dm = domains_ + static_cast<std::size_t>(i) * r.floats;
+  float* dv = thread_scratch(s.positions * static_cast<std::size_t>(g_.in_channels) * r.tiles);
+  to_domain(Chunk{first, end - first, r.tiles, s.lanes}, dm, dv,
+            dm + s.positions * static_cast<std::size_t>(g_.out_channels) * r.tiles);
+}
+
+void WinogradBackward::spread_products() const {
+  const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
+  const Runs r = runs_of(g_, s);
   const int cin = g_.in_channels, cout = g_.out_channels;
-  float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
-  lanes_weight_product(s.lanes, cout, cin, dm + p * cout * s.tiles, v + p * cin * s.tiles,
-                       s.tiles, part + p * s.pairs);
+  const std::size_t plane = static_cast<std::size_t>(g_.out_height) * g_.out_width;
+  // One task per chunk and position, and one per chunk for db: the sums of the tasks that kept
+  // their products, over the chunk's runs in order (TileRuns), so the same bits.
+  parallel_slices(s.tasks * (s.positions + 1), [&](int i) {
+    const int task = i / (s.positions + 1), p = i % (s.positions + 1);
+    const int first = task * s.task_samples;
+    const int samples = std::min(g_.batch, first + s.task_samples) - first;
+    float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
+    if (p == s.positions) {
+      const float* dy = dy_ + first * ops::conv_output_per_sample(g_);
+      return plane_sums(dy, samples, cout, plane, part + s.positions * s.pairs);
+    }
+    const float* dm = domains_ + static_cast<std::size_t>(task) * r.per_task * r.floats;
+    const float* v = dm + s.positions * static_cast<std::size_t>(cout) * r.tiles;
+    const TileRuns runs{r.tiles, (samples + r.samples - 1) / r.samples, r.floats};
+    lanes_weight_product(s.lanes, cout, cin, dm + p * cout * r.tiles, v + p * cin * r.tiles, runs,
+                         part + p * s.pairs);
+  });
 }
 
 void WinogradBackward::finish(float* dw, float* db) const {
   const Plan s = plan_of(g_, lanes_, weight_task_tiles(g_));
-  if (spread_) {
-    // The same products as inside the tasks, one per task and position: the same bits.
-    const std::size_t dm_floats = s.positions * static_cast<std::size_t>(g_.out_channels) * s.tiles;
-    parallel_slices(s.tasks * s.positions, [&](int i) {
-      const int task = i / s.positions;
-      const float* kept = domains_ + task * domains_floats(s, g_);
-      weight_product(task, i % s.positions, kept, kept + dm_floats);
-    });
-  }
+  if (spread_) spread_products();
   const std::size_t stride = partial_floats(s, g_.out_channels);
   float* first = u_ + filters_floats(s);
   const std::size_t du_floats = s.positions * s.pairs;

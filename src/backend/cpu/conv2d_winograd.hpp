@@ -20,6 +20,7 @@
 
 #include "backend/backend.hpp"
 #include "backend/cpu/isa_namespace.hpp"
+#include "backend/cpu/conv2d_winograd_tiles.hpp"
 #include "backend/cpu/samples_hook.hpp"
 
 namespace dl::cpu {
@@ -50,9 +51,11 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
 // sum over their tiles of dM[p] V[p]t (V recomputed from x), and of db, into the workspace after
 // the filters; finish adds the parts up in task order and makes dW = Gt dU G. With dy_of, each
 // task takes its samples' dy from it (samples_hook.hpp).
-// Where a layer makes few tasks for the threads (kByThreads), the tasks keep their dM and V in
-// the workspace and finish runs the dU products as tasks of their own, one per task and position:
-// more tasks for a server's cores, and the same bits, since each product and its sum are the same.
+// Where a layer makes few such chunks for the threads (kByThreads: fewer than 4 per thread), the
+// pass is spread (kSpread): the tasks move runs of a few samples into the domain (dM, dx, V),
+// keeping dM and V in the workspace, and finish sums dU as tasks of its own, one per chunk and
+// position (and db per chunk). More tasks for a server's cores, and the same bits: each sum runs
+// over its chunk's tiles in the same order (kInTasks keeps the products in the tasks, always).
 enum class WeightProducts { kByThreads, kInTasks, kSpread };
 class WinogradBackward {
  public:
@@ -67,8 +70,10 @@ class WinogradBackward {
   void finish(float* dw, float* db) const;
 
  private:
-  // dU[p]'s part of one task from its dM and V.
-  void weight_product(int task, int p, const float* dm, const float* v) const;
+  // A chunk's (or a run's) dM, dx where asked, and V where x is given; returns its dy.
+  const float* to_domain(const winograd::Chunk& chunk, float* dm, float* dv, float* v) const;
+  void run_spread(int task) const;
+  void spread_products() const;
 
   const Conv2dGeometry& g_;
   const float* dy_;

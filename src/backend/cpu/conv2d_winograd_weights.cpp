@@ -66,21 +66,27 @@ Lanes<L> lane_sums(Lanes<L>* v) {
 
 // The block's sums over the tiles, lane by lane (acc[i * kCi + j]: dm row i, v row j).
 template <int L, int kCo, int kCi>
-void block_sums(const float* dm, const float* v, std::size_t tiles, Lanes<L>* acc) {
+void block_sums(const float* dm, const float* v, const TileRuns& runs, Lanes<L>* acc) {
+  const std::size_t tiles = runs.tiles;
   for (int e = 0; e < kCo * kCi; ++e) acc[e] = Lanes<L>{};
-  for (std::size_t t = 0; t < tiles; t += L) {
-    Lanes<L> b[kCi];
-    for (int j = 0; j < kCi; ++j) b[j] = load_lanes<L>(v + j * tiles + t);
-    for (int i = 0; i < kCo; ++i) {
-      const Lanes<L> a = load_lanes<L>(dm + i * tiles + t);
-      for (int j = 0; j < kCi; ++j) acc[i * kCi + j] += a * b[j];
+  for (int k = 0; k < runs.runs; ++k) {
+    const float* const dm_run = dm + k * runs.run_stride;
+    const float* const v_run = v + k * runs.run_stride;
+    for (std::size_t t = 0; t < tiles; t += L) {
+      Lanes<L> b[kCi];
+      for (int j = 0; j < kCi; ++j) b[j] = load_lanes<L>(v_run + j * tiles + t);
+      for (int i = 0; i < kCo; ++i) {
+        const Lanes<L> a = load_lanes<L>(dm_run + i * tiles + t);
+        for (int j = 0; j < kCi; ++j) acc[i * kCi + j] += a * b[j];
+      }
     }
   }
 }
 
 template <int L>
-void weight_product(int cout, int cin, const float* dm, const float* v, std::size_t tiles,
+void weight_product(int cout, int cin, const float* dm, const float* v, const TileRuns& runs,
                     float* du) {
+  const std::size_t tiles = runs.tiles;
   constexpr int kCo = SumBlock<L>::kCo, kCi = SumBlock<L>::kCi;
   for (int co = 0; co < cout; co += kCo) {
     for (int ci = 0; ci < cin; ci += kCi) {
@@ -88,7 +94,7 @@ void weight_product(int cout, int cin, const float* dm, const float* v, std::siz
       const float* b = v + ci * tiles;
       Lanes<L> acc[L];
       if (co + kCo <= cout && ci + kCi <= cin) {
-        block_sums<L, kCo, kCi>(a, b, tiles, acc);
+        block_sums<L, kCo, kCi>(a, b, runs, acc);
         const Lanes<L> sums = lane_sums<L>(acc);
         for (int i = 0; i < kCo; ++i)
           for (int j = 0; j < kCi; ++j) du[(co + i) * cin + ci + j] = sums[i * kCi + j];
@@ -99,14 +105,14 @@ void weight_product(int cout, int cin, const float* dm, const float* v, std::siz
       // channels leave 2 rows with 16 lanes), else one sum; their lanes added as above.
       for (int i = co; i < std::min(cout, co + kCo); ++i) {
         if (ci + kCi <= cin) {
-          block_sums<L, 1, kCi>(dm + i * tiles, b, tiles, acc);
+          block_sums<L, 1, kCi>(dm + i * tiles, b, runs, acc);
           for (int e = kCi; e < L; ++e) acc[e] = Lanes<L>{};
           const Lanes<L> sums = lane_sums<L>(acc);
           for (int j = 0; j < kCi; ++j) du[i * cin + ci + j] = sums[j];
           continue;
         }
         for (int j = ci; j < cin; ++j) {
-          block_sums<L, 1, 1>(dm + i * tiles, v + j * tiles, tiles, acc);
+          block_sums<L, 1, 1>(dm + i * tiles, v + j * tiles, runs, acc);
           for (int e = 1; e < L; ++e) acc[e] = Lanes<L>{};
           du[i * cin + j] = lane_sums<L>(acc)[0];
         }
@@ -118,7 +124,7 @@ void weight_product(int cout, int cin, const float* dm, const float* v, std::siz
 }  // namespace
 
 void lanes_weight_product(int lanes, int cout, int cin, const float* dm, const float* v,
-                          std::size_t tiles, float* du) {
+                          const TileRuns& tiles, float* du) {
   by_width(lanes, [&](auto l) { weight_product<decltype(l)::value>(cout, cin, dm, v, tiles, du); });
 }
 
