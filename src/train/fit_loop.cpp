@@ -138,7 +138,7 @@ void FitLoop::report_scores(SyncEvent& event) {
   const SyncPoint& point = event.point;
   if (config_.parallel.reportScoreAfterAveraging || trainer_.global_workers() == 1) {
     last_score_ = event.aggregated_score();
-    event.scores.push_back(ScoreRow{-1, last_score_});
+    event.scores.push_back(ScoreRow{-1, *last_score_});
   } else {
     for (int w = 0; w < trainer_.global_workers(); ++w) {
       if (point.samples[static_cast<std::size_t>(w)] == 0) continue;
@@ -146,7 +146,7 @@ void FitLoop::report_scores(SyncEvent& event) {
       if (w == 0) last_score_ = event.scores.back().score;
     }
   }
-  event.score = last_score_;
+  event.score = last_score_.value_or(0.0);
   const double elapsed = RunProgress::since(last_report_time_);
   event.images_per_second =
       elapsed > 0.0 ? static_cast<double>(samples_since_report_) / elapsed : 0.0;

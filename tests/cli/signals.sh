@@ -31,6 +31,15 @@ grep -q "signal 15 received: checkpoint" "$WORK/killed.log" || fail "no checkpoi
 # The last line says the run was stopped, not "done" as it once did.
 tail -1 "$WORK/killed.log" | grep -q "^stopped by signal 15: .* (continue with --resume)$" ||
   fail "the last line of a stopped run: $(tail -1 "$WORK/killed.log")"
+# Stopped inside its first epoch, the run evaluated nothing: summary.json's test_accuracy is null,
+# not a 0 that reads as a result (its final_score, the last score reported, is a number).
+"$PYTHON3" - "$WORK/killed/summary.json" <<'PY' || fail "summary.json of a run stopped in its first epoch"
+import json, sys
+summary = json.load(open(sys.argv[1]))
+assert summary["epochs"] == 0, f"the signal came after epoch {summary['epochs']}"
+assert summary["test_accuracy"] is None, f"test_accuracy {summary['test_accuracy']}"
+assert isinstance(summary["final_score"], float), f"final_score {summary['final_score']}"
+PY
 "$DL_TRAIN" "${args[@]}" --resume >"$WORK/resumed.log"
 cmp "$WORK/straight/scores.csv" "$WORK/killed/scores.csv" || fail "resumed score log differs"
 
