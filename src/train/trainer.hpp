@@ -39,7 +39,8 @@ struct TrainOutcome {
   // The test set's accuracy by the last model evaluated; none when the run evaluated nothing (a
   // signal or a divergence before the first epoch's end): summary.json writes null, not 0.
   std::optional<double> test_accuracy;
-  // The last score reported (scores.csv); none when no score was ever reported.
+  // The last score reported (scores.csv), carried across a resume by the checkpoint; none when
+  // no score was ever reported (or an older checkpoint did not carry it).
   std::optional<double> final_score;
   double train_seconds = 0.0;
   double images_per_second = 0.0;

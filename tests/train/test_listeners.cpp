@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -191,6 +193,46 @@ TEST_CASE("a checkpoint's metadata that is no number is a checkpoint error, not 
                           "\", not a number of seconds >= 0; the file is damaged: resume from "
                           "an older checkpoint");
   }
+}
+
+// A run killed after its last checkpoint is resumed only to write its end, with no step left to
+// report a score: its summary.json said final_score 0 where the uninterrupted run's was its
+// last score. Checkpoints written before the key leave the score unknown (null), not 0.
+TEST_CASE("the last score reported travels in the checkpoint, exactly, NaN included",
+          "[listeners]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const double score :
+       {1.0 / 3.0, std::numeric_limits<double>::infinity(), std::copysign(nan, -1.0)}) {
+    INFO(score);
+    dl::CheckpointState state;
+    {
+      RunFixture saved;
+      saved.progress().last_score = score;
+      state = saved.state().capture(dl::kCheckpointKind, {1, 0, 4});
+    }
+    CHECK(state.metadata.at("last_score").find("-nan") == std::string::npos);
+    RunFixture resumed;
+    std::vector<std::string> log;
+    resumed.state().restore(state, "c.dlck", log);
+    REQUIRE(resumed.progress().last_score.has_value());
+    if (std::isnan(score)) {
+      CHECK(std::isnan(*resumed.progress().last_score));
+    } else {
+      CHECK(*resumed.progress().last_score == score);
+    }
+  }
+  RunFixture fresh;
+  CHECK(fresh.state().capture(dl::kCheckpointKind, {0, 1, 1}).metadata.count("last_score") == 0);
+  dl::CheckpointState older = fresh.state().capture(dl::kCheckpointKind, {0, 1, 1});
+  RunFixture resumed;
+  resumed.progress().last_score = 0.5;
+  std::vector<std::string> log;
+  resumed.state().restore(older, "c.dlck", log);
+  CHECK_FALSE(resumed.progress().last_score.has_value());
+  older.metadata["last_score"] = "0.5x";
+  CHECK_THROWS_WITH(resumed.state().restore(older, "c.dlck", log),
+                    "c.dlck: metadata last_score is \"0.5x\", not a score; the file is damaged: "
+                    "resume from an older checkpoint");
 }
 
 // A checkpoint's checksums hold whatever its metadata says: sums that count below 0 or more
