@@ -244,8 +244,13 @@ TEST_CASE("a checkpoint's epoch sums and job layout out of range are checkpoint 
       {"epoch_train_sums", "1 2 -7"},
       {"epoch_train_sums", "1 9 5"},
       {"epoch_train_sums", "1 2 3 4"},
+      {"epoch_train_sums", "1 2"},
+      {"epoch_train_sums", "x 2 3"},
+      {"epoch_train_sums", "1 2 5x"},
+      {"epoch_train_sums", "1 nan 5"},
       {"resume_key.parallel.ranks", "-3"},
-      {"resume_key.parallel.workers", "0"}};
+      {"resume_key.parallel.workers", "0"},
+  };
   for (const auto& [key, value] : damaged) {
     INFO(key << ": " << value);
     RunFixture fixture;
@@ -261,6 +266,29 @@ TEST_CASE("a checkpoint's epoch sums and job layout out of range are checkpoint 
   state.metadata["epoch_train_sums"] = "0.5 3 10";
   std::vector<std::string> log;
   CHECK(fixture.state().restore(state, "c.dlck", log).iteration == 1);
+  CHECK(fixture.progress().epoch_samples == 10);
+}
+
+// With onNonFiniteLoss: skip a NaN batch loss still counts in the epoch's loss sum; a checkpoint
+// inside that epoch (a signal's) held "-nan 54 480", which the resume refused as damaged.
+TEST_CASE("a checkpoint inside an epoch whose loss sum is NaN resumes", "[listeners]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  RunFixture saved;
+  saved.progress().epoch_loss = std::copysign(nan, -1.0);
+  saved.progress().epoch_correct = 54;
+  saved.progress().epoch_samples = 480;
+  dl::CheckpointState state = saved.state().capture(dl::kCheckpointKind, {0, 1, 1});
+  CHECK(state.metadata.at("epoch_train_sums") == "nan 54 480");
+  for (const char* sums : {"nan 54 480", "-nan 54 480", "inf 54 480"}) {  // "-nan": older files
+    INFO(sums);
+    state.metadata["epoch_train_sums"] = sums;
+    RunFixture resumed;
+    std::vector<std::string> log;
+    resumed.state().restore(state, "c.dlck", log);
+    CHECK(!std::isfinite(resumed.progress().epoch_loss));
+    CHECK(resumed.progress().epoch_correct == 54);
+    CHECK(resumed.progress().epoch_samples == 480);
+  }
 }
 
 TEST_CASE(
