@@ -36,7 +36,9 @@ namespace dl {
 
 int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup& processes) {
   const Config config = load_config_file(common.config_path, common.overrides);
-  SignalState& signals = install_signal_handlers();
+  // Given back when this returns or throws: nothing reads the signals' atomics after the run.
+  SignalHandlers handlers;
+  SignalState& signals = handlers.state();
   TrainOptions options;
   options.resume = flags.resume;
   options.overwrite = flags.overwrite;
