@@ -18,6 +18,7 @@
 #include "config/recipe_checks.hpp"
 #include "core/epoch_number.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "core/hash.hpp"
 #include "core/message_text.hpp"
 #include "data/data_sources.hpp"
@@ -35,7 +36,9 @@ namespace dl {
 
 int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup& processes) {
   const Config config = load_config_file(common.config_path, common.overrides);
-  SignalState& signals = install_signal_handlers();
+  // Given back when this returns or throws: nothing reads the signals' atomics after the run.
+  SignalHandlers handlers;
+  SignalState& signals = handlers.state();
   TrainOptions options;
   options.resume = flags.resume;
   options.overwrite = flags.overwrite;
@@ -120,7 +123,7 @@ void write_predictions(Model& model, const Dataset& test, const std::string& pat
           csv +=
               fmt::format("{},{},{}", first + static_cast<std::int64_t>(i), labels[i], predicted);
           // 9 significant digits: every float reads back exactly.
-          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
+          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", figure(row[c]));
           csv += "\n";
         }
       });
@@ -149,7 +152,7 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   std::cout << fmt::format("model: {} ({}, {}, iteration {})\n", model_path, state.kind,
                            describe_position(state.epoch, state.round_in_epoch), state.iteration)
             << fmt::format("test set: {} ({} examples), mean loss {:.6f}\n",
-                           test_source(config.data), test.size(), result.mean_loss)
+                           test_source(config.data), test.size(), figure(result.mean_loss))
             << result.evaluation.stats() << "\n";
   return 0;
 }

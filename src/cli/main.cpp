@@ -65,7 +65,10 @@ struct TrainCommand {
   }
 
   int run(dl::ProcessGroup& processes) const {
-    return dl::run_train(common, dl::TrainFlags{resume, overwrite, restart_epoch}, processes);
+    const int code =
+        dl::run_train(common, dl::TrainFlags{resume, overwrite, restart_epoch}, processes);
+    dl::pause_before_exit_for_tests();
+    return code;
   }
 };
 

@@ -14,6 +14,7 @@
 #include "cli/saved_model.hpp"
 #include "core/class_names.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "data/data_format.hpp"
 #include "data/data_sources.hpp"
 #include "export/onnx_export.hpp"
@@ -178,7 +179,7 @@ int run_predict(const PredictOptions& options) {
           const std::string* name = class_name(names, predicted);
           if (named) csv += "," + (name == nullptr ? std::string() : csv_field(*name));
           // 9 significant digits: every float reads back exactly.
-          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", row[c]);
+          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", figure(row[c]));
           csv += "\n";
         }
       });

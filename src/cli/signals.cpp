@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <thread>
 
 #include "core/error.hpp"
@@ -29,15 +32,16 @@ void on_checkpoint_signal(int) {
   g_state.checkpoint_request.store(true);
 }
 
-void install(int signal_number, void (*handler)(int)) {
+}  // namespace
+
+void SignalHandlers::install(int signal_number, void (*handler)(int)) {
   struct sigaction action {};
   action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
   action.sa_flags = SA_RESTART;
-  sigaction(signal_number, &action, nullptr);
+  struct sigaction before {};
+  if (sigaction(signal_number, &action, &before) == 0) saved_.emplace_back(signal_number, before);
 }
-
-}  // namespace
 
 // The signals are blocked in the calling thread, and so in every thread it starts afterwards (the
 // training threads, their thread pools, the libraries' threads), and left open in one thread of
@@ -46,7 +50,7 @@ void install(int signal_number, void (*handler)(int)) {
 // in a few dozen runs ended the run with a corrupted heap (glibc's abort in the next free) before
 // its checkpoint. A thread started before this call (the standard error writer) may still take a
 // signal; it computes nothing.
-SignalState& install_signal_handlers() {
+SignalHandlers::SignalHandlers() {
   install(SIGINT, on_stop_signal);
   install(SIGTERM, on_stop_signal);
   // Started under nohup (SIGHUP ignored), the job asked to outlive its terminal: left so.
@@ -57,12 +61,42 @@ SignalState& install_signal_handlers() {
   sigset_t handled;
   sigemptyset(&handled);
   for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&handled, s);
-  pthread_sigmask(SIG_BLOCK, &handled, nullptr);
-  start_thread("the thread that handles signals", [handled] {
-    pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
-    for (;;) pause();  // returns after each handler; the handlers do the work
-  }).detach();
+  pthread_sigmask(SIG_BLOCK, &handled, &saved_mask_);
+  try {
+    start_thread("the thread that handles signals", [handled] {
+      pthread_sigmask(SIG_UNBLOCK, &handled, nullptr);
+      for (;;) pause();  // returns after each handler; the handlers do the work
+    }).detach();
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+// Past here nothing reads the atomics: a signal that only set one would be lost. What is left of
+// the process (MPI's finalize, the libraries' static destructors and thread joins) can hang, and
+// SIGTERM, the one way a scheduler or a person ends a job gently, must then end it rather than
+// be swallowed. The signal thread stays, now taking the signals with their default action.
+SignalHandlers::~SignalHandlers() {
+  restore();
+}
+
+void SignalHandlers::restore() {
+  for (const auto& [signal_number, before] : saved_) sigaction(signal_number, &before, nullptr);
+  saved_.clear();
+  pthread_sigmask(SIG_SETMASK, &saved_mask_, nullptr);
+}
+
+SignalState& SignalHandlers::state() {
   return g_state;
+}
+
+void pause_before_exit_for_tests() {
+  const char* pause = std::getenv("DL_TRAIN_TEST_EXIT_PAUSE_MS");
+  if (pause == nullptr) return;
+  const long milliseconds = std::strtol(pause, nullptr, 10);
+  std::cerr << "dl-train: test: pausing " << milliseconds << " ms before exiting" << std::endl;
+  std::this_thread::sleep_for(std::chrono::milliseconds(milliseconds));
 }
 
 void prepare_standard_streams() {

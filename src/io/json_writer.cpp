@@ -52,6 +52,10 @@ std::string inline_text(const Json& value, const Separators& separators) {
 
 }  // namespace
 
+Json number_or_null(const std::optional<double>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
 Json versioned_json_object() {
   Json object = Json::object();
   object[kJsonFormatVersionKey] = kJsonFormatVersion;

@@ -6,6 +6,7 @@
 // "format_version" (kJsonFormatVersion), so a reader can tell what it holds.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,10 @@ inline constexpr const char* kJsonFormatVersionKey = "format_version";
 
 // An object holding only "format_version": the start of every JSON document dl-train writes.
 Json versioned_json_object();
+
+// A figure that may not have been measured (a run that evaluated nothing has no test accuracy):
+// the number, or null, never a 0 that reads as a result.
+Json number_or_null(const std::optional<double>& value);
 
 // One line without spaces: a JSONL record, or a value kept in checkpoint metadata.
 std::string json_line(const Json& value);

@@ -7,17 +7,18 @@
 #include "config/enum_names.hpp"
 #include "core/epoch_number.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 
 namespace dl {
 namespace {
 
 // Shortest text that reads back to the same double (also "inf" and "nan", which strtod reads).
 std::string exact(double value) {
-  return fmt::format("{}", value);
+  return fmt::format("{}", figure(value));
 }
 
 std::string score_text(double score) {
-  return fmt::format("{:.4f}", score);
+  return fmt::format("{:.4f}", figure(score));
 }
 
 std::string best_text(int best_epoch, double best_score) {
@@ -113,8 +114,8 @@ bool EarlyStopping::on_epoch_end(int epoch, double score) {
     ++evaluations_without_improvement_;
     if (config_.stopOnInvalidScore)
       terminate(TerminationReason::kInvalidScore,
-                fmt::format("evaluation score {} at epoch {} ({})", score, epoch_number(epoch),
-                            best_text(best_epoch_, best_score_)));
+                fmt::format("evaluation score {} at epoch {} ({})", exact(score),
+                            epoch_number(epoch), best_text(best_epoch_, best_score_)));
   } else if (best_epoch_ < 0) {
     new_best = true;
     evaluations_without_improvement_ = 0;
@@ -166,7 +167,7 @@ bool EarlyStopping::on_iteration(std::int64_t iteration, double minibatch_score,
   if (terminated()) return true;
   if (config_.stopOnInvalidScore && !std::isfinite(minibatch_score)) {
     terminate(TerminationReason::kInvalidScore,
-              fmt::format("minibatch score {} at iteration {}", minibatch_score, iteration));
+              fmt::format("minibatch score {} at iteration {}", exact(minibatch_score), iteration));
   } else if (config_.maxScore && minibatch_score > *config_.maxScore) {
     terminate(TerminationReason::kMaxScore,
               fmt::format("minibatch score {} exceeded maxScore {} at iteration {}",

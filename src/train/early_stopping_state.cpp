@@ -9,6 +9,7 @@
 
 #include "config/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "train/early_stopping.hpp"
 
 namespace dl {
@@ -22,7 +23,7 @@ bool is_non_finite_text(const std::string& text) {
 
 // A score exactly: a number, or a non-finite one as text ("nan", "inf", "-inf").
 Json exact_score(double score) {
-  return std::isfinite(score) ? Json(score) : Json(fmt::format("{}", score));
+  return std::isfinite(score) ? Json(score) : Json(fmt::format("{}", figure(score)));
 }
 
 Json reported_score(double score) {

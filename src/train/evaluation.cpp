@@ -8,6 +8,7 @@
 
 #include "core/class_names.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "io/json_writer.hpp"
 
 namespace dl {
@@ -219,10 +220,11 @@ std::string Evaluation::stats() const {
 
   std::string text = "========================Evaluation Metrics========================\n";
   text += fmt::format(" # of classes:    {}\n", num_classes_);
-  text += fmt::format(" Accuracy:        {:.4f}\n", accuracy());
-  text += fmt::format(" Precision:       {:.4f}{}\n", precision(), excluded_note(no_precision));
-  text += fmt::format(" Recall:          {:.4f}{}\n", recall(), excluded_note(no_recall));
-  text += fmt::format(" F1 Score:        {:.4f}{}\n", f1(), excluded_note(no_f1));
+  text += fmt::format(" Accuracy:        {:.4f}\n", figure(accuracy()));
+  text +=
+      fmt::format(" Precision:       {:.4f}{}\n", figure(precision()), excluded_note(no_precision));
+  text += fmt::format(" Recall:          {:.4f}{}\n", figure(recall()), excluded_note(no_recall));
+  text += fmt::format(" F1 Score:        {:.4f}{}\n", figure(f1()), excluded_note(no_f1));
   text += fmt::format(
       "Precision, recall & F1: macro-averaged (unweighted mean over the {} classes, less those "
       "excluded)\n",

@@ -137,16 +137,16 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
 void FitLoop::report_scores(SyncEvent& event) {
   const SyncPoint& point = event.point;
   if (config_.parallel.reportScoreAfterAveraging || trainer_.global_workers() == 1) {
-    last_score_ = event.aggregated_score();
-    event.scores.push_back(ScoreRow{-1, last_score_});
+    progress_.last_score = event.aggregated_score();
+    event.scores.push_back(ScoreRow{-1, *progress_.last_score});
   } else {
     for (int w = 0; w < trainer_.global_workers(); ++w) {
       if (point.samples[static_cast<std::size_t>(w)] == 0) continue;
       event.scores.push_back(ScoreRow{w, worker_score(point, w)});
-      if (w == 0) last_score_ = event.scores.back().score;
+      if (w == 0) progress_.last_score = event.scores.back().score;
     }
   }
-  event.score = last_score_;
+  event.score = progress_.last_score.value_or(0.0);
   const double elapsed = RunProgress::since(last_report_time_);
   event.images_per_second =
       elapsed > 0.0 ? static_cast<double>(samples_since_report_) / elapsed : 0.0;
@@ -233,7 +233,7 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
 TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by) {
   outcome.iterations = progress_.iteration;
   outcome.test_accuracy = last_accuracy_;
-  outcome.final_score = last_score_;
+  outcome.final_score = progress_.last_score;
   // Training time only: evaluation and checkpoint writing between epochs are not counted.
   outcome.train_seconds = progress_.train_seconds();
   outcome.images_per_second =

@@ -53,12 +53,13 @@ class FitLoop {
   RunProgress& progress_;
   Listeners& listeners_;
 
-  // Score reports (output.scoreEveryIterations): when the last one was, and what it showed.
+  // Score reports (output.scoreEveryIterations): when the last one was (what it showed is
+  // progress_.last_score, which checkpoints keep).
   std::int64_t last_report_iteration_ = 0;
   std::int64_t samples_since_report_ = 0;
   RunProgress::Clock::time_point last_report_time_;
-  double last_score_ = 0.0;
-  double last_accuracy_ = 0.0;
+  // The test set's accuracy at the last epoch end that evaluated it; none before the first.
+  std::optional<double> last_accuracy_;
   // The iteration whose parameters the test set was last evaluated with (-1: none yet); a run
   // early stopping ends inside an epoch has trained past it.
   std::int64_t test_evaluated_iteration_ = -1;

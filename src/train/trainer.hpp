@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -35,8 +36,12 @@ struct TrainOutcome {
   ExitCode exit_code = ExitCode::kOk;  // kInterrupted / kTerminated when stopped by a signal
   int epochs_completed = 0;
   std::int64_t iterations = 0;
-  double test_accuracy = 0.0;
-  double final_score = 0.0;
+  // The test set's accuracy by the last model evaluated; none when the run evaluated nothing (a
+  // signal or a divergence before the first epoch's end): summary.json writes null, not 0.
+  std::optional<double> test_accuracy;
+  // The last score reported (scores.csv), carried across a resume by the checkpoint; none when
+  // no score was ever reported (or an older checkpoint did not carry it).
+  std::optional<double> final_score;
   double train_seconds = 0.0;
   double images_per_second = 0.0;
   std::string run_directory;

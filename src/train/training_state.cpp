@@ -4,13 +4,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
 #include "core/epoch_number.hpp"
 #include "core/error.hpp"
+#include "core/figure_text.hpp"
 #include "train/resume_keys.hpp"
 
 namespace dl {
@@ -23,6 +23,8 @@ constexpr const char* kSamplesKey = "samples_trained";
 constexpr const char* kEpochSumsKey = "epoch_train_sums";
 // Samples of the epoch's order trained before the checkpoint (any layout can go on from there).
 constexpr const char* kEpochPositionKey = "epoch_position";
+// The last score reported (RunProgress::last_score), exactly: "0.12345678901234568", "nan".
+constexpr const char* kLastScoreKey = "last_score";
 // Followed by the global worker's index: "loss_scaler.0", "loss_scaler.1", ...
 constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 // Config::deterministic and worker 0's Backend::convolution_algorithms(): a resume says when they
@@ -51,6 +53,42 @@ double seconds_value(const std::string& path, const char* key, const std::string
   if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(seconds) || seconds < 0)
     throw_bad_metadata(path, key, value, "a number of seconds >= 0");
   return seconds;
+}
+
+// A score, read whole: any double, non-finite ones included ("nan", "inf", "-inf"), which a
+// diverging run reports.
+double score_value(const std::string& path, const char* key, const std::string& value) {
+  char* end = nullptr;
+  const double score = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0') throw_bad_metadata(path, key, value, "a score");
+  return score;
+}
+
+// "LOSS CORRECT SAMPLES" of the epoch in progress. The loss sum may be NaN or infinite: with
+// onNonFiniteLoss: skip a non-finite batch loss still counts in it (the epoch's train_loss is
+// then NaN, as Keras's would be); operator>> reads no "nan", so such a checkpoint was refused.
+void read_epoch_sums(const std::string& path, const std::string& value, RunProgress& progress) {
+  const char* p = value.c_str();
+  char* end = nullptr;
+  bool ok = true;
+  const auto next_double = [&] {
+    const double v = std::strtod(p, &end);
+    ok = ok && end != p;
+    p = end;
+    return v;
+  };
+  progress.epoch_loss = next_double();
+  progress.epoch_correct = next_double();
+  errno = 0;
+  progress.epoch_samples = std::strtoll(p, &end, 10);
+  ok = ok && end != p && errno == 0;
+  p = end;
+  while (*p == ' ') ++p;
+  // A count below 0, or more correct than counted, made the epoch's train_accuracy up.
+  if (!ok || *p != '\0' || progress.epoch_samples < 0 ||
+      !(progress.epoch_correct >= 0 && progress.epoch_correct <= progress.epoch_samples))
+    throw_bad_metadata(path, kEpochSumsKey, value,
+                       "a loss sum, a correct count and a sample count");
 }
 
 std::int64_t count_value(const std::string& path, const char* key, const std::string& value) {
@@ -120,8 +158,10 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
   if (kind == kCheckpointKind) {
     state.metadata[kEpochPositionKey] =
         std::to_string(trainer_.epoch_position(next.epoch, next.round));
+    if (progress_.last_score)
+      state.metadata[kLastScoreKey] = fmt::format("{:.17g}", figure(*progress_.last_score));
   }
-  state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", progress_.epoch_loss,
+  state.metadata[kEpochSumsKey] = fmt::format("{:.17g} {:.17g} {}", figure(progress_.epoch_loss),
                                               progress_.epoch_correct, progress_.epoch_samples);
   return state;
 }
@@ -157,14 +197,11 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
     progress_.seconds_before = seconds_value(path, kTrainSecondsKey, *s);
   if (const std::string* s = metadata(state, kSamplesKey))
     progress_.samples_trained = count_value(path, kSamplesKey, *s);
-  if (const std::string* s = metadata(state, kEpochSumsKey)) {
-    std::istringstream sums(*s);
-    sums >> progress_.epoch_loss >> progress_.epoch_correct >> progress_.epoch_samples;
-    // A count below 0, or more correct than counted, made the epoch's train_accuracy up.
-    if (!sums || !(sums >> std::ws).eof() || progress_.epoch_samples < 0 ||
-        !(progress_.epoch_correct >= 0 && progress_.epoch_correct <= progress_.epoch_samples))
-      throw_bad_metadata(path, kEpochSumsKey, *s, "a loss sum, a correct count and a sample count");
-  }
+  // A checkpoint written before it was kept leaves no score until the run reports one.
+  progress_.last_score.reset();
+  if (const std::string* s = metadata(state, kLastScoreKey))
+    progress_.last_score = score_value(path, kLastScoreKey, *s);
+  if (const std::string* s = metadata(state, kEpochSumsKey)) read_epoch_sums(path, *s, progress_);
   for (const auto& listener : listeners_) listener->on_checkpoint_restore(state, path);
   restore_loss_scalers(state, path);
   log.push_back(fmt::format("resume: {} ({}, iteration {})", path,

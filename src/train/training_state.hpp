@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ class RunProgress {
   // at sync points; kept in checkpoints, so a resumed epoch reports the whole epoch).
   double epoch_loss = 0.0, epoch_correct = 0.0;
   std::int64_t epoch_samples = 0;
+  // The last score reported (scores.csv; worker 0's when each worker reports its own). Kept in
+  // checkpoints: a run resumed only to write its end (killed after its last checkpoint) reports
+  // no score itself, and its summary.json's final_score must be the uninterrupted run's.
+  std::optional<double> last_score;
 
   void start() { start_ = Clock::now(); }                   // training starts in this process
   double process_seconds() const { return since(start_); }  // since start()

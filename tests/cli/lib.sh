@@ -57,7 +57,8 @@ expect_ended_run_left_alone() {
 
 # expect_end_written_again DIR COMMAND...: DIR holds a run that has ended; with its end's files
 # taken away (model.dlm, summary.json: a kill after the last checkpoint), COMMAND resumes it and
-# must write them again without training: the same scores.csv, model.dlm and test accuracy.
+# must write them again without training: the same scores.csv, model.dlm, test accuracy and final
+# score (the last score reported, which no step of the resume reports: the checkpoint carries it).
 expect_end_written_again() {
   local dir=$1 kept
   shift
@@ -67,9 +68,16 @@ expect_end_written_again() {
   "$@" >"$kept/resume.log" 2>&1 || fail "writing the end of $dir failed: $(tail -3 "$kept/resume.log")"
   cmp "$kept/scores.csv" "$dir/scores.csv" || fail "writing the end of $dir trained: scores.csv changed"
   "$COMPARE_MODELS" "$kept/model.dlm" "$dir/model.dlm" 0 || fail "the end's model.dlm in $dir differs"
-  local accuracy='"test_accuracy": [0-9.]*'
-  [ "$(grep -o "$accuracy" "$kept/summary.json")" = "$(grep -o "$accuracy" "$dir/summary.json")" ] ||
-    fail "the end's summary.json in $dir: $(grep -o "$accuracy" "$dir/summary.json")"
+  local verdict
+  verdict=$("$PYTHON3" - "$kept/summary.json" "$dir/summary.json" <<'PY'
+import json, sys
+want, got = (json.load(open(path)) for path in sys.argv[1:])
+for key in ("test_accuracy", "final_score"):
+    if want[key] is None or got[key] != want[key]:
+        print(f"{key} {got[key]}, the uninterrupted run's {want[key]}")
+PY
+  ) || fail "reading the summaries of $dir failed"
+  [ -z "$verdict" ] || fail "the end's summary.json in $dir: $verdict"
 }
 
 # The small test network on the data in $1, writing to $2, with extra --set arguments after.

@@ -3,64 +3,25 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "backend/cpu/cpu_backend.hpp"
-#include "config/config_loader.hpp"
 #include "core/error.hpp"
 #include "io/checkpoint_directory.hpp"
-#include "io/temp_directory.hpp"
-#include "parallel/parallel_test_support.hpp"
 #include "train/listeners/listeners.hpp"
-#include "train/run_directory.hpp"
+#include "train/run_fixture.hpp"
 #include "train/training_state.hpp"
 
 using Catch::Matchers::Contains;
+using dl::test::kClasses;
+using dl::test::RunFixture;
 
 namespace {
-
-constexpr int kClasses = 3;
-
-// A one-worker run of a tiny network on random 2x2 images, with its run directory, checkpoint
-// state and listener context; `overrides` as --set would give them.
-class RunFixture {
- public:
-  explicit RunFixture(const std::vector<std::string>& overrides = {})
-      : config_(dl::load_config_string(
-            "inputType: {convolutionalFlat: {height: 2, width: 2, channels: 1}}\n"
-            "layers: [{output: {nOut: 3}}]\nbatchSize: 4\nepochs: 10\noutput: {directory: \"" +
-                dir_.path() + "\"}\n",
-            "listeners.yaml", overrides)),
-        train_(dl::testing::random_dataset(16, 7, {2, 2, kClasses})),
-        trainer_(
-            config_, train_, [](int) { return std::make_unique<dl::CpuBackend>(); },
-            dl::testing::collective_for(1), dl::testing::single_process()),
-        run_(dir_.path(), dl::RunDirectory::Existing::kResume),
-        checkpoints_(run_.checkpoints(), config_.output.keepLast),
-        state_(config_, trainer_, progress_, listeners_, checkpoints_) {
-    trainer_.initialize(config_.seed);
-  }
-
-  dl::ListenerContext context() { return dl::ListenerContext{config_, run_, state_, console_}; }
-  std::string file(const std::string& name) const { return dir_.file(name); }
-  dl::TrainingState& state() { return state_; }
-
- private:
-  dl::test::TempDirectory dir_;
-  dl::Config config_;
-  dl::Dataset train_;
-  dl::ParallelTrainer trainer_;
-  dl::RunDirectory run_;
-  dl::CheckpointDirectory checkpoints_;
-  dl::RunProgress progress_;
-  dl::Listeners listeners_;
-  dl::TrainingState state_;
-  std::ostringstream console_;
-};
 
 dl::CheckpointState checkpoint_at(int epoch, std::int64_t iteration) {
   dl::CheckpointState state;
@@ -234,6 +195,46 @@ TEST_CASE("a checkpoint's metadata that is no number is a checkpoint error, not 
   }
 }
 
+// A run killed after its last checkpoint is resumed only to write its end, with no step left to
+// report a score: its summary.json said final_score 0 where the uninterrupted run's was its
+// last score. Checkpoints written before the key leave the score unknown (null), not 0.
+TEST_CASE("the last score reported travels in the checkpoint, exactly, NaN included",
+          "[listeners]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const double score :
+       {1.0 / 3.0, std::numeric_limits<double>::infinity(), std::copysign(nan, -1.0)}) {
+    INFO(score);
+    dl::CheckpointState state;
+    {
+      RunFixture saved;
+      saved.progress().last_score = score;
+      state = saved.state().capture(dl::kCheckpointKind, {1, 0, 4});
+    }
+    CHECK(state.metadata.at("last_score").find("-nan") == std::string::npos);
+    RunFixture resumed;
+    std::vector<std::string> log;
+    resumed.state().restore(state, "c.dlck", log);
+    REQUIRE(resumed.progress().last_score.has_value());
+    if (std::isnan(score)) {
+      CHECK(std::isnan(*resumed.progress().last_score));
+    } else {
+      CHECK(*resumed.progress().last_score == score);
+    }
+  }
+  RunFixture fresh;
+  CHECK(fresh.state().capture(dl::kCheckpointKind, {0, 1, 1}).metadata.count("last_score") == 0);
+  dl::CheckpointState older = fresh.state().capture(dl::kCheckpointKind, {0, 1, 1});
+  RunFixture resumed;
+  resumed.progress().last_score = 0.5;
+  std::vector<std::string> log;
+  resumed.state().restore(older, "c.dlck", log);
+  CHECK_FALSE(resumed.progress().last_score.has_value());
+  older.metadata["last_score"] = "0.5x";
+  CHECK_THROWS_WITH(resumed.state().restore(older, "c.dlck", log),
+                    "c.dlck: metadata last_score is \"0.5x\", not a score; the file is damaged: "
+                    "resume from an older checkpoint");
+}
+
 // A checkpoint's checksums hold whatever its metadata says: sums that count below 0 or more
 // correct than counted made the resumed epoch's train_accuracy up, and a job of "-3 ranks x 1
 // worker" was resumed as another layout.
@@ -243,8 +244,13 @@ TEST_CASE("a checkpoint's epoch sums and job layout out of range are checkpoint 
       {"epoch_train_sums", "1 2 -7"},
       {"epoch_train_sums", "1 9 5"},
       {"epoch_train_sums", "1 2 3 4"},
+      {"epoch_train_sums", "1 2"},
+      {"epoch_train_sums", "x 2 3"},
+      {"epoch_train_sums", "1 2 5x"},
+      {"epoch_train_sums", "1 nan 5"},
       {"resume_key.parallel.ranks", "-3"},
-      {"resume_key.parallel.workers", "0"}};
+      {"resume_key.parallel.workers", "0"},
+  };
   for (const auto& [key, value] : damaged) {
     INFO(key << ": " << value);
     RunFixture fixture;
@@ -260,6 +266,29 @@ TEST_CASE("a checkpoint's epoch sums and job layout out of range are checkpoint 
   state.metadata["epoch_train_sums"] = "0.5 3 10";
   std::vector<std::string> log;
   CHECK(fixture.state().restore(state, "c.dlck", log).iteration == 1);
+  CHECK(fixture.progress().epoch_samples == 10);
+}
+
+// With onNonFiniteLoss: skip a NaN batch loss still counts in the epoch's loss sum; a checkpoint
+// inside that epoch (a signal's) held "-nan 54 480", which the resume refused as damaged.
+TEST_CASE("a checkpoint inside an epoch whose loss sum is NaN resumes", "[listeners]") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  RunFixture saved;
+  saved.progress().epoch_loss = std::copysign(nan, -1.0);
+  saved.progress().epoch_correct = 54;
+  saved.progress().epoch_samples = 480;
+  dl::CheckpointState state = saved.state().capture(dl::kCheckpointKind, {0, 1, 1});
+  CHECK(state.metadata.at("epoch_train_sums") == "nan 54 480");
+  for (const char* sums : {"nan 54 480", "-nan 54 480", "inf 54 480"}) {  // "-nan": older files
+    INFO(sums);
+    state.metadata["epoch_train_sums"] = sums;
+    RunFixture resumed;
+    std::vector<std::string> log;
+    resumed.state().restore(state, "c.dlck", log);
+    CHECK(!std::isfinite(resumed.progress().epoch_loss));
+    CHECK(resumed.progress().epoch_correct == 54);
+    CHECK(resumed.progress().epoch_samples == 480);
+  }
 }
 
 TEST_CASE(

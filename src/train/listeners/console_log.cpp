@@ -13,6 +13,7 @@
 
 #include "config/enum_names.hpp"
 #include "core/epoch_number.hpp"
+#include "core/figure_text.hpp"
 #include "io/json_writer.hpp"
 #include "report/metric_names.hpp"
 #include "train/listeners/console_text.hpp"
@@ -54,7 +55,7 @@ class ConsoleLog final : public TrainingListener {
     if (event.report && mode_ == ConsoleMode::kLines) {
       line(fmt::format("{} epoch {} iteration {} ({}/{}): score {:.6f}, lr {:.6g}, {:.0f} images/s",
                        clock_time(), epoch_number(p.epoch), p.iteration, p.round + 1, p.rounds,
-                       event.score, p.learning_rate, event.images_per_second));
+                       figure(event.score), p.learning_rate, event.images_per_second));
     }
     if (event.report && mode_ == ConsoleMode::kJsonl) record(score_record(event));
     for (const SavedCheckpoint& saved : event.saved) {
@@ -80,7 +81,8 @@ class ConsoleLog final : public TrainingListener {
     next_epoch_start_ = std::chrono::steady_clock::now();
     if (event.new_best) {
       message(fmt::format("early stopping: new best score {:.6f} at epoch {}; saved {}",
-                          event.new_best->score, epoch_number(event.epoch), event.new_best->path));
+                          figure(event.new_best->score), epoch_number(event.epoch),
+                          event.new_best->path));
     }
   }
 
@@ -144,14 +146,15 @@ class ConsoleLog final : public TrainingListener {
     std::string text = fmt::format(
         "epoch {}/{} done in {:.2f}s ({:.0f} images/s); train loss {:.4f} - accuracy {:.4f}",
         epoch_number(event.epoch), max_epochs_, event.epoch_seconds, event.images_per_second,
-        event.train_loss, event.train_accuracy);
+        figure(event.train_loss), figure(event.train_accuracy));
     if (event.validation != nullptr) {
       text += fmt::format(" - {0}loss {1:.4f} - {0}accuracy {2:.4f}", kValidationMetricPrefix,
-                          event.validation->mean_loss, event.validation->evaluation.accuracy());
+                          figure(event.validation->mean_loss),
+                          figure(event.validation->evaluation.accuracy()));
     } else {
       const Evaluation& test = event.test->evaluation;
-      text += fmt::format("; test accuracy {:.4f}, F1 {:.4f}, loss {:.4f}", test.accuracy(),
-                          test.f1(), event.test->mean_loss);
+      text += fmt::format("; test accuracy {:.4f}, F1 {:.4f}, loss {:.4f}", figure(test.accuracy()),
+                          figure(test.f1()), figure(event.test->mean_loss));
     }
     return mode_ == ConsoleMode::kBar ? text : clock_time() + " " + text;
   }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/enum_names.hpp"
+#include "core/figure_text.hpp"
 #include "report/metric_names.hpp"
 
 namespace dl {
@@ -81,13 +82,12 @@ void print_finish(std::ostream& out, const RunEnd& end) {
   if (end.loss_scaling) print_loss_scaling(out, *end.loss_scaling);
   if (end.test != nullptr)
     out << fmt::format("test set (final model): accuracy {:.4f}, loss {:.4f}\n",
-                       end.test->evaluation.accuracy(), end.test->mean_loss);
+                       figure(end.test->evaluation.accuracy()), figure(end.test->mean_loss));
   const TrainOutcome& o = end.outcome;
   // The last line a person sees says what the network learned, not only that the run ended;
   // and a run a signal stopped says so and how to go on, rather than "done".
-  const std::string accuracy = o.epochs_completed > 0 || end.test != nullptr
-                                   ? fmt::format(", test accuracy {:.4f}", o.test_accuracy)
-                                   : "";
+  const std::string accuracy =
+      o.test_accuracy ? fmt::format(", test accuracy {:.4f}", figure(*o.test_accuracy)) : "";
   const std::string how = end.diverged ? std::string("diverged")
                           : end.stop_signal != 0
                               ? fmt::format("stopped by signal {}", end.stop_signal)
@@ -155,7 +155,7 @@ Json finish_record(const RunEnd& end) {
   record["iterations"] = o.iterations;
   record["train_seconds"] = o.train_seconds;
   record["images_per_second"] = o.images_per_second;
-  record[kTestMetricPrefix + "accuracy"] = o.test_accuracy;
+  record[kTestMetricPrefix + "accuracy"] = number_or_null(o.test_accuracy);
   record["run_directory"] = o.run_directory;
   if (end.early_stopping) record["early_stopping"] = end.early_stopping->to_json();
   return record;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "core/figure_text.hpp"
+
 namespace dl {
 
 std::string format_duration(double seconds) {
@@ -29,7 +31,7 @@ std::string format_progress_line(const ProgressLine& line, int bar_width) {
     text +=
         " - ETA " + (line.eta_seconds < 0 ? std::string("?") : format_duration(line.eta_seconds));
   }
-  text += fmt::format(" - loss {:.4f} - {:.0f} img/s", line.loss, line.images_per_second);
+  text += fmt::format(" - loss {:.4f} - {:.0f} img/s", figure(line.loss), line.images_per_second);
   return text;
 }
 

@@ -2,6 +2,7 @@
 // identical runs, also across a kill and --resume.
 #include <fmt/format.h>
 
+#include "core/figure_text.hpp"
 #include "io/run_files.hpp"
 #include "train/listeners/csv_log.hpp"
 #include "train/listeners/listeners.hpp"
@@ -20,7 +21,7 @@ class ScoresCsv final : public CsvLog {
     const SyncPoint& p = event.point;
     for (const ScoreRow& row : event.scores) {
       const std::string worker = row.worker < 0 ? "all" : std::to_string(row.worker);
-      append(fmt::format("{},{},{},{:.9g},{:.9g}", p.epoch, p.iteration, worker, row.score,
+      append(fmt::format("{},{},{},{:.9g},{:.9g}", p.epoch, p.iteration, worker, figure(row.score),
                          p.learning_rate));
     }
   }

@@ -58,8 +58,8 @@ class SummaryJson final : public TrainingListener {
   void on_finish(RunEnd& end) override {
     const TrainOutcome& outcome = end.outcome;
     Json summary = versioned_json_object();
-    summary[kTestMetricPrefix + "accuracy"] = outcome.test_accuracy;
-    summary["final_score"] = outcome.final_score;
+    summary[kTestMetricPrefix + "accuracy"] = number_or_null(outcome.test_accuracy);
+    summary["final_score"] = number_or_null(outcome.final_score);
     summary["epochs"] = outcome.epochs_completed;
     summary["iterations"] = outcome.iterations;
     summary["train_seconds"] = outcome.train_seconds;
