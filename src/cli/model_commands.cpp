@@ -93,13 +93,9 @@ std::string csv_header(int classes, const std::string& source_column, bool named
 // without them: the rows could not be matched to their inputs, so each one left out is named, as
 // a run's log names them.
 void report_skipped(const DataOrigin& origin, const std::string& input) {
-  if (origin.skipped.empty()) return;
-  std::cerr << fmt::format(
-      "predict: skipped {} in {} (data.onBadFile: skip); they have no row, and index counts the "
-      "inputs read\n",
-      origin.skipped.size(), input);
-  for (const std::string& skipped : origin.skipped)
-    std::cerr << "predict:   skipped " << skipped << "\n";
+  for (const std::string& line :
+       skipped_notes(origin, input, "; they have no row, and index counts the inputs read"))
+    std::cerr << "predict: " << line << "\n";
 }
 
 }  // namespace

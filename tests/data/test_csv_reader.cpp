@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "csv_test_files.hpp"
 #include "data/csv_reader.hpp"
+#include "data/data_sources.hpp"
 
 using Catch::Matchers::Contains;
 
@@ -163,4 +164,25 @@ TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[cs
   // Further down, a row is more likely bad itself.
   CHECK_THAT(error("a,b,label\n0.5,1,2\nx,y,z\n", 1),
              Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));
+}
+
+TEST_CASE("csv: the rows left out under onBadFile: skip are listed by one rule", "[csv]") {
+  dl::test::TempDir dir;
+  dl::CsvRequest r = csv_request(write_text(dir, "skip.csv", "a,b,label\n1,2,0\n1,x,0\n3,4\n"));
+  r.on_bad_row = dl::BadFileAction::kSkip;
+  const dl::Dataset set = dl::read_csv(r);
+  const std::vector<std::string> listed = dl::skipped_notes(set.origin(), "SRC", "; why");
+  REQUIRE(listed.size() == 3);
+  CHECK(listed[0] == "skipped 2 in SRC (data.onBadFile: skip); why");
+  CHECK_THAT(listed[1], Contains("  skipped " + r.path + ": line 3: field 2 ('x')"));
+  CHECK_THAT(listed[2], Contains("  skipped " + r.path + ": line 4: 2 fields"));
+  // The log's notes end with the same lines, the count line ended by a colon.
+  std::vector<std::string> notes = dl::origin_notes(set, "SRC");
+  REQUIRE(notes.size() == 3);
+  CHECK(notes[0] == "skipped 2 in SRC (data.onBadFile: skip):");
+  CHECK(std::vector<std::string>(notes.begin() + 1, notes.end()) ==
+        std::vector<std::string>(listed.begin() + 1, listed.end()));
+  r.on_bad_row = dl::BadFileAction::kStop;
+  r.path = write_text(dir, "good.csv", "a,b,label\n1,2,0\n");
+  CHECK(dl::skipped_notes(dl::read_csv(r).origin(), "SRC").empty());
 }
