@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -11,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/message_text.hpp"
 #include "data/csv_labels.hpp"
+#include "data/csv_text.hpp"
 #include "data/parallel_for.hpp"
 #include "io/file_access.hpp"
 
@@ -23,89 +26,12 @@ constexpr const char* kBadRowFix =
     "fix the row, or set data.onBadFile: skip to leave such rows out";
 // The UTF-8 byte order mark that spreadsheet programs write at the start of a CSV export.
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-constexpr char kQuote = '"';
 
+// A row as a message names it: its text and its line.
 struct Row {
   std::string_view text;
   std::int64_t line = 0;  // counting from 1
 };
-
-// A line with no value: blanks only, or blanks and delimiters (the empty rows ",,,," a
-// spreadsheet writes below its data when cells there were once used).
-bool blank(std::string_view text, char delimiter) {
-  for (const char c : text)
-    if (c != ' ' && c != '\t' && c != delimiter) return false;
-  return true;
-}
-
-// The data rows after `skip_lines` lines, blank ones left out. A line ends with \n, \r\n or a
-// \r alone (the "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal
-// newlines and pandas read them: the file was otherwise one line, "no data rows".
-std::vector<Row> data_rows(std::string_view text, int skip_lines, char delimiter) {
-  std::vector<Row> rows;
-  std::int64_t line = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view row = text.substr(start, end - start);
-    ++line;
-    if (line > skip_lines && !blank(row, delimiter)) rows.push_back({row, line});
-    start = end + (text.substr(end, 2) == "\r\n" ? 2 : 1);
-  }
-  return rows;
-}
-
-std::string_view trimmed(std::string_view field) {
-  const std::size_t first = field.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return field.substr(first, field.find_last_not_of(" \t") - first + 1);
-}
-
-// One field of a row, from `start`: RFC 4180's quoting (a field in double quotes may hold the
-// delimiter, and "" stands for one quote) around the unquoted rule. `next` is where the next
-// field starts (row.size() + 1 after the last); `text` the field without its quotes or the
-// spaces around it, with its "" pairs still doubled (`doubled_quotes`): a label is unescaped
-// (unescaped_label), and a quoted number keeps them, which make it no number.
-struct Field {
-  std::string_view text;
-  std::size_t next = 0;
-  const char* error = nullptr;
-  bool doubled_quotes = false;
-};
-
-Field next_field(std::string_view row, std::size_t start, char delimiter) {
-  std::size_t open = start;
-  while (open < row.size() && (row[open] == ' ' || row[open] == '\t')) ++open;
-  if (open == row.size() || row[open] != kQuote) {
-    std::size_t end = row.find(delimiter, start);
-    if (end == std::string_view::npos) end = row.size();
-    return {trimmed(row.substr(start, end - start)), end + 1, nullptr};
-  }
-  std::size_t close = open + 1;
-  bool doubled = false;
-  for (;; close += 2) {
-    close = row.find(kQuote, close);
-    if (close == std::string_view::npos) return {{}, row.size() + 1, "an unterminated quote"};
-    if (close + 1 >= row.size() || row[close + 1] != kQuote) break;
-    doubled = true;
-  }
-  std::size_t after = close + 1;
-  while (after < row.size() && (row[after] == ' ' || row[after] == '\t')) ++after;
-  if (after < row.size() && row[after] != delimiter)
-    return {{}, row.size() + 1, "text after a closing quote"};
-  return {row.substr(open + 1, close - open - 1), after + 1, nullptr, doubled};
-}
-
-// A quoted field's text with each "" pair read as the one quote it stands for.
-std::string unescaped_label(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == kQuote) ++i;  // next_field found only pairs inside the quotes
-  }
-  return out;
-}
 
 // The label's field in a row, from 0.
 int label_field(const CsvRequest& r) {
@@ -123,6 +49,14 @@ std::optional<std::string> label_problem(std::string_view text, int field) {
   return std::nullopt;
 }
 
+// A label field's text: the field's, or `unescaped` holding it with each "" pair read as one
+// quote.
+std::string_view label_of(const csv::Field& f, std::string& unescaped) {
+  if (!f.doubled_quotes) return f.text;
+  unescaped = csv::unescaped_quotes(f.text);
+  return unescaped;
+}
+
 // Parses `row` into features (`out`, unless null: the labels alone are wanted) and its label's
 // text, which views the row or, when its quotes had to be unescaped, `unescaped`; the error says
 // what is wrong with the row.
@@ -133,16 +67,12 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
   int field = 0;
   int feature = 0;
   for (std::size_t start = 0;; ++field) {
-    const Field f = next_field(row, start, r.delimiter);
+    const csv::Field f = csv::next_field(row, start, r.delimiter);
     if (f.error != nullptr)
       return fmt::format("field {} has {}; close the quote, or write the number unquoted",
                          field + 1, f.error);
     if (field == label_at) {
-      label = f.text;
-      if (f.doubled_quotes) {
-        unescaped = unescaped_label(f.text);
-        label = unescaped;
-      }
+      label = label_of(f, unescaped);
       if (auto problem = label_problem(label, field)) return problem;
     } else if (field < fields) {
       const std::optional<float> value = csv_number(f.text);
@@ -171,7 +101,7 @@ struct RowFields {
 RowFields row_fields(std::string_view row, char delimiter) {
   RowFields fields;
   for (std::size_t start = 0; start <= row.size(); ++fields.count) {
-    const Field f = next_field(row, start, delimiter);
+    const csv::Field f = csv::next_field(row, start, delimiter);
     if (csv_number(f.text)) {
       ++fields.numbers;
     } else {
@@ -227,37 +157,64 @@ std::optional<std::string> layout_cause(const Row& row, const CsvRequest& r) {
   return std::nullopt;
 }
 
-// The file's rows, parsed on the readers' threads: each row's features (when kept), label text
-// and error. Under onBadFile: stop the threads stop at an error, so rows after the first bad one
-// may be left unparsed (every row before it is parsed).
+// What parsing found of a row's label (ParsedRows::labels) before the file's classes are known:
+// a class index (>= 0; one past int32 is kept as its largest, no class either way), or one of
+// these. With class names (classify_by_name) a row's code becomes its class, or kNoClass.
+constexpr std::int32_t kTextLabel = -1;  // not a class index: a class name, or no class
+constexpr std::int32_t kBadRow = -2;     // parse_row found it bad (asked again for the message)
+constexpr std::int32_t kUnparsed = -3;   // after the first bad row under onBadFile: stop
+constexpr std::int32_t kNoClass = -4;    // its label is none of the class names
+
+std::int32_t label_code(std::string_view label) {
+  const std::optional<float> index = label_as_index(label);
+  if (!index) return kTextLabel;
+  constexpr float kPastInt32 = 2147483648.0f;
+  return *index >= kPastInt32 ? std::numeric_limits<std::int32_t>::max()
+                              : static_cast<std::int32_t>(*index);
+}
+
+// The file's rows, parsed on the readers' threads, each into its own slots: its features (when
+// kept) and its label's code. Under onBadFile: stop the threads stop at an error, so rows after
+// the first bad one may be left unparsed (every row before it is parsed). A row's text, its
+// label's text, its line and its error are found again where they are wanted (csv_text.hpp).
 struct ParsedRows {
-  std::vector<Row> rows;
+  csv::Text text;
+  csv::RowStarts starts;
   std::vector<float> features;
-  std::vector<std::string_view> labels;
-  std::vector<std::string> unescaped_labels;  // the labels that had "" pairs (parse_row)
-  std::vector<std::optional<std::string>> errors;
+  std::vector<std::int32_t> labels;
 };
+
+std::string_view row_text(const ParsedRows& parsed, std::size_t i) {
+  return csv::row_at(parsed.text, parsed.starts.data[i]);
+}
 
 ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool keep_features) {
   if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
     text.remove_prefix(kByteOrderMark.size());
   ParsedRows parsed;
-  parsed.rows = data_rows(text, request.skip_lines, request.delimiter);
-  std::vector<Row>& rows = parsed.rows;
-  if (request.limit > 0 && static_cast<std::size_t>(request.limit) < rows.size())
-    rows.resize(static_cast<std::size_t>(request.limit));
+  parsed.text = {text, request.delimiter};
+  parsed.starts = csv::find_rows(parsed.text, request.skip_lines, request.limit);
+  const std::size_t rows = parsed.starts.data.size();
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
-  parsed.features.resize(rows.size() * width);
-  parsed.labels.resize(rows.size());
-  parsed.unescaped_labels.resize(rows.size());
-  parsed.errors.resize(rows.size());
-  parallel_for_each_index(rows.size(), [&](std::size_t i) {
+  parsed.features.resize(rows * width);
+  parsed.labels.assign(rows, kUnparsed);
+  parallel_for_each_index(rows, [&](std::size_t i) {
     float* out = keep_features ? parsed.features.data() + i * width : nullptr;
-    parsed.errors[i] =
-        parse_row(rows[i].text, request, out, parsed.labels[i], parsed.unescaped_labels[i]);
-    return !(parsed.errors[i] && request.on_bad_row == BadFileAction::kStop);
+    std::string_view label;
+    std::string unescaped;
+    const bool bad = parse_row(row_text(parsed, i), request, out, label, unescaped).has_value();
+    parsed.labels[i] = bad ? kBadRow : label_code(label);
+    return !(bad && request.on_bad_row == BadFileAction::kStop);
   });
   return parsed;
+}
+
+// The text of a good row's label; `scratch` holds it when its quotes had to be unescaped.
+std::string_view label_text(std::string_view row, const CsvRequest& r, std::string& scratch) {
+  std::size_t start = 0;
+  for (int field = 0; field < label_field(r); ++field)
+    start = csv::next_field(row, start, r.delimiter).next;
+  return label_of(csv::next_field(row, start, r.delimiter), scratch);
 }
 
 // The classes: the training file's (given) for any other file, else this file's own labels
@@ -265,48 +222,75 @@ ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool kee
 // onBadFile: stop (which then stops the read). Too many names for numClasses is a DataError.
 std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest& request) {
   if (request.classes) return *request.classes;
+  const std::vector<std::int32_t>& codes = parsed.labels;
+  const auto end = request.on_bad_row == BadFileAction::kStop
+                       ? std::find(codes.begin(), codes.end(), kBadRow)
+                       : codes.end();
+  // Only a label that is no class index makes the labels names: without one their text is not
+  // read again.
+  if (std::find(codes.begin(), end, kTextLabel) == end) return {};
   std::vector<std::string_view> labels;
-  std::vector<std::int64_t> lines;
-  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
-    if (parsed.errors[i]) {
-      if (request.on_bad_row == BadFileAction::kStop) break;
-      continue;
-    }
-    labels.push_back(parsed.labels[i]);
-    lines.push_back(parsed.rows[i].line);
+  std::deque<std::string> unescaped;  // the labels whose quotes were unescaped
+  std::string scratch;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(end - codes.begin()); ++i) {
+    if (codes[i] == kBadRow) continue;
+    std::string_view label = label_text(row_text(parsed, i), request, scratch);
+    if (label.data() == scratch.data()) label = unescaped.emplace_back(scratch);
+    labels.push_back(label);
   }
   CsvClasses classes = csv_classes(labels);
   const std::size_t count = classes.names.size();
-  if (count > static_cast<std::size_t>(request.num_classes))
-    throw DataError(fmt::format(
-        "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
-        "class names because the label '{}' on line {} is not a class index); set "
-        "data.numClasses: {}, or give labelIndex the field of the class labels",
-        request.path, count, quoted_class_list(classes.names), request.num_classes,
-        quoted_value(labels[classes.first_name]), lines[classes.first_name], count));
-  return std::move(classes.names);
+  if (count <= static_cast<std::size_t>(request.num_classes)) return std::move(classes.names);
+  std::size_t row = 0;  // the row of labels[classes.first_name]: the bad rows had no label
+  for (std::size_t seen = 0;; ++row)
+    if (codes[row] != kBadRow && seen++ == classes.first_name) break;
+  throw DataError(fmt::format(
+      "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
+      "class names because the label '{}' on line {} is not a class index); set "
+      "data.numClasses: {}, or give labelIndex the field of the class labels",
+      request.path, count, quoted_class_list(classes.names), request.num_classes,
+      quoted_value(labels[classes.first_name]),
+      csv::LineCounter(parsed.text.text).line_at(parsed.starts.data[row]), count));
 }
 
-// The class of a label under `names` (indices when empty); the error says why it has none.
-std::optional<std::string> class_of(std::string_view text, const std::vector<std::string>& names,
-                                    const CsvRequest& r, std::int32_t& label) {
+// With class names, each parsed row's code becomes its class (its label's position among
+// `names`) or kNoClass, on the readers' threads; with indices the codes are the classes.
+void classify_by_name(ParsedRows& parsed, const CsvRequest& request,
+                      const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  parallel_for_each_index(parsed.labels.size(), [&](std::size_t i) {
+    std::int32_t& code = parsed.labels[i];
+    if (code == kBadRow || code == kUnparsed) return true;
+    std::string scratch;
+    const std::optional<int> found =
+        find_class(names, label_text(row_text(parsed, i), request, scratch));
+    code = found ? *found : kNoClass;
+    return true;
+  });
+}
+
+// What is wrong with row i after classify_by_name: its parse error, or why its label is no class
+// under `names` (indices when empty); nothing for a good row, whose text is then not read again.
+std::optional<std::string> row_problem(const ParsedRows& parsed, std::size_t i,
+                                       const std::vector<std::string>& names, const CsvRequest& r) {
+  const std::int32_t code = parsed.labels[i];
+  const bool no_class =
+      names.empty() ? code == kTextLabel || code >= r.num_classes : code == kNoClass;
+  if (code != kBadRow && !no_class) return std::nullopt;
+  const std::string_view row = row_text(parsed, i);
+  std::string scratch;
+  if (code == kBadRow) {
+    std::string_view label;
+    return parse_row(row, r, nullptr, label, scratch);
+  }
+  const std::string_view text = label_text(row, r, scratch);
   const int field = label_field(r) + 1;
-  if (!names.empty()) {
-    const std::optional<int> found = find_class(names, text);
-    if (found) {
-      label = *found;
-      return std::nullopt;
-    }
+  if (!names.empty())
     return fmt::format("the label (field {}) '{}' is not one of the {} classes of {} ({})", field,
                        quoted_value(text), names.size(), r.classes_source,
                        quoted_class_list(names));
-  }
-  const std::optional<float> index = label_as_index(text);
-  if (!index || *index >= static_cast<float>(r.num_classes))
-    return fmt::format("the label (field {}) is {}, not a class index from 0 to {}", field,
-                       quoted_value(text), r.num_classes - 1);
-  label = static_cast<std::int32_t>(*index);
-  return std::nullopt;
+  return fmt::format("the label (field {}) is {}, not a class index from 0 to {}", field,
+                     quoted_value(text), r.num_classes - 1);
 }
 
 // The rows that are good, in order: their features (when kept) and labels, and the origin (the
@@ -324,27 +308,28 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   GoodRows good;
   DataOrigin& origin = good.origin;
   origin.class_names = file_classes(parsed, request);
+  classify_by_name(parsed, request, origin.class_names);
   if (request.name_lines) origin.sample_sources.column = "line";
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
-  std::vector<std::int32_t>& labels = good.labels;
-  labels.resize(parsed.rows.size());
+  std::vector<std::int32_t>& labels = parsed.labels;
+  csv::LineCounter lines(parsed.text.text);
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
-    const bool row_error = parsed.errors[i].has_value();
-    std::optional<std::string> error = std::move(parsed.errors[i]);
-    if (!error) error = class_of(parsed.labels[i], origin.class_names, request, labels[kept]);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::optional<std::string> error = row_problem(parsed, i, origin.class_names, request);
     if (error) {
-      const std::string where = fmt::format("{}: line {}", request.path, parsed.rows[i].line);
+      const Row row{row_text(parsed, i), lines.line_at(parsed.starts.data[i])};
+      const std::string where = fmt::format("{}: line {}", request.path, row.line);
       if (request.on_bad_row == BadFileAction::kStop) {
         const std::optional<std::string> cause =
-            row_error && i == 0 ? layout_cause(parsed.rows[i], request) : std::nullopt;
+            labels[i] == kBadRow && i == 0 ? layout_cause(row, request) : std::nullopt;
         throw DataError(fmt::format("{}: {}; {}", where, *error, cause.value_or(kBadRowFix)));
       }
       origin.skipped.push_back(where + ": " + *error);
       continue;
     }
     if (request.name_lines)
-      origin.sample_sources.names.push_back(std::to_string(parsed.rows[i].line));
+      origin.sample_sources.names.push_back(std::to_string(lines.line_at(parsed.starts.data[i])));
+    labels[kept] = labels[i];
     if (kept != i)
       std::copy_n(parsed.features.begin() + static_cast<std::ptrdiff_t>(i * width), width,
                   parsed.features.begin() + static_cast<std::ptrdiff_t>(kept * width));
@@ -358,7 +343,8 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
             : std::string()));
   good.features = std::move(parsed.features);
   good.features.resize(kept * width);
-  labels.resize(kept);
+  good.labels = std::move(labels);
+  good.labels.resize(kept);
   return good;
 }
 
