@@ -191,8 +191,7 @@ std::string_view row_text(const ParsedRows& parsed, std::size_t i) {
 ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool keep_features) {
   if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
     text.remove_prefix(kByteOrderMark.size());
-  ParsedRows parsed;
-  parsed.text = {text, request.delimiter};
+  ParsedRows parsed{csv::Text(text, request.delimiter), {}, {}, {}};
   parsed.starts = csv::find_rows(parsed.text, request.skip_lines, request.limit);
   const std::size_t rows = parsed.starts.data.size();
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
@@ -315,10 +314,14 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   csv::LineCounter lines(parsed.text.text);
   std::size_t kept = 0;
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    const std::optional<std::string> error = row_problem(parsed, i, origin.class_names, request);
+    std::optional<std::string> error = row_problem(parsed, i, origin.class_names, request);
     if (error) {
       const Row row{row_text(parsed, i), lines.line_at(parsed.starts.data[i])};
       const std::string where = fmt::format("{}: line {}", request.path, row.line);
+      // A quote opened by mistake takes the lines up to the next quote into its row.
+      if (const std::int64_t spanned = csv::row_lines(row.text); spanned > 1)
+        *error +=
+            fmt::format(" (its quoted fields carry the row on to line {})", row.line + spanned - 1);
       if (request.on_bad_row == BadFileAction::kStop) {
         const std::optional<std::string> cause =
             labels[i] == kBadRow && i == 0 ? layout_cause(row, request) : std::nullopt;

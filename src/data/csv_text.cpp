@@ -13,6 +13,62 @@ bool blank(std::string_view row, char delimiter) {
   return true;
 }
 
+// The line ends in all[from, to): \n, \r\n (one) and a \r alone.
+std::int64_t line_ends(std::string_view all, std::size_t from, std::size_t to) {
+  std::int64_t ends = 0;
+  for (std::size_t i = from; i < to; ++i)
+    if (all[i] == '\n' || (all[i] == '\r' && (i + 1 == all.size() || all[i + 1] != '\n'))) ++ends;
+  return ends;
+}
+
+std::size_t line_end(std::string_view all, std::size_t from) {
+  return std::min(all.find_first_of("\r\n", from), all.size());
+}
+
+// The quote that closes the field quoted at `open` (the first quote not doubled), or npos.
+std::size_t closing_quote(const Text& text, std::size_t open) {
+  const std::string_view all = text.text;
+  if (open >= text.last_quote) return std::string_view::npos;  // a stray quote: no search
+  for (std::size_t close = open + 1;; close += 2) {
+    close = all.find(kQuote, close);
+    if (close == std::string_view::npos || close + 1 >= all.size() || all[close + 1] != kQuote)
+      return close;
+  }
+}
+
+// Where the row that starts at `start` ends: at the first line end outside its quoted fields
+// (RFC 4180: a quoted field may hold line breaks, as pandas and Python's csv read them), and the
+// line ends inside them. A quote left open to the end of the text leaves its row ending at the
+// quote's line, whose parse then says "an unterminated quote": the rest of the file is still
+// read, row by row, as it was before rows could span lines.
+struct RowEnd {
+  std::size_t end = 0;
+  std::int64_t inner_lines = 0;
+};
+
+RowEnd row_end(const Text& text, std::size_t start) {
+  const std::string_view all = text.text;
+  RowEnd row{line_end(all, start), 0};
+  // The common row: no quote on its line, so no field of it runs past the line.
+  if (all.substr(start, row.end - start).find(kQuote) == std::string_view::npos) return row;
+  const char stop_chars[] = {text.delimiter, '\r', '\n'};
+  const std::string_view stops(stop_chars, sizeof stop_chars);
+  for (std::size_t field = start;;) {
+    std::size_t open = field;
+    while (open < all.size() && (all[open] == ' ' || all[open] == '\t')) ++open;
+    if (open < all.size() && all[open] == kQuote) {
+      const std::size_t close = closing_quote(text, open);
+      if (close == std::string_view::npos) return {line_end(all, open), row.inner_lines};
+      row.inner_lines += line_ends(all, open, close);
+      field = close + 1;
+    }
+    const std::size_t stop = all.find_first_of(stops, field);
+    if (stop == std::string_view::npos || all[stop] != text.delimiter)
+      return {std::min(stop, all.size()), row.inner_lines};
+    field = stop + 1;
+  }
+}
+
 // Where the row ending at `end` is followed by the next one: past its line end, \r\n being one.
 std::size_t after_line_end(std::string_view text, std::size_t end) {
   return end + (text.substr(end, 2) == "\r\n" ? 2 : 1);
@@ -34,10 +90,12 @@ RowStarts find_rows(const Text& text, int skip_lines, std::int64_t limit) {
   std::size_t expected = most_rows(all);
   if (limit > 0) expected = std::min(expected, static_cast<std::size_t>(limit));
   rows.data.reserve(expected);
-  std::int64_t line = 0;
+  std::int64_t line = 1;  // where the row at `start` starts
   for (std::size_t start = 0; start < all.size();) {
-    const std::string_view row = row_at(text, start);
-    ++line;
+    const RowEnd end = row_end(text, start);
+    const std::string_view row = all.substr(start, end.end - start);
+    // A row that starts within the skipped lines is skipped whole: a header may hold a quoted
+    // line break.
     if (!blank(row, text.delimiter)) {
       if (line > skip_lines) {
         if (limit > 0 && rows.data.size() == static_cast<std::size_t>(limit)) break;
@@ -46,22 +104,23 @@ RowStarts find_rows(const Text& text, int skip_lines, std::int64_t limit) {
         rows.skipped.push_back(start);
       }
     }
-    start = after_line_end(all, start + row.size());
+    line += 1 + end.inner_lines;
+    start = after_line_end(all, end.end);
   }
   return rows;
 }
 
 std::string_view row_at(const Text& text, std::uint64_t start) {
-  const std::string_view rest = text.text.substr(start);
-  return rest.substr(0, rest.find_first_of("\r\n"));
+  return text.text.substr(start, row_end(text, start).end - start);
+}
+
+std::int64_t row_lines(std::string_view row) {
+  return 1 + line_ends(row, 0, row.size());
 }
 
 std::int64_t LineCounter::line_at(std::uint64_t start) {
-  for (; counted_ < start; ++counted_) {
-    const char c = text_[counted_];
-    if (c == '\n' || (c == '\r' && (counted_ + 1 == text_.size() || text_[counted_ + 1] != '\n')))
-      ++line_;
-  }
+  if (start > counted_) line_ += line_ends(text_, counted_, start);
+  counted_ = start;
   return line_;
 }
 

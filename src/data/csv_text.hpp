@@ -1,7 +1,9 @@
 // A CSV file's text cut into rows and fields, for the CSV reader (csv_reader.hpp), which parses
-// the rows on the readers' threads. A row is a line: it ends with \n, \r\n or a \r alone (the
-// "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal newlines and pandas
-// read them. A field may be quoted as RFC 4180 quotes it.
+// the rows on the readers' threads. A row ends at a line end outside its quoted fields: \n, \r\n
+// or a \r alone (the "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal
+// newlines and pandas read them. A field may be quoted as RFC 4180 quotes it, line breaks
+// included (a header cell or a text column written by a spreadsheet); a row is named by the
+// line it starts on, every line end counted, those inside quotes too.
 //
 // What is kept per row is its offset in the text alone (8 bytes): its end and its line number are
 // found again where they are wanted (parsing it, a message, predict's line column), so that
@@ -20,8 +22,13 @@ inline constexpr char kQuote = '"';
 
 // A file's text, after any byte order mark, and the delimiter its fields are split at.
 struct Text {
+  Text(std::string_view all, char field_delimiter)
+      : text(all), delimiter(field_delimiter), last_quote(all.rfind(kQuote)) {}
   std::string_view text;
   char delimiter = ',';
+  // Where the text's last quote is (npos: none): a quote there or after closes nothing, found
+  // without searching the rest of the text for each such stray quote.
+  std::size_t last_quote = std::string_view::npos;
 };
 
 // Where the rows start (offsets into the text), in order: the data rows, after the `skip_lines`
@@ -35,6 +42,8 @@ RowStarts find_rows(const Text& text, int skip_lines, std::int64_t limit);
 
 // The row that starts at `start`, without its line end.
 std::string_view row_at(const Text& text, std::uint64_t start);
+// The lines a row spans: 1, and one more for each line break in its quoted fields.
+std::int64_t row_lines(std::string_view row);
 
 // The line numbers (from 1) of rows asked for in order of their offsets: each counts on from the
 // one before, so that numbering every row reads the text once.

@@ -3,7 +3,8 @@
 # four measurements): validate prints the class table; training, eval --json, evaluation.json,
 # evaluation.txt, predict, the ONNX export and the report name the classes; a test label that is no training class
 # is one line naming the file, line, label and classes, exit 3, nothing written; more species
-# than numClasses is refused naming the label that made the column text.
+# than numClasses is refused naming the label that made the column text; quoted line breaks (a
+# header cell's, a label's) keep predict's line column and messages on the rows' first lines.
 source "$(dirname "$0")/lib.sh"
 : "${PYTHON3:?PYTHON3 must name python3}"
 
@@ -85,6 +86,21 @@ predicted=$(sed -n "s/.*, accuracy \([0-9.]*\) against the input's labels$/\1/p"
 awk -v a="$accuracy" -v p="$predicted" 'BEGIN { d = a - p; exit !(p != "" && d < 1e-4 && d > -1e-4) }' ||
   fail "predict's accuracy is not eval's $accuracy: $(cat "$WORK/predict.err")"
 echo "ok: predict names the classes: $(cat "$WORK/predict.err")"
+
+# A header cell holding a quoted line break is one header row (it was "an unterminated quote" on
+# line 1, skipped, and a bad row on line 2), and a label holding one is one bad row: predict's
+# line column and its message name the lines the rows start on.
+header='"sepal\nlength",sepal_width,petal_length,petal_width,species\n'
+{ printf "$header"; sed -n 2,5p "$WORK/test.csv"; } >"$WORK/lines.csv"
+"$DL_TRAIN" predict --model "$WORK/run/model.dlm" --input "$WORK/lines.csv" -o "$WORK/lines-predict.csv" \
+  2>"$WORK/lines-predict.err" || fail "predict on a header with a line break: $(cat "$WORK/lines-predict.err")"
+[ "$(tail -n +2 "$WORK/lines-predict.csv" | cut -d, -f1,2 | tr '\n' ' ')" = "0,3 1,4 2,5 3,6 " ] ||
+  fail "predict's lines: $(cat "$WORK/lines-predict.csv")"
+{ printf "$header"; sed -n 2,3p "$WORK/test.csv"; printf '5.0,3.4,1.5,0.2,"setosa\n(typo)"\n'
+  sed -n 4,5p "$WORK/test.csv"; } >"$WORK/lines-bad.csv"
+expect_failure 3 "lines-bad.csv: line 5: the label \(field 5\) 'setosa\\\\n\(typo\)' is not UTF-8 text" -- \
+  "$DL_TRAIN" predict --model "$WORK/run/model.dlm" --input "$WORK/lines-bad.csv"
+echo "ok: quoted line breaks: a header cell's and a label's; rows named by the lines they start on"
 
 onnx=$(onnx_class_names "$WORK/run/model.dlm")
 if [ -n "$onnx" ]; then

@@ -1,6 +1,6 @@
-// The CSV reader on files written here: plain and quoted fields (RFC 4180), a spreadsheet's byte
-// order mark, CRLF and CR line ends, and the one-line errors for a quote left open or text after
-// one.
+// The CSV reader on files written here: plain and quoted fields (RFC 4180, line breaks inside
+// quotes included), a spreadsheet's byte order mark, CRLF and CR line ends, the one-line errors
+// for a quote left open or text after one, and what reading holds per row.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -209,4 +209,74 @@ TEST_CASE("csv: reading holds little per row besides the file's text and the sam
   const std::size_t data = text.size() + kRows * (2 * sizeof(float) + sizeof(std::int32_t));
   INFO("held " << held << " bytes for " << data << " bytes of text and samples");
   CHECK(held <= data + kRows * 16);
+}
+
+TEST_CASE("csv: a quoted field may hold line breaks (RFC 4180); lines are counted through it",
+          "[csv]") {
+  dl::test::TempDir dir;
+  // A header cell with a line break is one header row: it read as "an unterminated quote" on
+  // line 1 (skipped) and a bad row 'first"' on line 2. Each line end counts, \r\n as one.
+  for (const std::string end : {"\n", "\r\n", "\r"}) {
+    INFO("line end " << (end == "\n" ? "LF" : end == "\r\n" ? "CRLF" : "CR"));
+    const std::string header = "\"pixel" + end + "first\",\"b, " + end + end + "\",label" + end;
+    const dl::Dataset set = dl::read_csv(
+        csv_request(write_text(dir, "header.csv", header + "0.5,1,2" + end + "-3,4.25,0" + end)));
+    CHECK(set.features() == std::vector<float>{0.5f, 1.0f, -3.0f, 4.25f});
+    CHECK(set.labels() == std::vector<std::int32_t>{2, 0});
+    CHECK_THROWS_WITH(
+        dl::read_csv(csv_request(write_text(dir, "bad.csv", header + "1,2,0" + end + "1,x,0"))),
+        Contains("bad.csv: line 6: field 2 ('x')"));
+  }
+  // The delimiter and "" inside such a field are its own, and a number with a line break is
+  // no number: the row is bad, named by the line it starts on.
+  const std::string number =
+      write_text(dir, "number.csv", "a,b,label\n1,\"2\n\",0\n3,4,1\n\"5,\"\"\n6\",7,1\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(number)),
+                    Contains("number.csv: line 2: field 2 ('2\\n') is not a finite number"));
+  dl::CsvRequest skip = csv_request(number);
+  skip.on_bad_row = dl::BadFileAction::kSkip;
+  skip.name_lines = true;
+  const dl::Dataset kept = dl::read_csv(skip);
+  CHECK(kept.features() == std::vector<float>{3.0f, 4.0f});
+  CHECK(kept.origin().sample_sources.names == std::vector<std::string>{"4"});
+  REQUIRE(kept.origin().skipped.size() == 2);
+  CHECK_THAT(kept.origin().skipped[0], Contains("number.csv: line 2: field 2 ('2\\n')"));
+  CHECK_THAT(kept.origin().skipped[1],
+             Contains("number.csv: line 5: field 1 ('5,\"\"\\n6') is not a "
+                      "finite number (its quoted fields "
+                      "carry the row on to line 6)"));
+}
+
+TEST_CASE("csv: a text field with a line break is one bad row, the rows after it read on",
+          "[csv]") {
+  dl::test::TempDir dir;
+  // A quoted label with a line break (a comment column read as the label, say) is no class name;
+  // the rows after it keep their lines (predict's line column).
+  const std::string path = write_text(
+      dir, "note.csv", "a,b,label\n1,2,\"a note\nover\n three lines\"\n3,4,1\n5,6,2\n\n7,x,0\n");
+  CHECK_THROWS_WITH(
+      dl::read_csv(csv_request(path)),
+      Contains("note.csv: line 2: the label (field 3) 'a note\\nover\\n three lines' is not UTF-8 "
+               "text without control characters"));
+  dl::CsvRequest skip = csv_request(path);
+  skip.on_bad_row = dl::BadFileAction::kSkip;
+  skip.name_lines = true;
+  const dl::Dataset set = dl::read_csv(skip);
+  CHECK(set.labels() == std::vector<std::int32_t>{1, 2});
+  CHECK(set.origin().sample_sources.names == std::vector<std::string>{"5", "6"});
+  REQUIRE(set.origin().skipped.size() == 2);
+  CHECK_THAT(set.origin().skipped[1], Contains("note.csv: line 8: field 2 ('x')"));
+  // A stray quote takes the lines up to the next quote into its row, as pandas reads it: the
+  // message says how far.
+  const std::string stray = write_text(dir, "stray.csv", "h\n1,\"2,0\n3,4,\"1\"\n5,6,0\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(stray)),
+                    Contains("stray.csv: line 2: field 2 has text after a closing quote") &&
+                        Contains("(its quoted fields carry the row on to line 3)"));
+  // A quote left open to the end of the file still ends its row at its line: that row is bad,
+  // the rows after it are read.
+  const std::string open = write_text(dir, "open.csv", "h\n1,\"2,0\n3,4,1\n");
+  CHECK_THROWS_WITH(dl::read_csv(csv_request(open)),
+                    Contains("open.csv: line 2: field 2 has an unterminated quote"));
+  skip.path = open;
+  CHECK(dl::read_csv(skip).origin().sample_sources.names == std::vector<std::string>{"3"});
 }
