@@ -88,10 +88,16 @@ int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
   const Config config = load_config_file(common.config_path, common.overrides);
   check_batch_fits_host_memory(config, choose_backend(config).kind);
   // Read as training reads them, so that a config validate passes does not fail on its data.
-  const std::string data =
-      flags.config_only ? "" : describe_checked_data(config, load_checked_data(config));
+  std::string data;
+  std::string data_notes;
+  if (!flags.config_only) {
+    const RunData checked = load_checked_data(config);
+    data = describe_checked_data(config, checked);
+    data_notes = reading_note_lines({checked.train.get(), checked.test.get()});
+  }
   for (const std::string& note : unread_key_notes(config))
     std::cerr << "dl-train: note: " << note << "\n";
+  std::cerr << data_notes;
   if (flags.json) {
     print_validate_json(common.config_path, config, data);
     return 0;
@@ -135,6 +141,7 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   model.upload_parameters(state.parameters.data());
   Dataset test = load_test_set(config);
   test.set_pipeline(saved.input);
+  std::cerr << reading_note_lines({&test});
   const EvaluationResult result = evaluate(model, test);
   if (!predictions_path.empty())
     write_predictions(model, test, saved.class_names, predictions_path);

@@ -168,6 +168,7 @@ int run_predict(const PredictOptions& options) {
                                  : 0.0)
                : std::string());
   report_skipped(images.origin(), options.input_path);
+  std::cerr << reading_note_lines({&images});
   return 0;
 }
 

@@ -117,6 +117,16 @@ std::vector<std::string> skipped_notes(const DataOrigin& origin, const std::stri
   return lines;
 }
 
+std::string reading_note_lines(const std::vector<const Dataset*>& sets) {
+  std::vector<std::string> notes;
+  for (const Dataset* set : sets)
+    for (const std::string& note : set->origin().notes)
+      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  std::string lines;
+  for (const std::string& note : notes) lines += "dl-train: note: " + note + "\n";
+  return lines;
+}
+
 std::string training_source(const DataConfig& data) {
   return data_format(data.format).source(data, DataSplit::kTrain);
 }

@@ -56,6 +56,10 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
 std::vector<std::string> skipped_notes(const DataOrigin& origin, const std::string& source,
                                        const std::string& count_end = ":");
 
+// The notes reading `sets` left (DataOrigin::notes), each once (one file may be two sets), as the
+// lines "dl-train: note: ...\n" a command prints on standard error; empty without notes.
+std::string reading_note_lines(const std::vector<const Dataset*>& sets);
+
 // Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".
 std::string training_source(const DataConfig& data);
 std::string test_source(const DataConfig& data);

@@ -280,3 +280,37 @@ TEST_CASE("csv: a text field with a line break is one bad row, the rows after it
   skip.path = open;
   CHECK(dl::read_csv(skip).origin().sample_sources.names == std::vector<std::string>{"3"});
 }
+
+TEST_CASE("csv: a skipped line that reads as a data row is named in a note, not refused", "[csv]") {
+  dl::test::TempDir dir;
+  const auto notes = [&](const std::string& text, int skip_lines = 1, int num_classes = 3) {
+    dl::CsvRequest r = csv_request(write_text(dir, "rows.csv", text));
+    r.skip_lines = skip_lines;
+    r.num_classes = num_classes;
+    return dl::read_csv(r).origin().notes;
+  };
+  using Notes = std::vector<std::string>;
+  const std::string path = dir.file("rows.csv");
+  // skipLines: 1 on a file without a header left its first row out silently.
+  CHECK(notes("1,2,0\n3,4.5,1\n") ==
+        Notes{path +
+              ": line 1, skipped as a header (data.skipLines: 1), reads as a data row like the "
+              "rows after it, and is left out; if the file has no header, set data.skipLines: 0"});
+  CHECK(notes("# measurements\n1,2,0\n3,4,1\n5,6,2\n", 3) ==
+        Notes{path +
+              ": lines 2 to 3, skipped as a header (data.skipLines: 3), read as data rows like "
+              "the rows after them, and are left out; if they are data, set data.skipLines: 1"});
+  // Text labels: the skipped row's label must be one of the file's classes.
+  CHECK(notes("5.1,3.5,setosa\n4.9,3,setosa\n6,2.2,virginica\n").size() == 1);
+  // A header: names, a label that is no class, or the column numbers pandas writes for a
+  // frame without column names (0,1,2 or 1,2,3).
+  CHECK(notes("a,b,label\n1,2,0\n").empty());
+  CHECK(notes("1,2,7\n1,2,0\n").empty());
+  CHECK(notes("x,y,species\n5.1,3.5,setosa\n").empty());
+  CHECK(notes("0,1,2\n1,2,0\n").empty());
+  CHECK(notes("1,2,3\n1,2,0\n", 1, 10).empty());
+  CHECK(notes("1,2,4\n1,2,0\n", 1, 10).size() == 1);
+  CHECK(notes("1,2,0\n3,4,1\n", 0).empty());
+  // Under onBadFile: stop, a bad skipped line is no data row either.
+  CHECK(notes("1,x,0\n3,4,1\n").empty());
+}
