@@ -12,6 +12,7 @@
 #include "backend/cpu/cpu_backend.hpp"
 #include "cli/console_writer.hpp"
 #include "cli/json_output.hpp"
+#include "cli/prediction_csv.hpp"
 #include "cli/saved_model.hpp"
 #include "cli/signals.hpp"
 #include "config/config_loader.hpp"
@@ -90,10 +91,16 @@ int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
   const Config config = load_config_file(common.config_path, common.overrides);
   check_batch_fits_host_memory(config, choose_backend(config).kind);
   // Read as training reads them, so that a config validate passes does not fail on its data.
-  const std::string data =
-      flags.config_only ? "" : describe_checked_data(config, load_checked_data(config));
+  std::string data;
+  std::string data_notes;
+  if (!flags.config_only) {
+    const RunData checked = load_checked_data(config);
+    data = describe_checked_data(config, checked);
+    data_notes = reading_note_lines({checked.train.get(), checked.test.get()});
+  }
   for (const std::string& note : unread_key_notes(config))
     std::cerr << "dl-train: note: " << note << "\n";
+  std::cerr << data_notes;
   if (flags.json) {
     print_validate_json(common.config_path, config, data);
     return 0;
@@ -108,26 +115,20 @@ int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
 
 namespace {
 
-// eval --predictions: "index,label,predicted,p0,...,p<classes-1>" per test example, in order.
-void write_predictions(Model& model, const Dataset& test, const std::string& path) {
+// eval --predictions: "index,label,predicted,p0,...,p<classes-1>" per test example, in order,
+// with predicted_class after predicted for a model trained on named classes, as predict writes.
+void write_predictions(Model& model, const Dataset& test, const std::vector<std::string>& names,
+                       const std::string& path) {
   const int classes = model.num_classes();
-  std::string csv = "index,label,predicted";
-  for (int c = 0; c < classes; ++c) csv += fmt::format(",p{}", c);
-  csv += "\n";
+  PredictionCsv csv(classes, names, std::string(), true);
   run_inference(
       model, test,
       [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
-        for (std::size_t i = 0; i < n; ++i) {
-          const float* row = outputs + i * static_cast<std::size_t>(classes);
-          const auto predicted = std::max_element(row, row + classes) - row;
-          csv +=
-              fmt::format("{},{},{}", first + static_cast<std::int64_t>(i), labels[i], predicted);
-          // 9 significant digits: every float reads back exactly.
-          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", figure(row[c]));
-          csv += "\n";
-        }
+        for (std::size_t i = 0; i < n; ++i)
+          csv.add(first + static_cast<std::int64_t>(i), {}, labels[i],
+                  outputs + i * static_cast<std::size_t>(classes));
       });
-  write_named_output(path, csv);
+  write_named_output(path, csv.text());
 }
 
 }  // namespace
@@ -143,8 +144,10 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   model.upload_parameters(state.parameters.data());
   Dataset test = load_test_set(config);
   test.set_pipeline(saved.input);
+  std::cerr << reading_note_lines({&test});
   const EvaluationResult result = evaluate(model, test);
-  if (!predictions_path.empty()) write_predictions(model, test, predictions_path);
+  if (!predictions_path.empty())
+    write_predictions(model, test, saved.class_names, predictions_path);
   if (json) {
     print_eval_json(model_path, state, test_source(config.data), test.size(), result);
     return 0;
@@ -174,8 +177,8 @@ int run_inspect(const std::string& model_path, bool json) {
   // a newline or a terminal's escape sequence printed lines no file holds, or worked the
   // terminal.
   for (const auto& [key, value] : state.metadata)
-    std::cout << "metadata." << message_text::escaped(key) << ": "
-              << message_text::escaped(value) << "\n";
+    std::cout << "metadata." << message_text::escaped(key) << ": " << message_text::escaped(value)
+              << "\n";
   return 0;
 }
 

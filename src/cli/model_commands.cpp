@@ -7,14 +7,15 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
+#include "cli/prediction_csv.hpp"
 #include "cli/saved_model.hpp"
 #include "core/class_names.hpp"
 #include "core/error.hpp"
-#include "core/figure_text.hpp"
 #include "data/data_format.hpp"
 #include "data/data_sources.hpp"
 #include "export/onnx_export.hpp"
@@ -71,36 +72,13 @@ std::string input_help() {
   return help;
 }
 
-// A CSV field: quoted when it holds a comma or a quote (RFC 4180).
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (const char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
-}
-
-// Where the input names its samples (an image's file, a CSV row's line), each row names its
-// sample's after its index; with class names (a model trained on an image folder or on a CSV
-// file's text labels), its class too.
-std::string csv_header(int classes, const std::string& source_column, bool named) {
-  std::string header =
-      source_column.empty() ? "index,predicted" : "index," + source_column + ",predicted";
-  if (named) header += ",predicted_class";
-  for (int c = 0; c < classes; ++c) header += fmt::format(",p{}", c);
-  return header + "\n";
-}
-
 // With data.onBadFile: skip the inputs left out have no row and the rows after them are numbered
 // without them: the rows could not be matched to their inputs, so each one left out is named, as
 // a run's log names them.
 void report_skipped(const DataOrigin& origin, const std::string& input) {
-  if (origin.skipped.empty()) return;
-  std::cerr << fmt::format(
-      "predict: skipped {} in {} (data.onBadFile: skip); they have no row, and index counts the "
-      "inputs read\n",
-      origin.skipped.size(), input);
-  for (const std::string& skipped : origin.skipped)
-    std::cerr << "predict:   skipped " << skipped << "\n";
+  for (const std::string& line :
+       skipped_notes(origin, input, "; they have no row, and index counts the inputs read"))
+    std::cerr << "predict: " << line << "\n";
 }
 
 }  // namespace
@@ -157,36 +135,29 @@ int run_predict(const PredictOptions& options) {
         options.input_path, images.shape_text(), images.sample_floats(), model.input_size()));
   }
   model.upload_parameters(saved.state.parameters.data());
-  const int classes = model.num_classes();
-  const std::vector<std::string>& names = saved.class_names;
-  const bool named = !names.empty();
+  // Where the input names its samples (an image's file, a CSV row's line), each row names its
+  // sample's after its index; with class names, its class too.
   const SampleSources& sources = images.origin().sample_sources;
-  std::string csv = csv_header(classes, sources.column, named);
+  const int classes = model.num_classes();
+  PredictionCsv csv(classes, saved.class_names, sources.column, false);
   std::int64_t correct = 0;
   run_inference(
       model, images,
       [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
         for (std::size_t i = 0; i < n; ++i) {
-          const float* row = outputs + i * static_cast<std::size_t>(classes);
-          const int predicted = static_cast<int>(std::max_element(row, row + classes) - row);
-          correct += predicted == labels[i] ? 1 : 0;
           const std::int64_t index = first + static_cast<std::int64_t>(i);
-          csv += std::to_string(index);
-          if (!sources.column.empty())
-            csv += "," + csv_field(sources.names[static_cast<std::size_t>(index)]);
-          csv += "," + std::to_string(predicted);
-          // A class past the last name (an output layer wider than the data's classes) has none.
-          const std::string* name = class_name(names, predicted);
-          if (named) csv += "," + (name == nullptr ? std::string() : csv_field(*name));
-          // 9 significant digits: every float reads back exactly.
-          for (int c = 0; c < classes; ++c) csv += fmt::format(",{:.9g}", figure(row[c]));
-          csv += "\n";
+          const std::string_view source = sources.column.empty()
+                                              ? std::string_view()
+                                              : sources.names[static_cast<std::size_t>(index)];
+          const int predicted =
+              csv.add(index, source, labels[i], outputs + i * static_cast<std::size_t>(classes));
+          correct += predicted == labels[i] ? 1 : 0;
         }
       });
   if (options.output_path.empty()) {
-    std::cout << csv;
+    std::cout << csv.text();
   } else {
-    write_named_output(options.output_path, csv);
+    write_named_output(options.output_path, csv.text());
   }
   const bool labelled = format.predict.labelled || !folder_classes.empty();
   std::cerr << fmt::format(
@@ -197,6 +168,7 @@ int run_predict(const PredictOptions& options) {
                                  : 0.0)
                : std::string());
   report_skipped(images.origin(), options.input_path);
+  std::cerr << reading_note_lines({&images});
   return 0;
 }
 

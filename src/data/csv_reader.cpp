@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <deque>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -11,6 +13,9 @@
 #include "core/error.hpp"
 #include "core/message_text.hpp"
 #include "data/csv_labels.hpp"
+#include "data/csv_layout.hpp"
+#include "data/csv_row.hpp"
+#include "data/csv_text.hpp"
 #include "data/parallel_for.hpp"
 #include "io/file_access.hpp"
 
@@ -23,239 +28,47 @@ constexpr const char* kBadRowFix =
     "fix the row, or set data.onBadFile: skip to leave such rows out";
 // The UTF-8 byte order mark that spreadsheet programs write at the start of a CSV export.
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-constexpr char kQuote = '"';
 
-struct Row {
-  std::string_view text;
-  std::int64_t line = 0;  // counting from 1
-};
+using csv::kBadRow;
+using csv::kNoClass;
+using csv::kTextLabel;
+using csv::kUnparsed;
+using csv::label_code;
+using csv::label_field;
+using csv::label_text;
+using csv::parse_row;
 
-// A line with no value: blanks only, or blanks and delimiters (the empty rows ",,,," a
-// spreadsheet writes below its data when cells there were once used).
-bool blank(std::string_view text, char delimiter) {
-  for (const char c : text)
-    if (c != ' ' && c != '\t' && c != delimiter) return false;
-  return true;
-}
-
-// The data rows after `skip_lines` lines, blank ones left out. A line ends with \n, \r\n or a
-// \r alone (the "CSV (Macintosh)" of older Excel and LibreOffice), as Python's universal
-// newlines and pandas read them: the file was otherwise one line, "no data rows".
-std::vector<Row> data_rows(std::string_view text, int skip_lines, char delimiter) {
-  std::vector<Row> rows;
-  std::int64_t line = 0;
-  for (std::size_t start = 0; start < text.size();) {
-    std::size_t end = text.find_first_of("\r\n", start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view row = text.substr(start, end - start);
-    ++line;
-    if (line > skip_lines && !blank(row, delimiter)) rows.push_back({row, line});
-    start = end + (text.substr(end, 2) == "\r\n" ? 2 : 1);
-  }
-  return rows;
-}
-
-std::string_view trimmed(std::string_view field) {
-  const std::size_t first = field.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
-  return field.substr(first, field.find_last_not_of(" \t") - first + 1);
-}
-
-// One field of a row, from `start`: RFC 4180's quoting (a field in double quotes may hold the
-// delimiter, and "" stands for one quote) around the unquoted rule. `next` is where the next
-// field starts (row.size() + 1 after the last); `text` the field without its quotes or the
-// spaces around it, with its "" pairs still doubled (`doubled_quotes`): a label is unescaped
-// (unescaped_label), and a quoted number keeps them, which make it no number.
-struct Field {
-  std::string_view text;
-  std::size_t next = 0;
-  const char* error = nullptr;
-  bool doubled_quotes = false;
-};
-
-Field next_field(std::string_view row, std::size_t start, char delimiter) {
-  std::size_t open = start;
-  while (open < row.size() && (row[open] == ' ' || row[open] == '\t')) ++open;
-  if (open == row.size() || row[open] != kQuote) {
-    std::size_t end = row.find(delimiter, start);
-    if (end == std::string_view::npos) end = row.size();
-    return {trimmed(row.substr(start, end - start)), end + 1, nullptr};
-  }
-  std::size_t close = open + 1;
-  bool doubled = false;
-  for (;; close += 2) {
-    close = row.find(kQuote, close);
-    if (close == std::string_view::npos) return {{}, row.size() + 1, "an unterminated quote"};
-    if (close + 1 >= row.size() || row[close + 1] != kQuote) break;
-    doubled = true;
-  }
-  std::size_t after = close + 1;
-  while (after < row.size() && (row[after] == ' ' || row[after] == '\t')) ++after;
-  if (after < row.size() && row[after] != delimiter)
-    return {{}, row.size() + 1, "text after a closing quote"};
-  return {row.substr(open + 1, close - open - 1), after + 1, nullptr, doubled};
-}
-
-// A quoted field's text with each "" pair read as the one quote it stands for.
-std::string unescaped_label(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    out += text[i];
-    if (text[i] == kQuote) ++i;  // next_field found only pairs inside the quotes
-  }
-  return out;
-}
-
-// The label's field in a row, from 0.
-int label_field(const CsvRequest& r) {
-  return r.label_index < 0 ? r.features : r.label_index;
-}
-
-// A label names a class in messages and run files (UTF-8: JSON, HTML), and model files keep the
-// names one per line: what is wrong with `text` as a label, or nothing.
-std::optional<std::string> label_problem(std::string_view text, int field) {
-  if (text.empty()) return fmt::format("the label (field {}) is empty", field + 1);
-  if (message_text::find_non_utf8(text) != std::string_view::npos ||
-      message_text::find_control(text) != std::string_view::npos)
-    return fmt::format("the label (field {}) '{}' is not UTF-8 text without control characters",
-                       field + 1, quoted_value(text));
-  return std::nullopt;
-}
-
-// Parses `row` into features (`out`, unless null: the labels alone are wanted) and its label's
-// text, which views the row or, when its quotes had to be unescaped, `unescaped`; the error says
-// what is wrong with the row.
-std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, float* out,
-                                     std::string_view& label, std::string& unescaped) {
-  const int fields = r.features + 1;
-  const int label_at = label_field(r);
-  int field = 0;
-  int feature = 0;
-  for (std::size_t start = 0;; ++field) {
-    const Field f = next_field(row, start, r.delimiter);
-    if (f.error != nullptr)
-      return fmt::format("field {} has {}; close the quote, or write the number unquoted",
-                         field + 1, f.error);
-    if (field == label_at) {
-      label = f.text;
-      if (f.doubled_quotes) {
-        unescaped = unescaped_label(f.text);
-        label = unescaped;
-      }
-      if (auto problem = label_problem(label, field)) return problem;
-    } else if (field < fields) {
-      const std::optional<float> value = csv_number(f.text);
-      if (!value)
-        return fmt::format("field {} ('{}') is not a finite number", field + 1,
-                           quoted_value(f.text));
-      if (out != nullptr) out[feature++] = *value;
-    }
-    if (f.next > row.size()) break;
-    start = f.next;
-  }
-  if (field + 1 != fields)
-    return fmt::format("{} fields, but inputType's feedForward size {} and the label make {}",
-                       field + 1, r.features, fields);
-  return std::nullopt;
-}
-
-// What a bad row's fields are: how many, which are numbers, the first that is text.
-struct RowFields {
-  int count = 0;
-  int numbers = 0;
-  int first_text = -1;
-  std::string_view decimal_comma;  // a field such as 6,31 (a ';'-separated export)
-};
-
-RowFields row_fields(std::string_view row, char delimiter) {
-  RowFields fields;
-  for (std::size_t start = 0; start <= row.size(); ++fields.count) {
-    const Field f = next_field(row, start, delimiter);
-    if (csv_number(f.text)) {
-      ++fields.numbers;
-    } else {
-      if (fields.first_text < 0) fields.first_text = fields.count;
-      const std::size_t comma = f.text.find(',');
-      if (fields.decimal_comma.empty() && comma != std::string_view::npos && comma > 0 &&
-          csv_number(std::string(f.text).replace(comma, 1, ".")))
-        fields.decimal_comma = f.text;
-    }
-    start = f.next;
-  }
-  return fields;
-}
-
-// The config mistake that likelier made the file's first data row bad than the row itself, as
-// the fix to write instead of "fix the row": a mistake of the file's layout shows on its first
-// data row, while a bad row further down is more likely bad itself. The row holds no delimiter
-// but another separator; a number has a decimal comma; a header line is read as data (its line
-// is the number of lines to skip); the class names are in another field than labelIndex's.
-std::optional<std::string> layout_cause(const Row& row, const CsvRequest& r) {
-  if (row.text.find(r.delimiter) == std::string_view::npos) {
-    char other = 0;
-    std::ptrdiff_t most = 0;
-    for (const char c : std::string_view(",;\t|")) {
-      const std::ptrdiff_t n = std::count(row.text.begin(), row.text.end(), c);
-      if (c == r.delimiter || n <= most) continue;
-      other = c;
-      most = n;
-    }
-    if (other != 0)
-      return fmt::format(
-          "the row holds no '{}' (data.delimiter) but {} '{}': set data.delimiter: \"{}\"",
-          quoted_value(std::string(1, r.delimiter)), most, quoted_value(std::string(1, other)),
-          quoted_value(std::string(1, other)));
-  }
-  const RowFields fields = row_fields(row.text, r.delimiter);
-  if (!fields.decimal_comma.empty())
-    return fmt::format(
-        "'{}' is written with a decimal comma: save the file with decimal points "
-        "(pandas: to_csv(decimal='.'))",
-        quoted_value(fields.decimal_comma));
-  if (fields.numbers == 0)
-    return fmt::format(
-        "it reads as a header line (none of its fields is a number): set "
-        "data.skipLines: {}",
-        row.line);
-  if (fields.count == r.features + 1 && fields.numbers == r.features &&
-      fields.first_text != label_field(r))
-    return fmt::format(
-        "field {} is the only text: if it holds the class labels, set "
-        "data.labelIndex: {}",
-        fields.first_text + 1, fields.first_text);
-  return std::nullopt;
-}
-
-// The file's rows, parsed on the readers' threads: each row's features (when kept), label text
-// and error. Under onBadFile: stop the threads stop at an error, so rows after the first bad one
-// may be left unparsed (every row before it is parsed).
+// The file's rows, parsed on the readers' threads, each into its own slots: its features (when
+// kept) and its label's code. Under onBadFile: stop the threads stop at an error, so rows after
+// the first bad one may be left unparsed (every row before it is parsed). A row's text, its
+// label's text, its line and its error are found again where they are wanted (csv_text.hpp).
 struct ParsedRows {
-  std::vector<Row> rows;
+  csv::Text text;
+  csv::RowStarts starts;
   std::vector<float> features;
-  std::vector<std::string_view> labels;
-  std::vector<std::string> unescaped_labels;  // the labels that had "" pairs (parse_row)
-  std::vector<std::optional<std::string>> errors;
+  std::vector<std::int32_t> labels;
 };
+
+std::string_view row_text(const ParsedRows& parsed, std::size_t i) {
+  return csv::row_at(parsed.text, parsed.starts.data[i]);
+}
 
 ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool keep_features) {
   if (text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
     text.remove_prefix(kByteOrderMark.size());
-  ParsedRows parsed;
-  parsed.rows = data_rows(text, request.skip_lines, request.delimiter);
-  std::vector<Row>& rows = parsed.rows;
-  if (request.limit > 0 && static_cast<std::size_t>(request.limit) < rows.size())
-    rows.resize(static_cast<std::size_t>(request.limit));
+  ParsedRows parsed{csv::Text(text, request.delimiter), {}, {}, {}};
+  parsed.starts = csv::find_rows(parsed.text, request.skip_lines, request.limit);
+  const std::size_t rows = parsed.starts.data.size();
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
-  parsed.features.resize(rows.size() * width);
-  parsed.labels.resize(rows.size());
-  parsed.unescaped_labels.resize(rows.size());
-  parsed.errors.resize(rows.size());
-  parallel_for_each_index(rows.size(), [&](std::size_t i) {
+  parsed.features.resize(rows * width);
+  parsed.labels.assign(rows, kUnparsed);
+  parallel_for_each_index(rows, [&](std::size_t i) {
     float* out = keep_features ? parsed.features.data() + i * width : nullptr;
-    parsed.errors[i] =
-        parse_row(rows[i].text, request, out, parsed.labels[i], parsed.unescaped_labels[i]);
-    return !(parsed.errors[i] && request.on_bad_row == BadFileAction::kStop);
+    std::string_view label;
+    std::string unescaped;
+    const bool bad = parse_row(row_text(parsed, i), request, out, label, unescaped).has_value();
+    parsed.labels[i] = bad ? kBadRow : label_code(label);
+    return !(bad && request.on_bad_row == BadFileAction::kStop);
   });
   return parsed;
 }
@@ -265,48 +78,75 @@ ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool kee
 // onBadFile: stop (which then stops the read). Too many names for numClasses is a DataError.
 std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest& request) {
   if (request.classes) return *request.classes;
+  const std::vector<std::int32_t>& codes = parsed.labels;
+  const auto end = request.on_bad_row == BadFileAction::kStop
+                       ? std::find(codes.begin(), codes.end(), kBadRow)
+                       : codes.end();
+  // Only a label that is no class index makes the labels names: without one their text is not
+  // read again.
+  if (std::find(codes.begin(), end, kTextLabel) == end) return {};
   std::vector<std::string_view> labels;
-  std::vector<std::int64_t> lines;
-  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
-    if (parsed.errors[i]) {
-      if (request.on_bad_row == BadFileAction::kStop) break;
-      continue;
-    }
-    labels.push_back(parsed.labels[i]);
-    lines.push_back(parsed.rows[i].line);
+  std::deque<std::string> unescaped;  // the labels whose quotes were unescaped
+  std::string scratch;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(end - codes.begin()); ++i) {
+    if (codes[i] == kBadRow) continue;
+    std::string_view label = label_text(row_text(parsed, i), request, scratch);
+    if (label.data() == scratch.data()) label = unescaped.emplace_back(scratch);
+    labels.push_back(label);
   }
   CsvClasses classes = csv_classes(labels);
   const std::size_t count = classes.names.size();
-  if (count > static_cast<std::size_t>(request.num_classes))
-    throw DataError(fmt::format(
-        "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
-        "class names because the label '{}' on line {} is not a class index); set "
-        "data.numClasses: {}, or give labelIndex the field of the class labels",
-        request.path, count, quoted_class_list(classes.names), request.num_classes,
-        quoted_value(labels[classes.first_name]), lines[classes.first_name], count));
-  return std::move(classes.names);
+  if (count <= static_cast<std::size_t>(request.num_classes)) return std::move(classes.names);
+  std::size_t row = 0;  // the row of labels[classes.first_name]: the bad rows had no label
+  for (std::size_t seen = 0;; ++row)
+    if (codes[row] != kBadRow && seen++ == classes.first_name) break;
+  throw DataError(fmt::format(
+      "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
+      "class names because the label '{}' on line {} is not a class index); set "
+      "data.numClasses: {}, or give labelIndex the field of the class labels",
+      request.path, count, quoted_class_list(classes.names), request.num_classes,
+      quoted_value(labels[classes.first_name]),
+      csv::LineCounter(parsed.text.text).line_at(parsed.starts.data[row]), count));
 }
 
-// The class of a label under `names` (indices when empty); the error says why it has none.
-std::optional<std::string> class_of(std::string_view text, const std::vector<std::string>& names,
-                                    const CsvRequest& r, std::int32_t& label) {
+// With class names, each parsed row's code becomes its class (its label's position among
+// `names`) or kNoClass, on the readers' threads; with indices the codes are the classes.
+void classify_by_name(ParsedRows& parsed, const CsvRequest& request,
+                      const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  parallel_for_each_index(parsed.labels.size(), [&](std::size_t i) {
+    std::int32_t& code = parsed.labels[i];
+    if (code == kBadRow || code == kUnparsed) return true;
+    std::string scratch;
+    const std::optional<int> found =
+        find_class(names, label_text(row_text(parsed, i), request, scratch));
+    code = found ? *found : kNoClass;
+    return true;
+  });
+}
+
+// What is wrong with row i after classify_by_name: its parse error, or why its label is no class
+// under `names` (indices when empty); nothing for a good row, whose text is then not read again.
+std::optional<std::string> row_problem(const ParsedRows& parsed, std::size_t i,
+                                       const std::vector<std::string>& names, const CsvRequest& r) {
+  const std::int32_t code = parsed.labels[i];
+  const bool no_class =
+      names.empty() ? code == kTextLabel || code >= r.num_classes : code == kNoClass;
+  if (code != kBadRow && !no_class) return std::nullopt;
+  const std::string_view row = row_text(parsed, i);
+  std::string scratch;
+  if (code == kBadRow) {
+    std::string_view label;
+    return parse_row(row, r, nullptr, label, scratch);
+  }
+  const std::string_view text = label_text(row, r, scratch);
   const int field = label_field(r) + 1;
-  if (!names.empty()) {
-    const std::optional<int> found = find_class(names, text);
-    if (found) {
-      label = *found;
-      return std::nullopt;
-    }
+  if (!names.empty())
     return fmt::format("the label (field {}) '{}' is not one of the {} classes of {} ({})", field,
                        quoted_value(text), names.size(), r.classes_source,
                        quoted_class_list(names));
-  }
-  const std::optional<float> index = label_as_index(text);
-  if (!index || *index >= static_cast<float>(r.num_classes))
-    return fmt::format("the label (field {}) is {}, not a class index from 0 to {}", field,
-                       quoted_value(text), r.num_classes - 1);
-  label = static_cast<std::int32_t>(*index);
-  return std::nullopt;
+  return fmt::format("the label (field {}) is {}, not a class index from 0 to {}", field,
+                     quoted_value(text), r.num_classes - 1);
 }
 
 // The rows that are good, in order: their features (when kept) and labels, and the origin (the
@@ -324,27 +164,33 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   GoodRows good;
   DataOrigin& origin = good.origin;
   origin.class_names = file_classes(parsed, request);
+  classify_by_name(parsed, request, origin.class_names);
   if (request.name_lines) origin.sample_sources.column = "line";
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;
-  std::vector<std::int32_t>& labels = good.labels;
-  labels.resize(parsed.rows.size());
+  std::vector<std::int32_t>& labels = parsed.labels;
+  csv::LineCounter lines(parsed.text.text);
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < parsed.rows.size(); ++i) {
-    const bool row_error = parsed.errors[i].has_value();
-    std::optional<std::string> error = std::move(parsed.errors[i]);
-    if (!error) error = class_of(parsed.labels[i], origin.class_names, request, labels[kept]);
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    std::optional<std::string> error = row_problem(parsed, i, origin.class_names, request);
     if (error) {
-      const std::string where = fmt::format("{}: line {}", request.path, parsed.rows[i].line);
+      const std::string_view row = row_text(parsed, i);
+      const std::int64_t line = lines.line_at(parsed.starts.data[i]);
+      const std::string where = fmt::format("{}: line {}", request.path, line);
+      // A quote opened by mistake takes the lines up to the next quote into its row.
+      if (const std::int64_t spanned = csv::row_lines(row); spanned > 1)
+        *error +=
+            fmt::format(" (its quoted fields carry the row on to line {})", line + spanned - 1);
       if (request.on_bad_row == BadFileAction::kStop) {
         const std::optional<std::string> cause =
-            row_error && i == 0 ? layout_cause(parsed.rows[i], request) : std::nullopt;
+            labels[i] == kBadRow && i == 0 ? csv::layout_cause(row, line, request) : std::nullopt;
         throw DataError(fmt::format("{}: {}; {}", where, *error, cause.value_or(kBadRowFix)));
       }
       origin.skipped.push_back(where + ": " + *error);
       continue;
     }
     if (request.name_lines)
-      origin.sample_sources.names.push_back(std::to_string(parsed.rows[i].line));
+      origin.sample_sources.names.push_back(std::to_string(lines.line_at(parsed.starts.data[i])));
+    labels[kept] = labels[i];
     if (kept != i)
       std::copy_n(parsed.features.begin() + static_cast<std::ptrdiff_t>(i * width), width,
                   parsed.features.begin() + static_cast<std::ptrdiff_t>(kept * width));
@@ -356,9 +202,13 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
         request.skip_lines > 0
             ? fmt::format(" after the {} skipped line(s) (data.skipLines)", request.skip_lines)
             : std::string()));
+  if (std::optional<std::string> note =
+          csv::skipped_data_note(parsed.text, parsed.starts.skipped, request, origin.class_names))
+    origin.notes.push_back(std::move(*note));
   good.features = std::move(parsed.features);
   good.features.resize(kept * width);
-  labels.resize(kept);
+  good.labels = std::move(labels);
+  good.labels.resize(kept);
   return good;
 }
 

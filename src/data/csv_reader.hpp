@@ -1,9 +1,13 @@
 // Reader for CSV files of numbers (data.format: csv), as DL4J's CSVRecordReader with
 // RecordReaderDataSetIterator reads them: `skip_lines` lines skipped (a header), then one sample
-// per line, its fields split at `delimiter`, one of them the class label (an integer below
-// num_classes, or a class name: csv_labels.hpp) and the others the features, in order. A field may be quoted as RFC 4180 quotes
-// ("0.5", or a header's "pixel, 1"), but not across lines. Blank lines are ignored; "\r\n" line
-// ends and a leading UTF-8 byte order mark (spreadsheet exports) are accepted. Rows are parsed on the readers' thread pool, each into its own slot.
+// per row, its fields split at `delimiter`, one of them the class label (an integer below
+// num_classes, or a class name: csv_labels.hpp) and the others the features, in order. A field
+// may be quoted as RFC 4180 quotes ("0.5", or a header's "pixel, 1"), line breaks included, as
+// pandas and Python's csv module read them: a row ends at a line end outside quotes
+// (csv_text.hpp), is named by the line it starts on, and a row starting within the skipped lines
+// is skipped whole. Blank lines are ignored; "\r\n" line ends and a leading UTF-8 byte order mark
+// (spreadsheet exports) are accepted. Rows are parsed on the readers' thread pool, each into its
+// own slot.
 //
 // Every defect is a DataError "path: line N: what is wrong; what to do": a row with another number
 // of fields than inputType's size plus the label, a field that is not a finite number, a label

@@ -103,10 +103,27 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
   }
   // A streamed folder's sizes are not read before training: say why, and how it is read.
   if (set.streamed()) lines.push_back(fmt::format("images in {}: {}", source, origin.holding));
-  if (!origin.skipped.empty())
-    lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(),
-                                source));
+  for (std::string& line : skipped_notes(origin, source)) lines.push_back(std::move(line));
+  return lines;
+}
+
+std::vector<std::string> skipped_notes(const DataOrigin& origin, const std::string& source,
+                                       const std::string& count_end) {
+  std::vector<std::string> lines;
+  if (origin.skipped.empty()) return lines;
+  lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip){}", origin.skipped.size(),
+                              source, count_end));
   for (const std::string& skipped : origin.skipped) lines.push_back("  skipped " + skipped);
+  return lines;
+}
+
+std::string reading_note_lines(const std::vector<const Dataset*>& sets) {
+  std::vector<std::string> notes;
+  for (const Dataset* set : sets)
+    for (const std::string& note : set->origin().notes)
+      if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+  std::string lines;
+  for (const std::string& note : notes) lines += "dl-train: note: " + note + "\n";
   return lines;
 }
 

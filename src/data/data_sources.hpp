@@ -50,6 +50,15 @@ std::vector<std::string> class_table(const Dataset& set);
 // is read ("images in DIR: 90000 images streamed: ..."), and each file skipped under
 // data.onBadFile: skip ("skipped PATH: why", a CSV row as "PATH: line N: why"), after a count.
 std::vector<std::string> origin_notes(const Dataset& set, const std::string& source);
+// Of those, the inputs left out under data.onBadFile: skip (origin_notes' last lines, and what
+// `predict` prints): a count line, "skipped 2 in SOURCE (data.onBadFile: skip)" ended by
+// `count_end`, then one line per input, "  skipped PATH: why"; none when nothing was left out.
+std::vector<std::string> skipped_notes(const DataOrigin& origin, const std::string& source,
+                                       const std::string& count_end = ":");
+
+// The notes reading `sets` left (DataOrigin::notes), each once (one file may be two sets), as the
+// lines "dl-train: note: ...\n" a command prints on standard error; empty without notes.
+std::string reading_note_lines(const std::vector<const Dataset*>& sets);
 
 // Where a split comes from, for messages: the images file, a folder, or "DIR/data_batch_*.bin".
 std::string training_source(const DataConfig& data);

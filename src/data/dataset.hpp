@@ -38,6 +38,10 @@ struct DataOrigin {
   // (predict's rows): the column's name and a value per sample: "file" and the path under the
   // folder given (images), "line" and the line number (CSV). Empty otherwise.
   SampleSources sample_sources;
+  // What the reader noticed that may be a mistake of the config though the data reads, for
+  // "dl-train: note:" lines (data_sources.hpp's reading_note_lines): a CSV file's skipped header
+  // lines that read as data rows.
+  std::vector<std::string> notes;
 };
 
 class Dataset {

@@ -174,6 +174,7 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
   if (processes.is_root()) {
     for (const std::string& note : unread_key_notes(config))
       std::cerr << "dl-train: note: " << note << "\n";
+    std::cerr << reading_note_lines({setup.train.get(), setup.test.get()});
   }
   if (processes.is_root() && !backend.why_not_gpu.empty()) {
     // One short line: a machine without a GPU is normal, not a problem to explain at length.

@@ -3,7 +3,9 @@
 # four measurements): validate prints the class table; training, eval --json, evaluation.json,
 # evaluation.txt, predict, the ONNX export and the report name the classes; a test label that is no training class
 # is one line naming the file, line, label and classes, exit 3, nothing written; more species
-# than numClasses is refused naming the label that made the column text.
+# than numClasses is refused naming the label that made the column text; quoted line breaks (a
+# header cell's, a label's) keep predict's line column and messages on the rows' first lines; a
+# skipped line that reads as a data row (skipLines on a file without a header) is named in a note.
 source "$(dirname "$0")/lib.sh"
 : "${PYTHON3:?PYTHON3 must name python3}"
 
@@ -85,6 +87,46 @@ predicted=$(sed -n "s/.*, accuracy \([0-9.]*\) against the input's labels$/\1/p"
 awk -v a="$accuracy" -v p="$predicted" 'BEGIN { d = a - p; exit !(p != "" && d < 1e-4 && d > -1e-4) }' ||
   fail "predict's accuracy is not eval's $accuracy: $(cat "$WORK/predict.err")"
 echo "ok: predict names the classes: $(cat "$WORK/predict.err")"
+
+# eval --predictions names the classes as predict does (it wrote no names): predicted_class after
+# predicted, and the same predictions as predict's on the same file.
+"$DL_TRAIN" eval --model "$WORK/run/model.dlm" --predictions "$WORK/eval-predictions.csv" >/dev/null
+head -1 "$WORK/eval-predictions.csv" | grep -qx "index,label,predicted,predicted_class,p0,p1,p2" ||
+  fail "eval --predictions header: $(head -1 "$WORK/eval-predictions.csv")"
+cmp <(cut -d, -f3- "$WORK/eval-predictions.csv") <(cut -d, -f3- "$WORK/predict.csv") ||
+  fail "eval --predictions differs from predict: $(head -3 "$WORK/eval-predictions.csv")"
+echo "ok: eval --predictions names the classes as predict does"
+
+# A header cell holding a quoted line break is one header row (it was "an unterminated quote" on
+# line 1, skipped, and a bad row on line 2), and a label holding one is one bad row: predict's
+# line column and its message name the lines the rows start on.
+header='"sepal\nlength",sepal_width,petal_length,petal_width,species\n'
+{ printf "$header"; sed -n 2,5p "$WORK/test.csv"; } >"$WORK/lines.csv"
+"$DL_TRAIN" predict --model "$WORK/run/model.dlm" --input "$WORK/lines.csv" -o "$WORK/lines-predict.csv" \
+  2>"$WORK/lines-predict.err" || fail "predict on a header with a line break: $(cat "$WORK/lines-predict.err")"
+[ "$(tail -n +2 "$WORK/lines-predict.csv" | cut -d, -f1,2 | tr '\n' ' ')" = "0,3 1,4 2,5 3,6 " ] ||
+  fail "predict's lines: $(cat "$WORK/lines-predict.csv")"
+{ printf "$header"; sed -n 2,3p "$WORK/test.csv"; printf '5.0,3.4,1.5,0.2,"setosa\n(typo)"\n'
+  sed -n 4,5p "$WORK/test.csv"; } >"$WORK/lines-bad.csv"
+expect_failure 3 "lines-bad.csv: line 5: the label \(field 5\) 'setosa\\\\n\(typo\)' is not UTF-8 text" -- \
+  "$DL_TRAIN" predict --model "$WORK/run/model.dlm" --input "$WORK/lines-bad.csv"
+echo "ok: quoted line breaks: a header cell's and a label's; rows named by the lines they start on"
+
+# skipLines: 1 on a file without a header left its first row out silently: one note (for the file
+# read as both sets) names the file, the line and the fix; validate and training go on.
+tail -n +2 "$WORK/train.csv" >"$WORK/noheader.csv"
+noheader=(--set "data.trainFile=$WORK/noheader.csv" --set "data.testFile=$WORK/noheader.csv")
+note="dl-train: note: $WORK/noheader.csv: line 1, skipped as a header (data.skipLines: 1), reads as a data row like the rows after it, and is left out; if the file has no header, set data.skipLines: 0"
+"$DL_TRAIN" validate --config "$cfg" "${noheader[@]}" >"$WORK/noheader.txt" 2>"$WORK/noheader.err"
+[ "$(cat "$WORK/noheader.err")" = "$note" ] || fail "validate's note: $(cat "$WORK/noheader.err")"
+grep -q "data OK: 149 training examples" "$WORK/noheader.txt" || fail "validate: $(grep "data OK" "$WORK/noheader.txt")"
+"$DL_TRAIN" --config "$cfg" "${noheader[@]}" --set epochs=1 --set "output.directory=$WORK/noheader-run" \
+  --set output.console=epochs >/dev/null 2>"$WORK/noheader-train.err"
+[ "$(cat "$WORK/noheader-train.err")" = "$note" ] || fail "training's note: $(cat "$WORK/noheader-train.err")"
+"$DL_TRAIN" validate --config "$cfg" "${noheader[@]}" --set data.skipLines=0 >"$WORK/noheader.txt" 2>"$WORK/noheader.err"
+[ ! -s "$WORK/noheader.err" ] && grep -q "data OK: 150 training examples" "$WORK/noheader.txt" ||
+  fail "skipLines: 0: $(cat "$WORK/noheader.err")"
+echo "ok: a skipped line that reads as data is one note: $note"
 
 onnx=$(onnx_class_names "$WORK/run/model.dlm")
 if [ -n "$onnx" ]; then
