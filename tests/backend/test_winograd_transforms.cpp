@@ -1,8 +1,8 @@
 // The CPU's Winograd transforms (conv2d_winograd_transforms.hpp): F(4, 3) and F(2, 5) in double
 // against a direct correlation (the matrices are right up to their float rounding), the adjoints
 // that dx and dW use against the transforms, and the float32 error of the 3x3 layers' F(4, 3) on
-// ResNet-20's three layer shapes against a double reference, with either lane width; and dW's
-// products spread over tasks of their own (WeightProducts) against the same inside the tasks.
+// ResNet-20's three layer shapes against a double reference, with either lane width; and the
+// passes spread over more tasks (TaskSpread) against the same in their cache-sized chunks.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -149,12 +149,12 @@ struct Backward {
 template <int L>
 Backward winograd_backward(const Conv2dGeometry& g, const std::vector<float>& x,
                            const std::vector<float>& w, const std::vector<float>& dy,
-                           dl::cpu::WeightProducts products) {
+                           dl::cpu::TaskSpread spread) {
   std::vector<float> ws(dl::cpu::conv2d_winograd_workspace_floats(g));
   Backward out{std::vector<float>(x_size(g)), std::vector<float>(w_size(g)),
                std::vector<float>(g.out_channels)};
   const dl::cpu::WinogradBackward backward(g, w.data(), dy.data(), out.dx.data(), x.data(),
-                                           ws.data(), L, {}, products);
+                                           ws.data(), L, {}, spread);
   for (int task = 0; task < backward.tasks(); ++task) backward.run(task);
   backward.finish(out.dw.data(), out.db.data());
   return out;
@@ -164,18 +164,26 @@ template <int L>
 void check_spread_products(const Conv2dGeometry& g, std::mt19937& rng) {
   const std::vector<float> x = random_values(x_size(g), rng), w = random_values(w_size(g), rng),
                            dy = random_values(y_size(g), rng);
-  const Backward kept = winograd_backward<L>(g, x, w, dy, dl::cpu::WeightProducts::kInTasks);
-  const Backward spread = winograd_backward<L>(g, x, w, dy, dl::cpu::WeightProducts::kSpread);
+  const Backward kept = winograd_backward<L>(g, x, w, dy, dl::cpu::TaskSpread::kNever);
+  const Backward spread = winograd_backward<L>(g, x, w, dy, dl::cpu::TaskSpread::kAlways);
   // Bit for bit: the choice is made by the thread count, which must not change a result.
   CHECK(kept.dx == spread.dx);
   CHECK(kept.dw == spread.dw);
   CHECK(kept.db == spread.db);
   CHECK(std::any_of(kept.dw.begin(), kept.dw.end(), [](float v) { return v != 0.0f; }));
+  // The forward pass in 64-tile and 16-tile tasks.
+  std::vector<float> ws(dl::cpu::conv2d_winograd_workspace_floats(g)), b(g.out_channels, 0.5f),
+      y_kept(y_size(g)), y_spread(y_size(g));
+  dl::cpu::conv2d_winograd_forward(g, x.data(), w.data(), b.data(), y_kept.data(), ws.data(), {},
+                                   L, dl::cpu::TaskSpread::kNever);
+  dl::cpu::conv2d_winograd_forward(g, x.data(), w.data(), b.data(), y_spread.data(), ws.data(), {},
+                                   L, dl::cpu::TaskSpread::kAlways);
+  CHECK(y_kept == y_spread);
 }
 
 }  // namespace
 
-TEST_CASE("winograd: dW's products spread over tasks of their own give the same bits",
+TEST_CASE("winograd: passes spread over more tasks give the same bits",
           "[winograd]") {
   std::mt19937 rng(17);
   // ResNet-20's 64-channel layer with a short last task (40 = 32 + 8 samples), its 16-channel

@@ -40,11 +40,12 @@ constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
 constexpr int kFilterGroupsPerTask = 4;
 // Floats of dU each task of the partials' sum adds up.
 constexpr std::size_t kReduceFloats = 4096;
-// The backward pass is spread (WeightProducts::kByThreads) where its chunks are fewer than this
-// many per thread: ResNet-20's 64-channel layers make 4 chunks at batch 128, which idled all but 4
-// threads of a 16-thread worker through a sixth of its step (bench/task_scaling.py).
+// A pass is spread (TaskSpread::kByThreads) where its chunks are fewer than this many per
+// thread: ResNet-20's 64-channel layers make 4 backward chunks and 8 forward ones at batch 128,
+// which idled all but 4 or 8 threads of a 16-thread worker through a sixth of its step
+// (bench/task_scaling.py).
 constexpr int kTasksPerThreadKeptWhole = 4;
-// The fewest tiles of a run where the products are spread: one vector of 16 lanes.
+// The fewest tiles of a spread task: one vector of 16 lanes.
 constexpr int kLeastRunTiles = 16;
 // Filter pairs per task of dW's transform back from the Winograd domain: a few microseconds of
 // work each. parallel_ranges would run ResNet-20's 256 to 4,096 pairs on one thread, a serial
@@ -85,6 +86,11 @@ int weight_task_tiles(const Conv2dGeometry& g) {
   return std::clamp(fitting, kLeastWeightTaskTiles, kWeightTaskTiles);
 }
 
+bool spreads(TaskSpread spread, int tasks) {
+  return spread == TaskSpread::kAlways ||
+         (spread == TaskSpread::kByThreads && tasks < kTasksPerThreadKeptWhole * parallel_width());
+}
+
 Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {
   const int begin = std::min(g.batch, task * s.task_samples);
   const int end = std::min(g.batch, begin + s.task_samples);
@@ -110,7 +116,7 @@ std::size_t filters_floats(const Plan& s) {
   return round_up_to_lines(s.positions * s.pairs);
 }
 
-// Where dU's products are spread (WeightProducts), each task's chunk is cut into runs of whole
+// Where dU's products are spread (TaskSpread), each task's chunk is cut into runs of whole
 // lane vectors of tiles, each moved into the domain by a task of its own, into the workspace
 // after the partial sums: dM, then V (positions x channels x tiles each).
 struct Runs {
@@ -191,8 +197,9 @@ std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
 
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* b, float* y, float* workspace, const SamplesHook& done,
-                             int lanes) {
-  const Plan s = plan_of(g, lanes);
+                             int lanes, TaskSpread spread) {
+  const Plan s = spreads(spread, plan_of(g, lanes).tasks) ? plan_of(g, lanes, kLeastRunTiles)
+                                                          : plan_of(g, lanes);
   float* u = workspace;
   transform_filters(g, s, w, u);
   const int cin = g.in_channels, cout = g.out_channels;
@@ -216,15 +223,12 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
 
 WinogradBackward::WinogradBackward(const Conv2dGeometry& g, const float* w, const float* dy,
                                    float* dx, const float* x, float* workspace, int lanes,
-                                   const DyOfSamples& dy_of, WeightProducts products)
+                                   const DyOfSamples& dy_of, TaskSpread spread)
     : g_(g), dy_(dy), dx_(dx), x_(x), u_(workspace), lanes_(lanes), dy_of_(dy_of) {
   if (dx != nullptr) transform_filters(g, plan_of(g, lanes), w, workspace);
   const Plan s = plan_of(g, lanes, weight_task_tiles(g));
   // dy_of hands out each task's dy once; the spread products would need it twice (dM, db).
-  spread_ = x != nullptr && !dy_of &&
-            (products == WeightProducts::kSpread ||
-             (products == WeightProducts::kByThreads &&
-              s.tasks < kTasksPerThreadKeptWhole * parallel_width()));
+  spread_ = x != nullptr && !dy_of && spreads(spread, s.tasks);
   domains_ = workspace + filters_floats(s) + s.tasks * partial_floats(s, g.out_channels);
 }
 

@@ -40,10 +40,16 @@ bool winograd_lanes_built(int lanes);
 
 // The transformed filters, which forward and dx each compute into the workspace.
 std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g);
-// `done` is called on each task's samples once their y is complete.
+// Whether a pass cuts its work finer than its cache-sized chunks, for more tasks than threads:
+// by the thread count (kByThreads), or always or never (tests compare the two: the same bits).
+enum class TaskSpread { kByThreads, kNever, kAlways };
+
+// `done` is called on each task's samples once their y is complete. Spread, the tasks take 16
+// tiles instead of 64 (each tile's y is computed alone, so their bits are the same).
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* b, float* y, float* workspace,
-                             const SamplesHook& done = {}, int lanes = winograd_lanes());
+                             const SamplesHook& done = {}, int lanes = winograd_lanes(),
+                             TaskSpread spread = TaskSpread::kByThreads);
 
 // The backward pass as tasks (conv2d.cpp runs them). With dx, each task writes its samples' dx
 // (constructing the object transforms the filters into the workspace, over the threads). With
@@ -52,17 +58,16 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
 // the filters; finish adds the parts up in task order and makes dW = Gt dU G. With dy_of, each
 // task takes its samples' dy from it (samples_hook.hpp).
 // Where a layer makes few such chunks for the threads (kByThreads: fewer than 4 per thread), the
-// pass is spread (kSpread): the tasks move runs of a few samples into the domain (dM, dx, V),
+// pass is spread (kAlways): the tasks move runs of a few samples into the domain (dM, dx, V),
 // keeping dM and V in the workspace, and finish sums dU as tasks of its own, one per chunk and
 // position (and db per chunk). More tasks for a server's cores, and the same bits: each sum runs
-// over its chunk's tiles in the same order (kInTasks keeps the products in the tasks, always).
-enum class WeightProducts { kByThreads, kInTasks, kSpread };
+// over its chunk's tiles in the same order (kNever keeps the products in the tasks).
 class WinogradBackward {
  public:
   WinogradBackward(const Conv2dGeometry& g, const float* w, const float* dy, float* dx,
                    const float* x, float* workspace, int lanes = winograd_lanes(),
                    const DyOfSamples& dy_of = {},
-                   WeightProducts products = WeightProducts::kByThreads);
+                   TaskSpread spread = TaskSpread::kByThreads);
   int tasks() const;
   // Tasks write disjoint samples of dx and their own part of dW and db.
   void run(int task) const;
