@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,7 +26,8 @@ constexpr std::size_t kBufferedNumbers = std::size_t{1} << 20;
 struct TaskTrace::Impl {
   std::FILE* file = nullptr;
   std::mutex mutex;
-  std::string binary;
+  std::string binary;  // written before the first line
+  std::unordered_map<const void*, std::int64_t> offsets;
   // Per call: site offset, start, end, task count, then each task's duration.
   std::vector<std::int64_t> numbers;
 
@@ -79,13 +82,18 @@ std::int64_t TaskTrace::now_ns() {
 
 void TaskTrace::record(const void* site, std::int64_t start_ns, std::int64_t end_ns,
                        const std::vector<std::int64_t>& task_ns) {
-  Dl_info info{};
-  const bool found = dladdr(site, &info) != 0 && info.dli_fbase != nullptr;
-  const std::int64_t offset =
-      found ? static_cast<const char*>(site) - static_cast<const char*>(info.dli_fbase) : 0;
   std::lock_guard<std::mutex> lock(impl_->mutex);
-  if (impl_->numbers.empty() && found && info.dli_fname != nullptr && ftell(impl_->file) == 0)
-    impl_->binary = info.dli_fname;
+  // dladdr searches the symbol tables (microseconds, which would count as serial time): once
+  // per call site.
+  auto [known, added] = impl_->offsets.try_emplace(site, 0);
+  if (added) {
+    Dl_info info{};
+    if (dladdr(site, &info) != 0 && info.dli_fbase != nullptr) {
+      known->second = static_cast<const char*>(site) - static_cast<const char*>(info.dli_fbase);
+      if (impl_->offsets.size() == 1 && info.dli_fname != nullptr) impl_->binary = info.dli_fname;
+    }
+  }
+  const std::int64_t offset = known->second;
   auto& n = impl_->numbers;
   n.insert(n.end(), {offset, start_ns, end_ns, static_cast<std::int64_t>(task_ns.size())});
   n.insert(n.end(), task_ns.begin(), task_ns.end());
