@@ -50,6 +50,13 @@ std::string without_temporary_suffix(const std::string& name) {
   return name.substr(0, name.rfind(kTemporaryMarker));
 }
 
+// A temporary file an atomic write of the run directory's own files makes: an output's, the
+// marker's, or the claim's (and the stale claim moved aside, ".dl-train.claim.stale.tmp-<pid>").
+bool is_own_temporary_name(const std::string& name) {
+  return is_run_output_name(name) ||
+         without_temporary_suffix(name).rfind(RunDirectory::kClaimName, 0) == 0;
+}
+
 bool process_exists(pid_t pid) {
   // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
   return ::kill(pid, 0) == 0 || errno == EPERM;
@@ -127,6 +134,15 @@ bool is_same_or_ancestor(const fs::path& dir, const fs::path& path) {
   return d == dir.end() || (std::next(d) == dir.end() && d->empty());
 }
 
+// The first few names of what a directory holds that may not be dl-train's, for a message.
+std::string example_names(const Contents& contents) {
+  std::string examples;
+  for (std::size_t i = 0; i < contents.foreign.size() && i < 3; ++i)
+    examples += (i == 0 ? "" : ", ") + contents.foreign[i];
+  if (examples.empty() && !contents.own.empty()) examples = contents.own.front().filename();
+  return examples;
+}
+
 // Why --overwrite must not delete in `path`, or "" when it may.
 std::string overwrite_refusal(const std::string& path, const RunDirectory::Protected& inputs,
                               const Contents& contents) {
@@ -142,12 +158,8 @@ std::string overwrite_refusal(const std::string& path, const RunDirectory::Prote
       return fmt::format("it holds the input {}", input);
   }
   if (!contents.marker) {
-    std::string examples;
-    for (std::size_t i = 0; i < contents.foreign.size() && i < 3; ++i)
-      examples += (i == 0 ? "" : ", ") + contents.foreign[i];
-    if (examples.empty() && !contents.own.empty()) examples = contents.own.front().filename();
     return fmt::format("it has no dl-train marker ({}), so its files ({}) may not be dl-train's",
-                       RunDirectory::kMarkerName, examples);
+                       RunDirectory::kMarkerName, example_names(contents));
   }
   return "";
 }
@@ -155,7 +167,20 @@ std::string overwrite_refusal(const std::string& path, const RunDirectory::Prote
 // Refuses, with an IoError, what `existing` does not allow in a directory holding `contents`.
 void refuse_existing(const std::string& path, RunDirectory::Existing existing,
                      const RunDirectory::Protected& inputs, const Contents& contents) {
-  if (!contents.has_run || existing == RunDirectory::Existing::kResume) return;
+  if (!contents.has_run) return;
+  if (existing == RunDirectory::Existing::kResume) {
+    // Only a directory dl-train made holds the marker (a start refuses one that holds anything):
+    // without it, --resume would write its logs over files of the same names that are not
+    // dl-train's and delete their temporary files, in a directory given by mistake.
+    if (contents.marker) return;
+    throw IoError(fmt::format(
+        "{}: --resume refused, nothing written: the directory holds files ({}) but no dl-train "
+        "marker ({}), so it is not a run directory dl-train made; set output.directory to the "
+        "directory of the run to continue, or, if these files are a run copied without its "
+        "marker, copy that too (or create it: touch {}/{})",
+        path, example_names(contents), RunDirectory::kMarkerName, path,
+        RunDirectory::kMarkerName));
+  }
   if (existing == RunDirectory::Existing::kRefuse) {
     throw IoError(path +
                   ": this output directory already holds a run; pass --resume to continue it, "
@@ -306,11 +331,16 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
 
 int RunDirectory::remove_stale_temporary_files() const {
   int removed = 0;
-  for (const std::string& dir : {path_, checkpoints()}) {
+  for (const bool in_checkpoints : {false, true}) {
+    const std::string dir = in_checkpoints ? checkpoints() : path_;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const pid_t owner = temporary_file_owner(it->path().filename().string());
+      const std::string name = it->path().filename().string();
+      const pid_t owner = temporary_file_owner(name);
       if (owner <= 0 || owner == ::getpid() || process_exists(owner)) continue;
+      // Only the temporary files of what dl-train writes: "notes.tmp-2024" is someone else's.
+      if (!(in_checkpoints ? is_checkpoint_file_name(name) : is_own_temporary_name(name)))
+        continue;
       std::error_code remove_error;
       if (fs::remove(it->path(), remove_error)) ++removed;
     }

@@ -66,6 +66,13 @@ expect_failure 6 "--overwrite refused, nothing deleted: it has no dl-train marke
   "$DL_TRAIN" "${args[@]}" --overwrite
 [ "$(cat "$WORK/foreign/notes.txt")" = "my notes" ] && [ "$(cat "$WORK/foreign/scores.csv")" = "not ours" ] ||
   fail "--overwrite touched a foreign directory"
+# --resume given a directory that is not a run (no marker) writes nothing there: it used to
+# train into it, replacing scores.csv and report.html and deleting "notes.tmp-<dead pid>".
+echo "keep" >"$WORK/foreign/notes.tmp-999999999"
+before=$(cd "$WORK/foreign" && ls -A | xargs md5sum)
+expect_failure 6 "foreign: --resume refused, nothing written: the directory holds files \(notes.tmp-999999999, notes.txt\) but no dl-train marker \(.dl-train-run\)" -- \
+  "$DL_TRAIN" "${args[@]}" --resume
+[ "$before" = "$(cd "$WORK/foreign" && ls -A | xargs md5sum)" ] || fail "--resume touched a foreign directory"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/data")
 expect_failure 6 "--overwrite refused, nothing deleted: it holds the input" -- \
   "$DL_TRAIN" "${args[@]}" --overwrite
@@ -78,17 +85,24 @@ expect_failure 6 "--overwrite refused, nothing deleted: it is the working direct
 for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz; do
   [ -f "$WORK/data/$f" ] || fail "--overwrite deleted the data file $f"
 done
-# In dl-train's own directory it replaces the run and keeps a file someone put there.
+# In dl-train's own directory it replaces the run and keeps a file someone put there, also one
+# named like a temporary file of a writer that is gone.
 echo "keep" >"$WORK/retry/README.txt"
+echo "keep" >"$WORK/retry/notes.tmp-999999999"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
 "$DL_TRAIN" "${args[@]}" --overwrite >/dev/null || fail "--overwrite of dl-train's own run failed"
 [ "$(cat "$WORK/retry/README.txt")" = keep ] || fail "--overwrite deleted a file dl-train did not write"
+"$DL_TRAIN" "${args[@]}" --resume >/dev/null || fail "--resume of dl-train's own run failed"
+[ "$(cat "$WORK/retry/notes.tmp-999999999")" = keep ] || fail "a start deleted notes.tmp-999999999"
 
 # A symbolic link in the run directory is not written through.
 mkdir -p "$WORK/linked"
 echo "precious" >"$WORK/victim.txt"
 ln -s "$WORK/victim.txt" "$WORK/linked/scores.csv"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/linked")
+expect_failure 6 "linked: --resume refused, nothing written" -- "$DL_TRAIN" "${args[@]}" --resume
+# In a run directory dl-train made (the marker), the link is refused by name.
+touch "$WORK/linked/.dl-train-run"
 expect_failure 6 "scores.csv: is a symbolic link" -- "$DL_TRAIN" "${args[@]}" --resume
 [ "$(cat "$WORK/victim.txt")" = precious ] || fail "a write followed a symbolic link"
 

@@ -53,8 +53,15 @@ TEST_CASE("stale temporary files of a killed writer are removed, live and other 
   touch(dir / ("scores.csv.tmp-" + parent));
   touch(dir / "notes.tmp-abc");
   touch(dir / "scores.csv");
+  // A dead writer's temporary file of a name dl-train does not write is someone else's file.
+  touch(dir / ("notes.tmp-" + dead));
+  touch(fs::path(run.checkpoints()) / ("mine.dlck.tmp-" + dead));
+  touch(dir / (std::string(dl::RunDirectory::kClaimName) + ".stale.tmp-" + dead));
 
-  CHECK(run.remove_stale_temporary_files() == 2);
+  CHECK(run.remove_stale_temporary_files() == 3);
+  CHECK(fs::exists(dir / ("notes.tmp-" + dead)));
+  CHECK(fs::exists(fs::path(run.checkpoints()) / ("mine.dlck.tmp-" + dead)));
+  CHECK_FALSE(fs::exists(dir / (std::string(dl::RunDirectory::kClaimName) + ".stale.tmp-" + dead)));
   CHECK_FALSE(fs::exists(dir / ("model.dlm.tmp-" + dead)));
   CHECK_FALSE(fs::exists(fs::path(run.checkpoints()) / ("checkpoint-e1-i9.dlck.tmp-" + dead)));
   CHECK(fs::exists(fs::path(run.checkpoints()) / ("checkpoint-e1-i8.dlck.tmp-" + mine)));
@@ -149,6 +156,30 @@ TEST_CASE("--overwrite refuses a directory without the marker and deletes nothin
   CHECK(fs::exists(dir / "scores.csv"));
   CHECK(fs::exists(dir / "checkpoints" / "checkpoint-e0-i5.dlck"));
   CHECK_FALSE(fs::exists(dir / dl::RunDirectory::kMarkerName));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--resume refuses a directory without the marker and writes nothing there") {
+  const fs::path dir = fresh_directory("dl-run-directory-resume-foreign");
+  fs::create_directories(dir);
+  std::ofstream(dir / "scores.csv") << "mine";
+  touch(dir / "notes.txt");
+  const auto resume = dl::RunDirectory::Existing::kResume;
+  CHECK_THROWS_WITH(dl::RunDirectory::check(dir.string(), resume),
+                    Catch::Contains("--resume refused, nothing written: the directory holds "
+                                    "files (notes.txt) but no dl-train marker "
+                                    "(.dl-train-run)"));
+  CHECK_THROWS_AS(dl::RunDirectory(dir.string(), resume), dl::IoError);
+  CHECK(read_text(dir / "scores.csv") == "mine");
+  CHECK_FALSE(fs::exists(dir / dl::RunDirectory::kMarkerName));
+  // Empty, or with the marker (a run dl-train made), it resumes.
+  fs::remove(dir / "scores.csv");
+  fs::remove(dir / "notes.txt");
+  { dl::RunDirectory empty(dir.string(), dl::RunDirectory::Existing::kResume); }
+  touch(dir / "scores.csv");
+  dl::RunDirectory::check(dir.string(), dl::RunDirectory::Existing::kResume);
+  dl::RunDirectory marked(dir.string(), dl::RunDirectory::Existing::kResume);
+  CHECK(read_text(dir / "scores.csv") == "partial");
   fs::remove_all(dir);
 }
 
