@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/console_writer.hpp"
@@ -100,6 +101,29 @@ void route_standard_error() {
 std::string usage_error(const CLI::App* /*app*/, const CLI::Error& e) {
   return std::string("dl-train: error: ") + e.what() +
          "; see dl-train --help (or dl-train COMMAND --help)\n";
+}
+
+// CLI11 gives the top level the options written before a command's name, so training's options
+// there (`dl-train --set epochs=3 validate -c f.yaml`, `dl-train -c f.yaml eval -m model.dlm`)
+// would be read by no command: the command ran without them. Returns the usage error naming the
+// first such option and where it belongs, or "" when there is none.
+std::string option_before_command(const CLI::App& app) {
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty()) return {};
+  const CLI::App& command = *chosen.front();
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() == 0) continue;
+    const std::string name = option->get_name();
+    const std::string& cmd = command.get_name();
+    const std::string where =
+        command.get_option_no_throw(name) != nullptr
+            ? fmt::format("which reads only the options after its name; write it after '{}'", cmd)
+            : fmt::format("which takes no {}; leave it out", name);
+    return fmt::format("dl-train: error: {} comes before the command '{}', {}; see dl-train {} "
+                       "--help\n",
+                       name, cmd, where, cmd);
+  }
+  return {};
 }
 
 // report's arguments: run directories, named as such when a path is something else.
@@ -197,6 +221,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(dl::ExitCode::kConfigError);
+  }
+  if (const std::string misplaced = option_before_command(app); !misplaced.empty()) {
+    std::cerr << misplaced;
+    return static_cast<int>(dl::ExitCode::kConfigError);
   }
 
   // Under mpirun/srun every rank runs this; a failing rank ends the whole job (abort_job) so

@@ -13,6 +13,16 @@ expect_failure 2 "did you mean" -- "$DL_TRAIN" validate --config-only --config "
 expect_failure 2 "no-such.yaml" -- "$DL_TRAIN" --config "$WORK/no-such.yaml"
 # Usage errors are one line too; report names what a path is instead of a run directory.
 expect_failure 2 "--config is required" "--help" -- "$DL_TRAIN" train
+# An option written before a command's name was parsed as the top level's and read by no command:
+# validate printed epochs 1, eval evaluated the whole test set, both exiting 0.
+expect_failure 2 "^dl-train: error: --set comes before the command 'validate', which reads only the options after its name; write it after 'validate'" -- \
+  "$DL_TRAIN" --set epochs=7 validate --config-only --config "$cfg"
+expect_failure 2 "^dl-train: error: --config comes before the command 'eval'" -- \
+  "$DL_TRAIN" --config "$cfg" eval --model "$WORK/none.dlm"
+expect_failure 2 "^dl-train: error: --resume comes before the command 'train'" -- \
+  "$DL_TRAIN" --resume train --config "$cfg"
+expect_failure 2 "^dl-train: error: --overwrite comes before the command 'inspect', which takes no --overwrite; leave it out" -- \
+  "$DL_TRAIN" --overwrite inspect --model "$WORK/none.dlm"
 mkfifo "$WORK/fifo"
 expect_failure 2 "fifo: not a directory" "run directory" -- "$DL_TRAIN" report "$WORK/fifo"
 expect_failure 2 "no-such-run: no such run directory" -- "$DL_TRAIN" report "$WORK/no-such-run"
