@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iterator>
 #include <set>
@@ -178,8 +179,7 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
         "marker ({}), so it is not a run directory dl-train made; set output.directory to the "
         "directory of the run to continue, or, if these files are a run copied without its "
         "marker, copy that too (or create it: touch {}/{})",
-        path, example_names(contents), RunDirectory::kMarkerName, path,
-        RunDirectory::kMarkerName));
+        path, example_names(contents), RunDirectory::kMarkerName, path, RunDirectory::kMarkerName));
   }
   if (existing == RunDirectory::Existing::kRefuse) {
     throw IoError(path +
@@ -195,10 +195,45 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
   }
 }
 
+// Refuses, with an IoError, an output directory that is a file, or that cannot be made or
+// written: a part of its path that is a file or a symbolic link to nothing (which creating it
+// met as "File exists"), or a nearest existing folder this process may not write. Checked before
+// the data is read, so that such a start fails at once.
 void check_is_directory(const std::string& path) {
-  std::error_code ec;
-  if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
-    throw IoError(path + ": the output directory is a file; set output.directory to a directory");
+  fs::path prefix;
+  bool exists = true;
+  for (const fs::path& part : fs::path(path)) {
+    prefix /= part;
+    std::error_code ec;
+    const fs::file_status own = fs::symlink_status(prefix, ec);
+    if (own.type() == fs::file_type::not_found) {
+      exists = false;
+      break;
+    }
+    const fs::file_status followed = fs::status(prefix, ec);
+    const std::string where = prefix == fs::path(path) ? std::string("the output directory")
+                                                       : quoted_path(prefix.string());
+    if (fs::is_symlink(own) && followed.type() == fs::file_type::not_found) {
+      throw IoError(fmt::format(
+          "{}: {} is a symbolic link to {}, which does not exist; create that directory, or set "
+          "output.directory elsewhere",
+          quoted_path(path), where, quoted_path(fs::read_symlink(prefix, ec).string())));
+    }
+    if (followed.type() != fs::file_type::directory) {
+      throw IoError(
+          fmt::format("{}: {} is a file, not a directory; set output.directory to a directory",
+                      quoted_path(path), where));
+    }
+  }
+  // The directory where it exists, else the folder it would be made in.
+  const fs::path folder = exists                         ? fs::path(path)
+                          : prefix.parent_path().empty() ? fs::path(".")
+                                                         : prefix.parent_path();
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw IoError(fmt::format(
+        "{}: cannot {} ({}: {}); check output.directory and its permissions", quoted_path(path),
+        exists ? "write in the output directory" : "create the output directory",
+        quoted_path(folder.string()), std::strerror(errno)));
   }
 }
 
@@ -339,8 +374,7 @@ int RunDirectory::remove_stale_temporary_files() const {
       const pid_t owner = temporary_file_owner(name);
       if (owner <= 0 || owner == ::getpid() || process_exists(owner)) continue;
       // Only the temporary files of what dl-train writes: "notes.tmp-2024" is someone else's.
-      if (!(in_checkpoints ? is_checkpoint_file_name(name) : is_own_temporary_name(name)))
-        continue;
+      if (!(in_checkpoints ? is_checkpoint_file_name(name) : is_own_temporary_name(name))) continue;
       std::error_code remove_error;
       if (fs::remove(it->path(), remove_error)) ++removed;
     }

@@ -111,6 +111,48 @@ TEST_CASE("check() touches nothing; a directory that does not exist passes") {
   CHECK_FALSE(fs::exists(dir));
 }
 
+TEST_CASE("an output directory that cannot be made is refused by check(), naming the part") {
+  const fs::path dir = fresh_directory("dl-run-directory-unmakeable");
+  fs::create_directories(dir);
+  touch(dir / "file");
+  fs::create_symlink(dir / "nowhere", dir / "dangling");
+  const auto refusal = [](const fs::path& path) -> std::string {
+    try {
+      dl::RunDirectory::check(path.string(), dl::RunDirectory::Existing::kRefuse);
+    } catch (const dl::IoError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Creating it used to fail after the data was read, with "cannot create the output directory
+  // (File exists)" for the link.
+  CHECK(refusal(dir / "dangling") ==
+        fmt::format("{}: the output directory is a symbolic link to {}, which does not exist; "
+                    "create that directory, or set output.directory elsewhere",
+                    (dir / "dangling").string(), (dir / "nowhere").string()));
+  CHECK_THAT(refusal(dir / "dangling" / "run"),
+             Catch::Matchers::StartsWith(fmt::format("{}: {} is a symbolic link to ",
+                                                     (dir / "dangling" / "run").string(),
+                                                     (dir / "dangling").string())));
+  CHECK(refusal(dir / "file" / "run") ==
+        fmt::format("{}: {} is a file, not a directory; set output.directory to a directory",
+                    (dir / "file" / "run").string(), (dir / "file").string()));
+  CHECK_THAT(refusal(dir / "file"), Catch::Matchers::Contains("the output directory is a file"));
+  CHECK_THROWS_AS(
+      dl::RunDirectory((dir / "dangling").string(), dl::RunDirectory::Existing::kRefuse),
+      dl::IoError);
+  CHECK_FALSE(fs::exists(dir / "nowhere"));
+  if (geteuid() != 0) {  // root writes anywhere
+    fs::create_directories(dir / "read-only");
+    fs::permissions(dir / "read-only", fs::perms::owner_read | fs::perms::owner_exec);
+    CHECK_THAT(refusal(dir / "read-only" / "run"),
+               Catch::Matchers::Contains("cannot create the output directory ("));
+  }
+  CHECK(refusal(dir / "new" / "run").empty());
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a directory whose paths would pass PATH_MAX or NAME_MAX is refused, nothing made") {
   const fs::path dir = fresh_directory("dl-run-directory-long");
   const auto refusal = [](const std::string& path) -> std::string {
