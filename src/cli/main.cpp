@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/console_writer.hpp"
@@ -119,9 +119,9 @@ std::string option_before_command(const CLI::App& app) {
         command.get_option_no_throw(name) != nullptr
             ? fmt::format("which reads only the options after its name; write it after '{}'", cmd)
             : fmt::format("which takes no {}; leave it out", name);
-    return fmt::format("dl-train: error: {} comes before the command '{}', {}; see dl-train {} "
-                       "--help\n",
-                       name, cmd, where, cmd);
+    return fmt::format(
+        "dl-train: error: {} comes before the command '{}', {}; see dl-train {} --help\n", name,
+        cmd, where, cmd);
   }
   return {};
 }
