@@ -22,7 +22,8 @@ SignalState& install_signal_handlers();
 
 // First thing in main(): descriptors 0-2 that are closed are opened on /dev/null, so that no file
 // opened later becomes "standard output"; SIGPIPE is ignored, so that writing to a closed pipe
-// fails with EPIPE (handled by whoever writes) instead of killing the process.
+// fails with EPIPE (handled by whoever writes) instead of killing the process; SIGUSR1 is ignored
+// until training installs its handler.
 void prepare_standard_streams();
 
 }  // namespace dl

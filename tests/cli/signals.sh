@@ -45,4 +45,20 @@ wait "$pid" || rc=$?
 [ "$rc" = 0 ] || fail "SIGUSR1 should not stop the run (exit $rc)"
 grep -q "checkpoint requested (SIGUSR1): .*checkpoint-e0-" "$WORK/usr1.log" || fail "no checkpoint on SIGUSR1: $(cat "$WORK/usr1.log")"
 cmp "$WORK/straight/scores.csv" "$WORK/usr1/scores.csv" || fail "SIGUSR1 changed the training"
+# SIGUSR1 before training (MPI's start, the config, the data) and in a command that does not
+# train is ignored: it used to end the process with 138. From the moment it is ignored or caught
+# (bit 10 of SigIgn or SigCgt), a stream of them leaves validate's exit 0.
+"$DL_TRAIN" validate "${usr1[@]}" >"$WORK/validate-usr1.log" 2>&1 &
+pid=$!
+handled=false sent=0
+while kill -0 "$pid" 2>/dev/null; do
+  masks=$(awk '/^Sig(Ign|Cgt):/ {print $2}' /proc/"$pid"/status 2>/dev/null) || break
+  for mask in $masks; do (( (16#$mask >> 9) & 1 )) && handled=true; done
+  if [ "$handled" = true ]; then kill -USR1 "$pid" 2>/dev/null && sent=$((sent + 1)); fi
+done
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "validate under SIGUSR1 exited $rc after $sent signal(s): $(tail -2 "$WORK/validate-usr1.log")"
+[ "$handled" = true ] || fail "validate neither ignores nor catches SIGUSR1: its default action ends it"
+echo "ok: SIGUSR1 ignored by validate ($sent sent)"
 echo "ok: SIGTERM -> 143, checkpoint, resume identical ($(grep -c . "$WORK/killed/scores.csv") rows)"
