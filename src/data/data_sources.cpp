@@ -104,8 +104,8 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
   // A streamed folder's sizes are not read before training: say why, and how it is read.
   if (set.streamed()) lines.push_back(fmt::format("images in {}: {}", source, origin.holding));
   if (!origin.skipped.empty())
-    lines.push_back(fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(),
-                                source));
+    lines.push_back(
+        fmt::format("skipped {} in {} (data.onBadFile: skip):", origin.skipped.size(), source));
   for (const std::string& skipped : origin.skipped) lines.push_back("  skipped " + skipped);
   return lines;
 }
@@ -119,10 +119,12 @@ std::string test_source(const DataConfig& data) {
 }
 
 std::vector<std::string> data_input_paths(const DataConfig& data) {
-  std::vector<std::string> paths{data.directory,        data.trainImages,    data.trainLabels,
-                                 data.testImages,       data.testLabels,     data.trainFile,
-                                 data.testFile,         data.trainDirectory, data.testDirectory,
-                                 training_source(data), test_source(data)};
+  // The format's own sources first: a message names the first input a path holds, and
+  // "it holds the input data/cifar-10-batches-bin" (a default no IDX run reads) misled.
+  std::vector<std::string> paths{training_source(data), test_source(data), data.directory,
+                                 data.trainImages,      data.trainLabels,  data.testImages,
+                                 data.testLabels,       data.trainFile,    data.testFile,
+                                 data.trainDirectory,   data.testDirectory};
   for (const auto* optional : {&data.validationImages, &data.validationLabels, &data.validationFile,
                                &data.validationDirectory})
     if (*optional) paths.push_back(**optional);

@@ -73,9 +73,11 @@ before=$(cd "$WORK/foreign" && ls -A | xargs md5sum)
 expect_failure 6 "foreign: --resume refused, nothing written: the directory holds files \(notes.tmp-999999999, notes.txt\) but no dl-train marker \(.dl-train-run\)" -- \
   "$DL_TRAIN" "${args[@]}" --resume
 [ "$before" = "$(cd "$WORK/foreign" && ls -A | xargs md5sum)" ] || fail "--resume touched a foreign directory"
-mapfile -t args < <(small_args "$WORK/data" "$WORK/data")
-expect_failure 6 "--overwrite refused, nothing deleted: it holds the input" -- \
-  "$DL_TRAIN" "${args[@]}" --overwrite
+# Named by the file this run reads, not by another format's default (data/cifar-10-batches-bin,
+# which lies under data/ when run from $WORK).
+mapfile -t args < <(small_args "$WORK/data" data)
+expect_failure 6 "--overwrite refused, nothing deleted: it holds the input $WORK/data/train-images-idx3-ubyte.gz;" -- \
+  bash -c 'cd "$0" && exec "$@"' "$WORK" "$DL_TRAIN" "${args[@]}" --overwrite
 mkdir -p "$WORK/cwd"
 cp "$cfg" "$WORK/cwd/mine.yaml"
 mapfile -t args < <(small_args "$WORK/data" ".")
