@@ -69,7 +69,29 @@ struct Contents {
   bool has_run = false;              // anything besides the marker and the lock
   std::vector<fs::path> own;         // deletable by --overwrite (checkpoints/ as its files)
   std::vector<std::string> foreign;  // names, relative to the directory
+  // checkpoints/ or tensorboard/ where it is not a folder (a symbolic link, a file): why a run
+  // may not write there, "" when it may.
+  std::string unusable_subdirectory;
 };
+
+// Why a run may not write into `entry`, of type `type`, which it uses as a folder; "" if it may.
+std::string unusable_subdirectory(const fs::path& entry, fs::file_type type) {
+  if (type == fs::file_type::directory) return {};
+  if (type == fs::file_type::symlink) {
+    std::error_code ec;
+    // Followed, checkpoints would be written and pruned (keepLast) in the folder it points to,
+    // another run's perhaps, deleting files there.
+    return fmt::format(
+        "{}: is a symbolic link (to {}); dl-train does not write through links in its run "
+        "directory (pruning old checkpoints there would delete files in the folder it points "
+        "to): remove it, or set output.directory to a folder on the file system it points to",
+        quoted_path(entry.string()), quoted_path(fs::read_symlink(entry, ec).string()));
+  }
+  return fmt::format(
+      "{}: is not a folder, and dl-train writes a folder of that name in its run directory: "
+      "move it away",
+      quoted_path(entry.string()));
+}
 
 // The files of one of dl-train's subdirectories (checkpoints/, tensorboard/): those whose names
 // `is_own` accepts are dl-train's, anything else is foreign.
@@ -106,6 +128,9 @@ Contents read_contents(const std::string& path) {
     const std::string base = without_temporary_suffix(name);
     if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0) continue;
     contents.has_run = true;
+    if ((name == RunDirectory::kCheckpointsName || name == RunDirectory::kTensorBoardName) &&
+        contents.unusable_subdirectory.empty())
+      contents.unusable_subdirectory = unusable_subdirectory(it->path(), type);
     if (name == RunDirectory::kCheckpointsName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_checkpoint_file_name, contents);
     } else if (name == RunDirectory::kTensorBoardName && type == fs::file_type::directory) {
@@ -165,6 +190,10 @@ std::string overwrite_refusal(const std::string& path, const RunDirectory::Prote
   return "";
 }
 
+void refuse_unusable_subdirectory(const Contents& contents) {
+  if (!contents.unusable_subdirectory.empty()) throw IoError(contents.unusable_subdirectory);
+}
+
 // Refuses, with an IoError, what `existing` does not allow in a directory holding `contents`.
 void refuse_existing(const std::string& path, RunDirectory::Existing existing,
                      const RunDirectory::Protected& inputs, const Contents& contents) {
@@ -173,7 +202,7 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
     // Only a directory dl-train made holds the marker (a start refuses one that holds anything):
     // without it, --resume would write its logs over files of the same names that are not
     // dl-train's and delete their temporary files, in a directory given by mistake.
-    if (contents.marker) return;
+    if (contents.marker) return refuse_unusable_subdirectory(contents);
     throw IoError(fmt::format(
         "{}: --resume refused, nothing written: the directory holds files ({}) but no dl-train "
         "marker ({}), so it is not a run directory dl-train made; set output.directory to the "
@@ -193,6 +222,7 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
         "its own",
         path, why));
   }
+  refuse_unusable_subdirectory(contents);
 }
 
 // Refuses, with an IoError, an output directory that is a file, or that cannot be made or

@@ -108,6 +108,19 @@ touch "$WORK/linked/.dl-train-run"
 expect_failure 6 "scores.csv: is a symbolic link" -- "$DL_TRAIN" "${args[@]}" --resume
 [ "$(cat "$WORK/victim.txt")" = precious ] || fail "a write followed a symbolic link"
 
+# checkpoints/ linked to another run's: a resume wrote its checkpoints there and pruned the other
+# run's (keepLast), deleting them. Refused now, nothing touched.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/other-run" epochs=2)
+"$DL_TRAIN" "${args[@]}" >/dev/null
+other_checkpoints=$(ls "$WORK/other-run/checkpoints")
+mapfile -t args < <(small_args "$WORK/data" "$WORK/linked-checkpoints" epochs=3)
+mkdir -p "$WORK/linked-checkpoints"
+touch "$WORK/linked-checkpoints/.dl-train-run"
+ln -s "$WORK/other-run/checkpoints" "$WORK/linked-checkpoints/checkpoints"
+expect_failure 6 "linked-checkpoints/checkpoints: is a symbolic link \(to $WORK/other-run/checkpoints\); dl-train does not write through links" -- \
+  "$DL_TRAIN" "${args[@]}" --resume
+[ "$(ls "$WORK/other-run/checkpoints")" = "$other_checkpoints" ] || fail "a resume changed the linked checkpoints"
+
 # --resume over checkpoints that are all damaged: exit 4 naming each; nothing overwritten.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/damaged" output.checkpointEveryIterations=2)
 "$DL_TRAIN" "${args[@]}" >/dev/null

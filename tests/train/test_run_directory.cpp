@@ -225,6 +225,40 @@ TEST_CASE("--resume refuses a directory without the marker and writes nothing th
   fs::remove_all(dir);
 }
 
+TEST_CASE("checkpoints/ or tensorboard/ that is a link or a file is refused, nothing touched") {
+  const fs::path dir = fresh_directory("dl-run-directory-linked-folder");
+  const fs::path other = fresh_directory("dl-run-directory-other-run");
+  fs::create_directories(other);
+  touch(other / "checkpoint-e1-i9.dlck");
+  { dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse); }
+  touch(dir / "scores.csv");
+  for (const char* folder :
+       {dl::RunDirectory::kCheckpointsName, dl::RunDirectory::kTensorBoardName}) {
+    INFO(folder);
+    // Followed, a resume wrote its checkpoints into the other folder and pruned its files there.
+    fs::create_directory_symlink(other, dir / folder);
+    for (const auto existing :
+         {dl::RunDirectory::Existing::kResume, dl::RunDirectory::Existing::kOverwrite}) {
+      CHECK_THROWS_WITH(dl::RunDirectory::check(dir.string(), existing),
+                        Catch::StartsWith(fmt::format("{}: is a symbolic link (to {}); dl-train "
+                                                      "does not write through links",
+                                                      (dir / folder).string(), other.string())));
+      CHECK_THROWS_AS(dl::RunDirectory(dir.string(), existing), dl::IoError);
+    }
+    fs::remove(dir / folder);
+    touch(dir / folder);
+    CHECK_THROWS_WITH(
+        dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kResume),
+        Catch::Contains("is not a folder, and dl-train writes a folder of that name"));
+    fs::remove(dir / folder);
+  }
+  CHECK(fs::exists(other / "checkpoint-e1-i9.dlck"));
+  CHECK(fs::exists(dir / "scores.csv"));
+  dl::RunDirectory resumed(dir.string(), dl::RunDirectory::Existing::kResume);
+  fs::remove_all(dir);
+  fs::remove_all(other);
+}
+
 TEST_CASE("--overwrite refuses a directory that holds an input") {
   const fs::path dir = fresh_directory("dl-run-directory-inputs");
   fs::create_directories(dir / "data");
