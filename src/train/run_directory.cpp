@@ -210,6 +210,13 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
         path, example_names(contents), RunDirectory::kMarkerName, path, RunDirectory::kMarkerName));
   }
   if (existing == RunDirectory::Existing::kRefuse) {
+    if (!contents.marker) {
+      // Neither --resume nor --overwrite takes a directory dl-train did not make.
+      throw IoError(fmt::format(
+          "{}: this output directory holds files that are not a dl-train run ({}); set "
+          "output.directory to a new or empty directory",
+          path, example_names(contents)));
+    }
     throw IoError(path +
                   ": this output directory already holds a run; pass --resume to continue it, "
                   "--overwrite to replace it, or set output.directory elsewhere");

@@ -73,6 +73,9 @@ before=$(cd "$WORK/foreign" && ls -A | xargs md5sum)
 expect_failure 6 "foreign: --resume refused, nothing written: the directory holds files \(notes.tmp-999999999, notes.txt\) but no dl-train marker \(.dl-train-run\)" -- \
   "$DL_TRAIN" "${args[@]}" --resume
 [ "$before" = "$(cd "$WORK/foreign" && ls -A | xargs md5sum)" ] || fail "--resume touched a foreign directory"
+# A fresh start there names no flag as the fix (it said "pass --resume ... --overwrite").
+expect_failure 6 "foreign: this output directory holds files that are not a dl-train run \(notes.tmp-999999999, notes.txt\); set output.directory to a new or empty directory$" -- \
+  "$DL_TRAIN" "${args[@]}"
 # Named by the file this run reads, not by another format's default (data/cifar-10-batches-bin,
 # which lies under data/ when run from $WORK).
 mapfile -t args < <(small_args "$WORK/data" data)

@@ -192,8 +192,10 @@ TEST_CASE("--overwrite refuses a directory without the marker and deletes nothin
                     Catch::Contains("--overwrite refused, nothing deleted: it has no dl-train "
                                     "marker (.dl-train-run), so its files (notes.txt) may not be "
                                     "dl-train's"));
+  // Pointing at --resume or --overwrite, which refuse it too, would be no fix.
   CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kRefuse),
-                    Catch::Contains("already holds a run"));
+                    Catch::EndsWith("holds files that are not a dl-train run (notes.txt); set "
+                                    "output.directory to a new or empty directory"));
   CHECK(fs::exists(dir / "notes.txt"));
   CHECK(fs::exists(dir / "scores.csv"));
   CHECK(fs::exists(dir / "checkpoints" / "checkpoint-e0-i5.dlck"));
