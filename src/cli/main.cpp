@@ -8,10 +8,14 @@
 //   dl-train --version
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -191,17 +195,35 @@ struct ReadingCommands {
   }
 };
 
-}  // namespace
+// Whether standard output is a pipe or socket whose reader has gone (`| head`): its write end
+// polls as an error or a hang-up. Asked when errno no longer tells: the write that failed may have
+// been any of the command's, long before.
+bool standard_output_reader_gone() {
+  pollfd out{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & (POLLERR | POLLHUP)) != 0;
+}
 
-int main(int argc, char** argv) {
-  dl::prepare_standard_streams();
-  try {
-    route_standard_error();
-  } catch (const dl::ThreadStartError& e) {
-    // std::cerr still writes straight to the descriptor here: the writer never started.
-    std::cerr << "dl-train: error: " << e.what() << std::endl;
-    return static_cast<int>(e.code());
-  }
+// What a command printed on standard output (validate's config, eval's evaluation, predict's CSV,
+// --help) that did not all reach it makes the command fail: `dl-train predict ... > p.csv` on a
+// full disk ended with 0 and a cut p.csv. A reader that went away (`| head`) ends it with 141,
+// as a shell's pipeline expects, without a message; any other failure is exit 6, said once.
+// Training writes its console through its own writer, which handles both itself.
+int with_standard_output_checked(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && std::cout.good() && std::ferror(stdout) == 0) return code;
+  if (err == EPIPE || standard_output_reader_gone())
+    return code != 0 ? code : static_cast<int>(dl::ExitCode::kBrokenPipe);
+  std::cerr << "dl-train: error: standard output: cannot write all of it"
+            << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string())
+            << "; what this command printed there is incomplete: check free disk space and the "
+               "file size limit (ulimit -f)\n";
+  return code != 0 ? code : static_cast<int>(dl::ExitCode::kIoError);
+}
+
+int run_command(int argc, char** argv) {
   dl::set_command_line(argc, argv);
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());
@@ -262,4 +284,18 @@ int main(int argc, char** argv) {
     return fail(static_cast<int>(dl::ExitCode::kFailure),
                 "internal error: " + dl::one_line(e.what()));
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dl::prepare_standard_streams();
+  try {
+    route_standard_error();
+  } catch (const dl::ThreadStartError& e) {
+    // std::cerr still writes straight to the descriptor here: the writer never started.
+    std::cerr << "dl-train: error: " << e.what() << std::endl;
+    return static_cast<int>(e.code());
+  }
+  return with_standard_output_checked(run_command(argc, argv));
 }
