@@ -97,6 +97,14 @@ expect_failure 6 "--output names the file this command reads as --config" -- \
   "$DL_TRAIN" export --format onnx -m "$model" -o "$WORK/run3/config.resolved.yaml"
 expect_failure 6 "--predictions names the file this command reads as the config's data file" -- \
   "$DL_TRAIN" eval -m "$model" --predictions "$WORK/data/t10k-labels-idx1-ubyte.gz"
+# Nor a run's own file, which it does not read: predict -o RUN/scores.csv replaced the run's log.
+cp "$WORK/run3/scores.csv" "$WORK/scores-before.csv"
+expect_failure 6 "run3/scores.csv: --output names the run's own scores.csv in the run directory .*run3, so writing it would destroy that run's output; nothing was written" -- \
+  "$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$WORK/run3/scores.csv"
+checkpoint=$(ls "$WORK/run3/checkpoints/"*.dlck | head -1)
+expect_failure 6 "--predictions names the run's own checkpoint-e" -- \
+  "$DL_TRAIN" eval -m "$model" --predictions "$checkpoint"
+cmp -s "$WORK/run3/scores.csv" "$WORK/scores-before.csv" || fail "a refused output changed scores.csv"
 expect_failure 6 "--output names the file this command reads as a run's log" -- \
   "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/scores.csv"
 cmp -s "$model" "$WORK/model-before.dlm" || fail "a refused output changed the model"
