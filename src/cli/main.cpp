@@ -8,10 +8,14 @@
 //   dl-train --version
 //   dl-train predict --model FILE --input FILE [--output CSV]   (cli/model_commands.hpp)
 //   dl-train export --format onnx --model FILE --output FILE
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <memory>
 #include <new>
@@ -19,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
@@ -105,6 +110,29 @@ std::string usage_error(const CLI::App* /*app*/, const CLI::Error& e) {
          "; see dl-train --help (or dl-train COMMAND --help)\n";
 }
 
+// CLI11 gives the top level the options written before a command's name, so training's options
+// there (`dl-train --set epochs=3 validate -c f.yaml`, `dl-train -c f.yaml eval -m model.dlm`)
+// would be read by no command: the command ran without them. Returns the usage error naming the
+// first such option and where it belongs, or "" when there is none.
+std::string option_before_command(const CLI::App& app) {
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty()) return {};
+  const CLI::App& command = *chosen.front();
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() == 0) continue;
+    const std::string name = option->get_name();
+    const std::string& cmd = command.get_name();
+    const std::string where =
+        command.get_option_no_throw(name) != nullptr
+            ? fmt::format("which reads only the options after its name; write it after '{}'", cmd)
+            : fmt::format("which takes no {}; leave it out", name);
+    return fmt::format(
+        "dl-train: error: {} comes before the command '{}', {}; see dl-train {} --help\n", name,
+        cmd, where, cmd);
+  }
+  return {};
+}
+
 // report's arguments: run directories, named as such when a path is something else.
 std::string existing_run_directory(std::string& path) {
   struct stat info {};
@@ -170,17 +198,35 @@ struct ReadingCommands {
   }
 };
 
-}  // namespace
+// Whether standard output is a pipe or socket whose reader has gone (`| head`): its write end
+// polls as an error or a hang-up. Asked when errno no longer tells: the write that failed may have
+// been any of the command's, long before.
+bool standard_output_reader_gone() {
+  pollfd out{STDOUT_FILENO, POLLOUT, 0};
+  return ::poll(&out, 1, 0) == 1 && (out.revents & (POLLERR | POLLHUP)) != 0;
+}
 
-int main(int argc, char** argv) {
-  dl::prepare_standard_streams();
-  try {
-    route_standard_error();
-  } catch (const dl::ThreadStartError& e) {
-    // std::cerr still writes straight to the descriptor here: the writer never started.
-    std::cerr << "dl-train: error: " << e.what() << std::endl;
-    return static_cast<int>(e.code());
-  }
+// What a command printed on standard output (validate's config, eval's evaluation, predict's CSV,
+// --help) that did not all reach it makes the command fail: `dl-train predict ... > p.csv` on a
+// full disk ended with 0 and a cut p.csv. A reader that went away (`| head`) ends it with 141,
+// as a shell's pipeline expects, without a message; any other failure is exit 6, said once.
+// Training writes its console through its own writer, which handles both itself.
+int with_standard_output_checked(int code) {
+  errno = 0;
+  std::cout.flush();
+  const bool flushed = std::fflush(stdout) == 0;
+  const int err = errno;
+  if (flushed && std::cout.good() && std::ferror(stdout) == 0) return code;
+  if (err == EPIPE || standard_output_reader_gone())
+    return code != 0 ? code : static_cast<int>(dl::ExitCode::kBrokenPipe);
+  std::cerr << "dl-train: error: standard output: cannot write all of it"
+            << (err != 0 ? std::string(" (") + std::strerror(err) + ")" : std::string())
+            << "; what this command printed there is incomplete: check free disk space and the "
+               "file size limit (ulimit -f)\n";
+  return code != 0 ? code : static_cast<int>(dl::ExitCode::kIoError);
+}
+
+int run_command(int argc, char** argv) {
   dl::set_command_line(argc, argv);
   CLI::App app{"dl-train: data-parallel neural network training from one YAML file"};
   app.set_version_flag("--version", dl::version_text());
@@ -200,6 +246,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(dl::ExitCode::kConfigError);
+  }
+  if (const std::string misplaced = option_before_command(app); !misplaced.empty()) {
+    std::cerr << misplaced;
+    return static_cast<int>(dl::ExitCode::kConfigError);
   }
 
   // Under mpirun/srun every rank runs this; a failing rank ends the whole job (abort_job) so
@@ -237,4 +287,18 @@ int main(int argc, char** argv) {
     return fail(static_cast<int>(dl::ExitCode::kFailure),
                 "internal error: " + dl::one_line(e.what()));
   }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dl::prepare_standard_streams();
+  try {
+    route_standard_error();
+  } catch (const dl::ThreadStartError& e) {
+    // std::cerr still writes straight to the descriptor here: the writer never started.
+    std::cerr << "dl-train: error: " << e.what() << std::endl;
+    return static_cast<int>(e.code());
+  }
+  return with_standard_output_checked(run_command(argc, argv));
 }

@@ -9,10 +9,12 @@
 
 #include "config/config_loader.hpp"
 #include "core/error.hpp"
+#include "core/message_text.hpp"
 #include "data/data_sources.hpp"
 #include "io/run_files.hpp"
 #include "nn/model.hpp"
 #include "train/resume_keys.hpp"
+#include "train/run_directory.hpp"
 
 namespace dl {
 
@@ -103,6 +105,30 @@ std::vector<NamedInput> saved_model_inputs(const SavedModel& saved, std::vector<
   for (std::string& path : data_input_paths(saved.config.data))
     extra.push_back({"the config's data file", std::move(path)});
   return extra;
+}
+
+void refuse_model_command_output(const std::string& output, const std::string& option,
+                                 const std::vector<NamedInput>& inputs) {
+  refuse_output_over_inputs(output, option, inputs);
+  if (output.empty()) return;
+  const std::filesystem::path path(output);
+  const std::filesystem::path folder = path.parent_path().empty() ? "." : path.parent_path();
+  const std::string name = path.filename().string();
+  const auto marked = [](const std::filesystem::path& dir) {
+    std::error_code ec;
+    return std::filesystem::exists(dir / RunDirectory::kMarkerName, ec);
+  };
+  // A run's own file: a name training writes, in a folder dl-train made a run directory.
+  std::filesystem::path run;
+  if (is_run_output_name(name) && marked(folder)) run = folder;
+  if (folder.filename() == RunDirectory::kCheckpointsName && is_checkpoint_file_name(name) &&
+      marked(folder.parent_path().empty() ? "." : folder.parent_path()))
+    run = folder.parent_path().empty() ? "." : folder.parent_path();
+  if (run.empty()) return;
+  throw IoError(fmt::format(
+      "{}: {} names the run's own {} in the run directory {}, so writing it would destroy that "
+      "run's output; nothing was written: give {} another path",
+      quoted_path(output), option, quoted_path(name), quoted_path(run.string()), option));
 }
 
 }  // namespace dl

@@ -36,4 +36,11 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
 std::vector<NamedInput> saved_model_inputs(const SavedModel& saved,
                                            std::vector<NamedInput> extra = {});
 
+// Refuses, with an IoError before anything is written, an output path given as `option` that
+// would destroy what the command reads (`inputs`: refuse_output_over_inputs) or a run's own file:
+// a name training writes (scores.csv, summary.json, a checkpoint) in a run directory (the folder
+// holds dl-train's marker). `predict -o runs/a/scores.csv` replaced that run's log.
+void refuse_model_command_output(const std::string& output, const std::string& option,
+                                 const std::vector<NamedInput>& inputs);
+
 }  // namespace dl

@@ -110,6 +110,11 @@ void prepare_standard_streams() {
     }
   }
   ::signal(SIGPIPE, SIG_IGN);
+  // SIGUSR1 asks training for a checkpoint (Slurm's --signal=USR1@60): until training installs
+  // its handler (after MPI's start, the config, the data), and in the commands that do not
+  // train, it has nothing to ask for and is ignored. Its default action ended the process with
+  // 138, a job ended by what was meant to save it.
+  ::signal(SIGUSR1, SIG_IGN);
 }
 
 }  // namespace dl

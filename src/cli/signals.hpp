@@ -50,8 +50,9 @@ void pause_before_exit_for_tests();
 
 // First thing in main(): descriptors 0-2 that are closed are opened on /dev/null, so that no file
 // opened later becomes "standard output"; SIGPIPE is ignored, so that writing to a closed pipe
-// fails with EPIPE (handled by whoever writes) instead of killing the process. That stays so to
-// the end: the last messages may still meet a closed pipe.
+// fails with EPIPE (handled by whoever writes) instead of killing the process, to the end: the
+// last messages may still meet a closed pipe. SIGUSR1 is ignored until training installs its
+// handler.
 void prepare_standard_streams();
 
 }  // namespace dl

@@ -136,10 +136,12 @@ std::string test_source(const DataConfig& data) {
 }
 
 std::vector<std::string> data_input_paths(const DataConfig& data) {
-  std::vector<std::string> paths{data.directory,        data.trainImages,    data.trainLabels,
-                                 data.testImages,       data.testLabels,     data.trainFile,
-                                 data.testFile,         data.trainDirectory, data.testDirectory,
-                                 training_source(data), test_source(data)};
+  // The format's own sources first: a message names the first input a path holds, and
+  // "it holds the input data/cifar-10-batches-bin" (a default no IDX run reads) misled.
+  std::vector<std::string> paths{training_source(data), test_source(data), data.directory,
+                                 data.trainImages,      data.trainLabels,  data.testImages,
+                                 data.testLabels,       data.trainFile,    data.testFile,
+                                 data.trainDirectory,   data.testDirectory};
   for (const auto* optional : {&data.validationImages, &data.validationLabels, &data.validationFile,
                                &data.validationDirectory})
     if (*optional) paths.push_back(**optional);

@@ -21,10 +21,8 @@ namespace {
 constexpr mode_t kNewFileMode = 0644;
 
 [[noreturn]] void throw_append_error(const std::string& path, const char* step, int err) {
-  throw IoError(fmt::format(
-      "{}: {} failed: {}; check free disk space, write permission and the file size limit "
-      "(ulimit -f)",
-      path, step, std::strerror(err)));
+  throw IoError(
+      fmt::format("{}: {} failed: {}; {}", path, step, std::strerror(err), write_failure_fix(err)));
 }
 
 }  // namespace

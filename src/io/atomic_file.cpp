@@ -31,10 +31,8 @@ std::string directory_of(const std::string& path) {
 }
 
 [[noreturn]] void throw_write_error(const std::string& path, const std::string& step, int err) {
-  throw IoError(fmt::format(
-      "{}: cannot write the file ({}: {}); check free disk space, write permission and the file "
-      "size limit (ulimit -f)",
-      path, step, std::strerror(err)));
+  throw IoError(fmt::format("{}: cannot write the file ({}: {}); {}", path, step,
+                            std::strerror(err), write_failure_fix(err)));
 }
 
 // fsync of the directory makes the rename itself durable. Some file systems cannot sync a

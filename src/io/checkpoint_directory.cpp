@@ -119,6 +119,18 @@ std::optional<std::pair<std::string, CheckpointState>> CheckpointDirectory::load
             "from",
             *it, state.kind));
       }
+      // The name decides which checkpoint is the newest (and which save() prunes), the contents
+      // where training goes on: a file renamed or copied in under a newer name than it holds
+      // took a resume back to its older place, and every later resume again.
+      CheckpointName name;
+      if (parse_checkpoint_name(fs::path(*it).filename().string(), &name) &&
+          (name.epoch != state.epoch || name.iteration != state.iteration)) {
+        throw CheckpointError(fmt::format(
+            "{}: its name says epoch index {}, iteration {}, but it holds epoch index {}, "
+            "iteration {} (renamed or copied in?); rename it to {} or move it away",
+            *it, name.epoch, name.iteration, state.epoch, state.iteration,
+            checkpoint_file_name(state.epoch, state.iteration)));
+      }
       return std::make_pair(*it, std::move(state));
     } catch (const CheckpointError& e) {
       if (warnings != nullptr) {

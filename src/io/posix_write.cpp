@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <string>
 
 namespace dl {
 
@@ -11,6 +12,13 @@ namespace {
 // Linux transfers at most about 2 GiB per write(); larger buffers go in chunks of this size.
 constexpr std::size_t kMaxWriteChunk = std::size_t{1} << 30;
 }  // namespace
+
+std::string write_failure_fix(int err) {
+  // Out of descriptors, an output cannot even be opened: no disk or permission is at fault.
+  if (err == EMFILE) return "raise this process's limit on open files (ulimit -n)";
+  if (err == ENFILE) return "the system has run out of open files: close other programs";
+  return "check free disk space, write permission and the file size limit (ulimit -f)";
+}
 
 int write_all(int fd, const void* data, std::size_t size) {
   const char* p = static_cast<const char*>(data);

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <iterator>
@@ -23,6 +22,7 @@
 #include "io/run_files.hpp"
 #include "report/tensorboard_writer.hpp"
 #include "train/run_directory_lock.hpp"
+#include "train/run_directory_path.hpp"
 
 namespace dl {
 
@@ -50,6 +50,13 @@ std::string without_temporary_suffix(const std::string& name) {
   return name.substr(0, name.rfind(kTemporaryMarker));
 }
 
+// A temporary file an atomic write of the run directory's own files makes: an output's, the
+// marker's, or the claim's (and the stale claim moved aside, ".dl-train.claim.stale.tmp-<pid>").
+bool is_own_temporary_name(const std::string& name) {
+  return is_run_output_name(name) ||
+         without_temporary_suffix(name).rfind(RunDirectory::kClaimName, 0) == 0;
+}
+
 bool process_exists(pid_t pid) {
   // Signal 0 checks existence only; EPERM means it exists but belongs to someone else.
   return ::kill(pid, 0) == 0 || errno == EPERM;
@@ -61,7 +68,29 @@ struct Contents {
   bool has_run = false;              // anything besides the marker and the lock
   std::vector<fs::path> own;         // deletable by --overwrite (checkpoints/ as its files)
   std::vector<std::string> foreign;  // names, relative to the directory
+  // checkpoints/ or tensorboard/ where it is not a folder (a symbolic link, a file): why a run
+  // may not write there, "" when it may.
+  std::string unusable_subdirectory;
 };
+
+// Why a run may not write into `entry`, of type `type`, which it uses as a folder; "" if it may.
+std::string unusable_subdirectory(const fs::path& entry, fs::file_type type) {
+  if (type == fs::file_type::directory) return {};
+  if (type == fs::file_type::symlink) {
+    std::error_code ec;
+    // Followed, checkpoints would be written and pruned (keepLast) in the folder it points to,
+    // another run's perhaps, deleting files there.
+    return fmt::format(
+        "{}: is a symbolic link (to {}); dl-train does not write through links in its run "
+        "directory (pruning old checkpoints there would delete files in the folder it points "
+        "to): remove it, or set output.directory to a folder on the file system it points to",
+        quoted_path(entry.string()), quoted_path(fs::read_symlink(entry, ec).string()));
+  }
+  return fmt::format(
+      "{}: is not a folder, and dl-train writes a folder of that name in its run directory: "
+      "move it away",
+      quoted_path(entry.string()));
+}
 
 // The files of one of dl-train's subdirectories (checkpoints/, tensorboard/): those whose names
 // `is_own` accepts are dl-train's, anything else is foreign.
@@ -98,6 +127,9 @@ Contents read_contents(const std::string& path) {
     const std::string base = without_temporary_suffix(name);
     if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0) continue;
     contents.has_run = true;
+    if ((name == RunDirectory::kCheckpointsName || name == RunDirectory::kTensorBoardName) &&
+        contents.unusable_subdirectory.empty())
+      contents.unusable_subdirectory = unusable_subdirectory(it->path(), type);
     if (name == RunDirectory::kCheckpointsName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_checkpoint_file_name, contents);
     } else if (name == RunDirectory::kTensorBoardName && type == fs::file_type::directory) {
@@ -127,6 +159,15 @@ bool is_same_or_ancestor(const fs::path& dir, const fs::path& path) {
   return d == dir.end() || (std::next(d) == dir.end() && d->empty());
 }
 
+// The first few names of what a directory holds that may not be dl-train's, for a message.
+std::string example_names(const Contents& contents) {
+  std::string examples;
+  for (std::size_t i = 0; i < contents.foreign.size() && i < 3; ++i)
+    examples += (i == 0 ? "" : ", ") + contents.foreign[i];
+  if (examples.empty() && !contents.own.empty()) examples = contents.own.front().filename();
+  return examples;
+}
+
 // Why --overwrite must not delete in `path`, or "" when it may.
 std::string overwrite_refusal(const std::string& path, const RunDirectory::Protected& inputs,
                               const Contents& contents) {
@@ -142,21 +183,40 @@ std::string overwrite_refusal(const std::string& path, const RunDirectory::Prote
       return fmt::format("it holds the input {}", input);
   }
   if (!contents.marker) {
-    std::string examples;
-    for (std::size_t i = 0; i < contents.foreign.size() && i < 3; ++i)
-      examples += (i == 0 ? "" : ", ") + contents.foreign[i];
-    if (examples.empty() && !contents.own.empty()) examples = contents.own.front().filename();
     return fmt::format("it has no dl-train marker ({}), so its files ({}) may not be dl-train's",
-                       RunDirectory::kMarkerName, examples);
+                       RunDirectory::kMarkerName, example_names(contents));
   }
   return "";
+}
+
+void refuse_unusable_subdirectory(const Contents& contents) {
+  if (!contents.unusable_subdirectory.empty()) throw IoError(contents.unusable_subdirectory);
 }
 
 // Refuses, with an IoError, what `existing` does not allow in a directory holding `contents`.
 void refuse_existing(const std::string& path, RunDirectory::Existing existing,
                      const RunDirectory::Protected& inputs, const Contents& contents) {
-  if (!contents.has_run || existing == RunDirectory::Existing::kResume) return;
+  if (!contents.has_run) return;
+  if (existing == RunDirectory::Existing::kResume) {
+    // Only a directory dl-train made holds the marker (a start refuses one that holds anything):
+    // without it, --resume would write its logs over files of the same names that are not
+    // dl-train's and delete their temporary files, in a directory given by mistake.
+    if (contents.marker) return refuse_unusable_subdirectory(contents);
+    throw IoError(fmt::format(
+        "{}: --resume refused, nothing written: the directory holds files ({}) but no dl-train "
+        "marker ({}), so it is not a run directory dl-train made; set output.directory to the "
+        "directory of the run to continue, or, if these files are a run copied without its "
+        "marker, copy that too (or create it: touch {}/{})",
+        path, example_names(contents), RunDirectory::kMarkerName, path, RunDirectory::kMarkerName));
+  }
   if (existing == RunDirectory::Existing::kRefuse) {
+    if (!contents.marker) {
+      // Neither --resume nor --overwrite takes a directory dl-train did not make.
+      throw IoError(fmt::format(
+          "{}: this output directory holds files that are not a dl-train run ({}); set "
+          "output.directory to a new or empty directory",
+          path, example_names(contents)));
+    }
     throw IoError(path +
                   ": this output directory already holds a run; pass --resume to continue it, "
                   "--overwrite to replace it, or set output.directory elsewhere");
@@ -168,13 +228,7 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
         "its own",
         path, why));
   }
-}
-
-void check_is_directory(const std::string& path) {
-  std::error_code ec;
-  if (fs::exists(path, ec) && !fs::is_directory(path, ec)) {
-    throw IoError(path + ": the output directory is a file; set output.directory to a directory");
-  }
+  refuse_unusable_subdirectory(contents);
 }
 
 // The run's outputs, by name (the marker and the lock too).
@@ -197,43 +251,6 @@ std::string longest_output_path() {
   for (const std::string& name : run_output_names()) paths.push_back(longest_temporary_path(name));
   return *std::max_element(paths.begin(), paths.end(),
                            [](const auto& a, const auto& b) { return a.size() < b.size(); });
-}
-
-// The longest name the file system holding `path` (or the nearest folder above it that exists)
-// allows.
-std::size_t name_limit(const std::string& path) {
-  fs::path existing = fs::path(path).empty() ? fs::path(".") : fs::path(path);
-  std::error_code ec;
-  while (!fs::exists(existing, ec) && existing.has_relative_path())
-    existing = existing.parent_path();
-  if (existing.empty()) existing = ".";
-  const long limit = ::pathconf(existing.c_str(), _PC_NAME_MAX);
-  return limit > 0 ? static_cast<std::size_t>(limit) : static_cast<std::size_t>(NAME_MAX);
-}
-
-// Refuses, with an IoError, an output directory in which the paths a run writes would be longer
-// than the system allows: else the run would fail at its first checkpoint, after training.
-void check_path_lengths(const std::string& path) {
-  const std::size_t names = name_limit(path);
-  for (const fs::path& part : fs::path(path)) {
-    const std::string name = part.string();
-    if (name.size() > names)
-      throw IoError(fmt::format(
-          "{}: the output directory's part '{}' is {} bytes long, over the file system's limit "
-          "of {} bytes for a name (NAME_MAX); set output.directory to a path of shorter names",
-          quoted_path(path), quoted_value(name), name.size(), names));
-  }
-  // PATH_MAX counts the terminating NUL.
-  constexpr std::size_t kLongestPath = PATH_MAX - 1;
-  const std::string longest = longest_output_path();
-  const std::size_t length = path.size() + 1 + longest.size();
-  if (length > kLongestPath)
-    throw IoError(fmt::format(
-        "{}: the output directory's path is {} bytes long, so the longest path a run writes in it "
-        "({}) would be {} bytes, over the system's limit of {} bytes (PATH_MAX); set "
-        "output.directory to a path of at most {} bytes",
-        quoted_path(path), path.size(), longest, length, kLongestPath,
-        kLongestPath - 1 - longest.size()));
 }
 
 void remove_own_files(const std::string& path, const Contents& contents) {
@@ -264,8 +281,7 @@ bool is_checkpoint_file_name(const std::string& name) {
 }
 
 void RunDirectory::check(const std::string& path, Existing existing, const Protected& inputs) {
-  check_path_lengths(path);
-  check_is_directory(path);
+  check_output_path(path, longest_output_path());
   std::error_code ec;
   if (!fs::exists(path, ec)) return;
   check_run_directory_lock(path);
@@ -278,8 +294,7 @@ RunDirectory RunDirectory::view(std::string path) {
 
 RunDirectory::RunDirectory(std::string path, Existing existing, const Protected& inputs)
     : path_(std::move(path)) {
-  check_path_lengths(path_);
-  check_is_directory(path_);
+  check_output_path(path_, longest_output_path());
   std::error_code ec;
   fs::create_directories(path_, ec);
   if (ec) {
@@ -306,11 +321,15 @@ RunDirectory::RunDirectory(RunDirectory&& other) noexcept
 
 int RunDirectory::remove_stale_temporary_files() const {
   int removed = 0;
-  for (const std::string& dir : {path_, checkpoints()}) {
+  for (const bool in_checkpoints : {false, true}) {
+    const std::string dir = in_checkpoints ? checkpoints() : path_;
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const pid_t owner = temporary_file_owner(it->path().filename().string());
+      const std::string name = it->path().filename().string();
+      const pid_t owner = temporary_file_owner(name);
       if (owner <= 0 || owner == ::getpid() || process_exists(owner)) continue;
+      // Only the temporary files of what dl-train writes: "notes.tmp-2024" is someone else's.
+      if (!(in_checkpoints ? is_checkpoint_file_name(name) : is_own_temporary_name(name))) continue;
       std::error_code remove_error;
       if (fs::remove(it->path(), remove_error)) ++removed;
     }

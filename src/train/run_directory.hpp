@@ -34,8 +34,9 @@ class RunDirectory {
 
   // Claims the directory for this process: creates it, takes its lock (held until this object is
   // destroyed; a second process is refused with an IoError naming the holder), refuses an
-  // existing run unless `existing` says to resume it or overwrite it, removes on --overwrite only
-  // the files dl-train writes (and only under the marker), and writes the marker.
+  // existing run unless `existing` says to resume it or overwrite it (both only under the
+  // marker: a directory holding files without it is not dl-train's), removes on --overwrite only
+  // the files dl-train writes, and writes the marker.
   RunDirectory(std::string path, Existing existing, const Protected& inputs = {});
   ~RunDirectory();
   RunDirectory(RunDirectory&& other) noexcept;
@@ -51,9 +52,9 @@ class RunDirectory {
 
   const std::string& path() const { return path_; }
 
-  // Deletes the temporary files ("<name>.tmp-<pid>") that an atomic write leaves behind when its
-  // process is killed mid-write, here and in checkpoints/, when that process no longer exists on
-  // this machine. Only the rank that writes the run's files may call this: another node's live
+  // Deletes the temporary files ("<name>.tmp-<pid>", `name` one of dl-train's files) that an
+  // atomic write leaves behind when its process is killed mid-write, here and in checkpoints/,
+  // when that process no longer exists on this machine; another name with such a suffix is kept. Only the rank that writes the run's files may call this: another node's live
   // writer looks dead from here. Returns how many files were removed.
   int remove_stale_temporary_files() const;
   std::string file(const std::string& name) const { return path_ + "/" + name; }

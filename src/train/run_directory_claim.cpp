@@ -76,10 +76,20 @@ std::int64_t machine_boot_time() {
 }
 
 // The claim file's content; nullopt when there is none (or it went away meanwhile), "" when it
-// cannot be read (a link, no permission), which no claim parses.
+// cannot be read (a link, no permission), which no claim parses. An IoError when whether there is
+// one cannot be told: out of descriptors (EMFILE), an I/O error. Taken for a claim that cannot
+// be read, such an error refused the start as "another dl-train is using this run directory".
 std::optional<std::string> read_claim(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return errno == ENOENT ? std::nullopt : std::optional<std::string>("");
+  if (fd < 0 && errno == ENOENT) return std::nullopt;
+  if (fd < 0 && errno != ELOOP && errno != EACCES && errno != EPERM) {
+    const int err = errno;
+    throw IoError(
+        fmt::format("{}: cannot tell whether another dl-train claims the run directory "
+                    "(opening its claim file: {}); {}",
+                    path, std::strerror(err), write_failure_fix(err)));
+  }
+  if (fd < 0) return std::string();
   char text[kLongestClaim] = {};
   const ssize_t n = ::pread(fd, text, sizeof text, 0);
   ::close(fd);

@@ -13,6 +13,16 @@ expect_failure 2 "did you mean" -- "$DL_TRAIN" validate --config-only --config "
 expect_failure 2 "no-such.yaml" -- "$DL_TRAIN" --config "$WORK/no-such.yaml"
 # Usage errors are one line too; report names what a path is instead of a run directory.
 expect_failure 2 "--config is required" "--help" -- "$DL_TRAIN" train
+# An option written before a command's name was parsed as the top level's and read by no command:
+# validate printed epochs 1, eval evaluated the whole test set, both exiting 0.
+expect_failure 2 "^dl-train: error: --set comes before the command 'validate', which reads only the options after its name; write it after 'validate'" -- \
+  "$DL_TRAIN" --set epochs=7 validate --config-only --config "$cfg"
+expect_failure 2 "^dl-train: error: --config comes before the command 'eval'" -- \
+  "$DL_TRAIN" --config "$cfg" eval --model "$WORK/none.dlm"
+expect_failure 2 "^dl-train: error: --resume comes before the command 'train'" -- \
+  "$DL_TRAIN" --resume train --config "$cfg"
+expect_failure 2 "^dl-train: error: --overwrite comes before the command 'inspect', which takes no --overwrite; leave it out" -- \
+  "$DL_TRAIN" --overwrite inspect --model "$WORK/none.dlm"
 mkfifo "$WORK/fifo"
 expect_failure 2 "fifo: not a directory" "run directory" -- "$DL_TRAIN" report "$WORK/fifo"
 expect_failure 2 "no-such-run: no such run directory" -- "$DL_TRAIN" report "$WORK/no-such-run"
@@ -87,6 +97,14 @@ expect_failure 6 "--output names the file this command reads as --config" -- \
   "$DL_TRAIN" export --format onnx -m "$model" -o "$WORK/run3/config.resolved.yaml"
 expect_failure 6 "--predictions names the file this command reads as the config's data file" -- \
   "$DL_TRAIN" eval -m "$model" --predictions "$WORK/data/t10k-labels-idx1-ubyte.gz"
+# Nor a run's own file, which it does not read: predict -o RUN/scores.csv replaced the run's log.
+cp "$WORK/run3/scores.csv" "$WORK/scores-before.csv"
+expect_failure 6 "run3/scores.csv: --output names the run's own scores.csv in the run directory .*run3, so writing it would destroy that run's output; nothing was written" -- \
+  "$DL_TRAIN" predict -m "$model" -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$WORK/run3/scores.csv"
+checkpoint=$(ls "$WORK/run3/checkpoints/"*.dlck | head -1)
+expect_failure 6 "--predictions names the run's own checkpoint-e" -- \
+  "$DL_TRAIN" eval -m "$model" --predictions "$checkpoint"
+cmp -s "$WORK/run3/scores.csv" "$WORK/scores-before.csv" || fail "a refused output changed scores.csv"
 expect_failure 6 "--output names the file this command reads as a run's log" -- \
   "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/scores.csv"
 cmp -s "$model" "$WORK/model-before.dlm" || fail "a refused output changed the model"

@@ -66,9 +66,21 @@ expect_failure 6 "--overwrite refused, nothing deleted: it has no dl-train marke
   "$DL_TRAIN" "${args[@]}" --overwrite
 [ "$(cat "$WORK/foreign/notes.txt")" = "my notes" ] && [ "$(cat "$WORK/foreign/scores.csv")" = "not ours" ] ||
   fail "--overwrite touched a foreign directory"
-mapfile -t args < <(small_args "$WORK/data" "$WORK/data")
-expect_failure 6 "--overwrite refused, nothing deleted: it holds the input" -- \
-  "$DL_TRAIN" "${args[@]}" --overwrite
+# --resume given a directory that is not a run (no marker) writes nothing there: it used to
+# train into it, replacing scores.csv and report.html and deleting "notes.tmp-<dead pid>".
+echo "keep" >"$WORK/foreign/notes.tmp-999999999"
+before=$(cd "$WORK/foreign" && ls -A | xargs md5sum)
+expect_failure 6 "foreign: --resume refused, nothing written: the directory holds files \(notes.tmp-999999999, notes.txt\) but no dl-train marker \(.dl-train-run\)" -- \
+  "$DL_TRAIN" "${args[@]}" --resume
+[ "$before" = "$(cd "$WORK/foreign" && ls -A | xargs md5sum)" ] || fail "--resume touched a foreign directory"
+# A fresh start there names no flag as the fix (it said "pass --resume ... --overwrite").
+expect_failure 6 "foreign: this output directory holds files that are not a dl-train run \(notes.tmp-999999999, notes.txt\); set output.directory to a new or empty directory$" -- \
+  "$DL_TRAIN" "${args[@]}"
+# Named by the file this run reads, not by another format's default (data/cifar-10-batches-bin,
+# which lies under data/ when run from $WORK).
+mapfile -t args < <(small_args "$WORK/data" data)
+expect_failure 6 "--overwrite refused, nothing deleted: it holds the input $WORK/data/train-images-idx3-ubyte.gz;" -- \
+  bash -c 'cd "$0" && exec "$@"' "$WORK" "$DL_TRAIN" "${args[@]}" --overwrite
 mkdir -p "$WORK/cwd"
 cp "$cfg" "$WORK/cwd/mine.yaml"
 mapfile -t args < <(small_args "$WORK/data" ".")
@@ -78,19 +90,39 @@ expect_failure 6 "--overwrite refused, nothing deleted: it is the working direct
 for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz; do
   [ -f "$WORK/data/$f" ] || fail "--overwrite deleted the data file $f"
 done
-# In dl-train's own directory it replaces the run and keeps a file someone put there.
+# In dl-train's own directory it replaces the run and keeps a file someone put there, also one
+# named like a temporary file of a writer that is gone.
 echo "keep" >"$WORK/retry/README.txt"
+echo "keep" >"$WORK/retry/notes.tmp-999999999"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry")
 "$DL_TRAIN" "${args[@]}" --overwrite >/dev/null || fail "--overwrite of dl-train's own run failed"
 [ "$(cat "$WORK/retry/README.txt")" = keep ] || fail "--overwrite deleted a file dl-train did not write"
+"$DL_TRAIN" "${args[@]}" --resume >/dev/null || fail "--resume of dl-train's own run failed"
+[ "$(cat "$WORK/retry/notes.tmp-999999999")" = keep ] || fail "a start deleted notes.tmp-999999999"
 
 # A symbolic link in the run directory is not written through.
 mkdir -p "$WORK/linked"
 echo "precious" >"$WORK/victim.txt"
 ln -s "$WORK/victim.txt" "$WORK/linked/scores.csv"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/linked")
+expect_failure 6 "linked: --resume refused, nothing written" -- "$DL_TRAIN" "${args[@]}" --resume
+# In a run directory dl-train made (the marker), the link is refused by name.
+touch "$WORK/linked/.dl-train-run"
 expect_failure 6 "scores.csv: is a symbolic link" -- "$DL_TRAIN" "${args[@]}" --resume
 [ "$(cat "$WORK/victim.txt")" = precious ] || fail "a write followed a symbolic link"
+
+# checkpoints/ linked to another run's: a resume wrote its checkpoints there and pruned the other
+# run's (keepLast), deleting them. Refused now, nothing touched.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/other-run" epochs=2)
+"$DL_TRAIN" "${args[@]}" >/dev/null
+other_checkpoints=$(ls "$WORK/other-run/checkpoints")
+mapfile -t args < <(small_args "$WORK/data" "$WORK/linked-checkpoints" epochs=3)
+mkdir -p "$WORK/linked-checkpoints"
+touch "$WORK/linked-checkpoints/.dl-train-run"
+ln -s "$WORK/other-run/checkpoints" "$WORK/linked-checkpoints/checkpoints"
+expect_failure 6 "linked-checkpoints/checkpoints: is a symbolic link \(to $WORK/other-run/checkpoints\); dl-train does not write through links" -- \
+  "$DL_TRAIN" "${args[@]}" --resume
+[ "$(ls "$WORK/other-run/checkpoints")" = "$other_checkpoints" ] || fail "a resume changed the linked checkpoints"
 
 # --resume over checkpoints that are all damaged: exit 4 naming each; nothing overwritten.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/damaged" output.checkpointEveryIterations=2)

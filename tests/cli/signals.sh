@@ -78,4 +78,22 @@ fi
 rc=0
 wait "$pid" || rc=$?
 [ "$rc" = 143 ] || fail "ended by SIGTERM after the run, the process exited $rc"
-echo "ok: SIGTERM -> 143, checkpoint, resume identical ($(grep -c . "$WORK/killed/scores.csv") rows); SIGTERM after the run ends the process"
+echo "ok: SIGTERM after the run ends the process"
+
+# SIGUSR1 before training (MPI's start, the config, the data) and in a command that does not
+# train is ignored: it used to end the process with 138. From the moment it is ignored or caught
+# (bit 10 of SigIgn or SigCgt), a stream of them leaves validate's exit 0.
+"$DL_TRAIN" validate "${usr1[@]}" >"$WORK/validate-usr1.log" 2>&1 &
+pid=$!
+handled=false sent=0
+while kill -0 "$pid" 2>/dev/null; do
+  masks=$(awk '/^Sig(Ign|Cgt):/ {print $2}' /proc/"$pid"/status 2>/dev/null) || break
+  for mask in $masks; do (( (16#$mask >> 9) & 1 )) && handled=true; done
+  if [ "$handled" = true ]; then kill -USR1 "$pid" 2>/dev/null && sent=$((sent + 1)); fi
+done
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "validate under SIGUSR1 exited $rc after $sent signal(s): $(tail -2 "$WORK/validate-usr1.log")"
+[ "$handled" = true ] || fail "validate neither ignores nor catches SIGUSR1: its default action ends it"
+echo "ok: SIGUSR1 ignored by validate ($sent sent)"
+echo "ok: SIGTERM -> 143, checkpoint, resume identical ($(grep -c . "$WORK/killed/scores.csv") rows)"

@@ -145,3 +145,28 @@ wait "$pid" || rc=$?
 [ "$rc" = 0 ] || fail "under nohup SIGHUP stopped the run: exit $rc"
 cmp "$WORK/straight/scores.csv" "$WORK/nohup/scores.csv" || fail "nohup: scores differ"
 echo "ok: under nohup SIGHUP is ignored, the run completes"
+
+# The other commands' standard output: what did not reach it fails the command. Into /dev/full,
+# predict's CSV and validate's config ended with 0, the output lost; one line and exit 6 now.
+model="$WORK/straight/model.dlm"
+rc=0
+"$DL_TRAIN" predict -m "$model" -i "$WORK/data/train-images-idx3-ubyte.gz" >/dev/full \
+  2>"$WORK/predict-full.err" || rc=$?
+[ "$rc" = 6 ] || fail "predict into /dev/full: exit $rc, want 6: $(cat "$WORK/predict-full.err")"
+[ "$(grep -c "^dl-train: error: standard output: cannot write all of it.*; what this command printed there is incomplete" \
+  "$WORK/predict-full.err")" = 1 ] || fail "predict into /dev/full: $(cat "$WORK/predict-full.err")"
+for command in "validate --config $WORK/straight/config.resolved.yaml" "inspect --model $model" \
+  "eval --model $model" "--version" "--help"; do
+  # shellcheck disable=SC2086 # the command's words
+  expect_failure 6 "^dl-train: error: standard output: cannot write all of it" -- \
+    bash -c 'exec "$@" >/dev/full' - "$DL_TRAIN" $command
+done
+# Into `head -n 1`, the reader gone: 141, as a pipeline's writer ends, and nothing on stderr.
+set +o pipefail
+"$DL_TRAIN" predict -m "$model" -i "$WORK/data/train-images-idx3-ubyte.gz" 2>"$WORK/predict-head.err" |
+  head -n 1 >/dev/null
+rc=${PIPESTATUS[0]}
+set -o pipefail
+[ "$rc" = 141 ] || fail "predict into head: exit $rc, want 141: $(cat "$WORK/predict-head.err")"
+! grep -q error "$WORK/predict-head.err" || fail "predict into head: $(cat "$WORK/predict-head.err")"
+echo "ok: the commands' standard output checked: /dev/full exit 6, head 141"

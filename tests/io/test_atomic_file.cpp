@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,6 +54,29 @@ TEST_CASE("write_file_atomically failing on the size limit keeps the old file",
   REQUIRE(outcome == "exit 0");
   REQUIRE(test::read_bytes(path) == "old content\n");
   REQUIRE(dir.entries() == std::vector<std::string>{"config.yaml"});
+}
+
+TEST_CASE("an output that cannot be opened for want of descriptors names the limit to raise",
+          "[io][atomic_file]") {
+  TempDirectory dir;
+  const int lowest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  REQUIRE(lowest >= 0);
+  ::close(lowest);
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
+  const rlimit narrowed{static_cast<rlim_t>(lowest), before.rlim_max};
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &narrowed) == 0);
+  std::string what;
+  try {
+    write_file_atomically(dir.file("evaluation.txt"), "x");
+  } catch (const IoError& e) {
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  // It said to check free disk space, write permission and the file size limit.
+  CHECK_THAT(what,
+             Catch::Matchers::EndsWith(
+                 "Too many open files); raise this process's limit on open files (ulimit -n)"));
 }
 
 TEST_CASE("write_file_atomically into a missing directory throws IoError", "[io][atomic_file]") {

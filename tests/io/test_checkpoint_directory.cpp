@@ -38,8 +38,7 @@ TEST_CASE("save names the file by epoch and iteration and creates the directory"
 
 // The run directory removed while training: save used to make it again (create_directories) and
 // the run went on to exit 0 with a directory lacking its marker, config and score log.
-TEST_CASE("save refuses to make again a run directory that is gone",
-          "[io][checkpoint_directory]") {
+TEST_CASE("save refuses to make again a run directory that is gone", "[io][checkpoint_directory]") {
   TempDirectory dir;
   const std::string run = dir.file("run");
   std::filesystem::create_directory(run);
@@ -144,6 +143,21 @@ TEST_CASE("load_newest_valid skips damaged newer checkpoints and reports them",
     REQUIRE(warnings.size() == 2);
     REQUIRE_THAT(warnings[0], Catch::Contains(model_path) &&
                                   Catch::Contains("is a model file, not a checkpoint"));
+  }
+  // A checkpoint renamed (or copied in) under a newer name than its contents: a resume went back
+  // to the place it holds, and every later resume again, since save() never pruned it.
+  SECTION("a checkpoint whose name is not its position is skipped, named as such") {
+    const std::string renamed = dir.file("checkpoint-e9-i999.dlck");
+    std::filesystem::rename(middle, renamed);
+    warnings.clear();
+    loaded = checkpoints.load_newest_valid(&warnings);
+    REQUIRE(loaded.has_value());
+    REQUIRE(loaded->first == dir.file("checkpoint-e0-i10.dlck"));
+    REQUIRE(warnings.size() == 2);
+    REQUIRE_THAT(warnings[0], Catch::Contains(renamed + ": its name says epoch index 9, iteration "
+                                                        "999, but it holds epoch index 0, "
+                                                        "iteration 20 (renamed or copied in?); "
+                                                        "rename it to checkpoint-e0-i20.dlck"));
   }
   SECTION("warnings may be omitted") {
     REQUIRE(checkpoints.load_newest_valid(nullptr)->first == middle);

@@ -4,13 +4,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
+#include <iostream>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "backend/cpu/cpu_backend.hpp"
+#include "config/config_loader.hpp"
 #include "core/error.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "train/listeners/listeners.hpp"
@@ -55,29 +62,92 @@ void end_epoch(dl::TrainingListener& listener, int epoch, double loss, bool* sto
 
 }  // namespace
 
+namespace {
+
+struct CsvLogKind {
+  std::unique_ptr<dl::TrainingListener> (*make)(const dl::ListenerContext&);
+  const char* name;
+  const char* header;
+  const char* row;  // the fields after "epoch,iteration,"
+};
+
+const CsvLogKind kCsvLogs[] = {{dl::make_scores_csv, "scores.csv",
+                                "epoch,iteration,worker,score,learning_rate", "all,0.5,0.1"},
+                               {dl::make_timing_csv, "timing.csv",
+                                "epoch,iteration,images_per_second,elapsed_seconds", "100,0.5"}};
+
+// The rows "1,<iteration>,<the log's other fields>" of `iterations`, each with its line end.
+std::string csv_rows(const CsvLogKind& log, std::initializer_list<int> iterations) {
+  std::string rows;
+  for (const int i : iterations) rows += fmt::format("1,{},{}\n", i, log.row);
+  return rows;
+}
+
+// Restores `log` from the checkpoint of iteration 4 over `before` (none: no file), starts it and
+// appends the row of iteration 5; returns the file and what was said on standard error.
+std::pair<std::string, std::string> resume_csv_log(const CsvLogKind& log,
+                                                   const std::optional<std::string>& before) {
+  RunFixture fixture;
+  if (before) dl::test::write_bytes(fixture.file(log.name), *before);
+  auto listener = log.make(fixture.context());
+  std::ostringstream errors;
+  std::streambuf* const standard_error = std::cerr.rdbuf(errors.rdbuf());
+  listener->on_checkpoint_restore(checkpoint_at(1, 4), "ckpt");
+  std::cerr.rdbuf(standard_error);
+  listener->on_start(dl::RunInfo{});
+  const dl::SyncPoint point = sync_point(5);
+  dl::SyncEvent event(point);
+  event.report = true;
+  event.scores = {dl::ScoreRow{-1, 0.25}};
+  listener->on_sync_point(event);
+  return {dl::test::read_bytes(fixture.file(log.name)), errors.str()};
+}
+
+}  // namespace
+
 TEST_CASE("scores.csv and timing.csv: a resume keeps the rows up to the checkpoint, then appends",
           "[listeners]") {
-  for (auto make : {dl::make_scores_csv, dl::make_timing_csv}) {
-    RunFixture fixture;
-    const std::string name = make == dl::make_scores_csv ? "scores.csv" : "timing.csv";
-    INFO(name);
+  for (const CsvLogKind& log : kCsvLogs) {
+    INFO(log.name);
     // Rows of iterations 2, 4 and 6, then a row cut short by a crash.
-    dl::test::write_bytes(fixture.file(name),
-                          "header\n1,2,all,0.5,0.1\n1,4,all,0.4,0.1\n1,6,all,0.3,0.1\n1,");
-    auto listener = make(fixture.context());
-    listener->on_checkpoint_restore(checkpoint_at(1, 4), "ckpt");
-    listener->on_start(dl::RunInfo{});
-    const dl::SyncPoint point = sync_point(5);
-    dl::SyncEvent event(point);
-    event.report = true;
-    event.scores = {dl::ScoreRow{-1, 0.25}};
-    listener->on_sync_point(event);
-    const std::string kept = "header\n1,2,all,0.5,0.1\n1,4,all,0.4,0.1\n";
-    const std::string text = dl::test::read_bytes(fixture.file(name));
+    const auto [text, errors] =
+        resume_csv_log(log, std::string(log.header) + "\n" + csv_rows(log, {2, 4, 6}) + "1,");
+    const std::string kept = std::string(log.header) + "\n" + csv_rows(log, {2, 4});
     CHECK(text.rfind(kept, 0) == 0);
     CHECK(text.size() > kept.size());
     CHECK(text.find("1,5,") == kept.size());
     CHECK(text.find("1,6,") == std::string::npos);
+    CHECK(errors.empty());
+  }
+}
+
+TEST_CASE(
+    "scores.csv and timing.csv: a log damaged before the checkpoint is resumed with its "
+    "header and whole rows, saying what was lost",
+    "[listeners]") {
+  for (const CsvLogKind& log : kCsvLogs) {
+    INFO(log.name);
+    const std::string header = std::string(log.header) + "\n";
+    // Emptied, or removed: the resumed log has its header (it had none) and says so.
+    for (const auto& [before, said] :
+         {std::pair{std::optional<std::string>(""), "its header was missing"},
+          std::pair{std::optional<std::string>(), "missing"}}) {
+      const auto [text, errors] = resume_csv_log(log, before);
+      CHECK(text.rfind(header + "1,5,", 0) == 0);
+      CHECK_THAT(errors, Catch::Contains(fmt::format(
+                             "{}: {}; written again with its header, but rows lost up to the "
+                             "checkpoint's iteration 4 are not written again",
+                             log.name, said)));
+    }
+    // A row of iteration 3 cut short (a wrong field count) and a line edited into no row: both
+    // dropped, the first named. They used to stay, and a header lost stayed lost.
+    const std::string cut = fmt::format("1,3,{}", std::string(log.row).substr(0, 3));
+    const auto [text, errors] = resume_csv_log(
+        log, header + csv_rows(log, {2}) + cut + "\n" + "1,x,y\n" + csv_rows(log, {4}));
+    CHECK(text.rfind(header + csv_rows(log, {2, 4}) + "1,5,", 0) == 0);
+    CHECK_THAT(errors,
+               Catch::Contains(fmt::format(
+                   "{}: 2 damaged row(s) dropped (line 3: '{}'); written again", log.name, cut)));
   }
 }
 

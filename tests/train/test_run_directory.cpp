@@ -53,8 +53,15 @@ TEST_CASE("stale temporary files of a killed writer are removed, live and other 
   touch(dir / ("scores.csv.tmp-" + parent));
   touch(dir / "notes.tmp-abc");
   touch(dir / "scores.csv");
+  // A dead writer's temporary file of a name dl-train does not write is someone else's file.
+  touch(dir / ("notes.tmp-" + dead));
+  touch(fs::path(run.checkpoints()) / ("mine.dlck.tmp-" + dead));
+  touch(dir / (std::string(dl::RunDirectory::kClaimName) + ".stale.tmp-" + dead));
 
-  CHECK(run.remove_stale_temporary_files() == 2);
+  CHECK(run.remove_stale_temporary_files() == 3);
+  CHECK(fs::exists(dir / ("notes.tmp-" + dead)));
+  CHECK(fs::exists(fs::path(run.checkpoints()) / ("mine.dlck.tmp-" + dead)));
+  CHECK_FALSE(fs::exists(dir / (std::string(dl::RunDirectory::kClaimName) + ".stale.tmp-" + dead)));
   CHECK_FALSE(fs::exists(dir / ("model.dlm.tmp-" + dead)));
   CHECK_FALSE(fs::exists(fs::path(run.checkpoints()) / ("checkpoint-e1-i9.dlck.tmp-" + dead)));
   CHECK(fs::exists(fs::path(run.checkpoints()) / ("checkpoint-e1-i8.dlck.tmp-" + mine)));
@@ -104,6 +111,48 @@ TEST_CASE("check() touches nothing; a directory that does not exist passes") {
   CHECK_FALSE(fs::exists(dir));
 }
 
+TEST_CASE("an output directory that cannot be made is refused by check(), naming the part") {
+  const fs::path dir = fresh_directory("dl-run-directory-unmakeable");
+  fs::create_directories(dir);
+  touch(dir / "file");
+  fs::create_symlink(dir / "nowhere", dir / "dangling");
+  const auto refusal = [](const fs::path& path) -> std::string {
+    try {
+      dl::RunDirectory::check(path.string(), dl::RunDirectory::Existing::kRefuse);
+    } catch (const dl::IoError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  // Creating it used to fail after the data was read, with "cannot create the output directory
+  // (File exists)" for the link.
+  CHECK(refusal(dir / "dangling") ==
+        fmt::format("{}: the output directory is a symbolic link to {}, which does not exist; "
+                    "create that directory, or set output.directory elsewhere",
+                    (dir / "dangling").string(), (dir / "nowhere").string()));
+  CHECK_THAT(refusal(dir / "dangling" / "run"),
+             Catch::Matchers::StartsWith(fmt::format("{}: {} is a symbolic link to ",
+                                                     (dir / "dangling" / "run").string(),
+                                                     (dir / "dangling").string())));
+  CHECK(refusal(dir / "file" / "run") ==
+        fmt::format("{}: {} is a file, not a directory; set output.directory to a directory",
+                    (dir / "file" / "run").string(), (dir / "file").string()));
+  CHECK_THAT(refusal(dir / "file"), Catch::Matchers::Contains("the output directory is a file"));
+  CHECK_THROWS_AS(
+      dl::RunDirectory((dir / "dangling").string(), dl::RunDirectory::Existing::kRefuse),
+      dl::IoError);
+  CHECK_FALSE(fs::exists(dir / "nowhere"));
+  if (geteuid() != 0) {  // root writes anywhere
+    fs::create_directories(dir / "read-only");
+    fs::permissions(dir / "read-only", fs::perms::owner_read | fs::perms::owner_exec);
+    CHECK_THAT(refusal(dir / "read-only" / "run"),
+               Catch::Matchers::Contains("cannot create the output directory ("));
+  }
+  CHECK(refusal(dir / "new" / "run").empty());
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a directory whose paths would pass PATH_MAX or NAME_MAX is refused, nothing made") {
   const fs::path dir = fresh_directory("dl-run-directory-long");
   const auto refusal = [](const std::string& path) -> std::string {
@@ -143,13 +192,73 @@ TEST_CASE("--overwrite refuses a directory without the marker and deletes nothin
                     Catch::Contains("--overwrite refused, nothing deleted: it has no dl-train "
                                     "marker (.dl-train-run), so its files (notes.txt) may not be "
                                     "dl-train's"));
+  // Pointing at --resume or --overwrite, which refuse it too, would be no fix.
   CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kRefuse),
-                    Catch::Contains("already holds a run"));
+                    Catch::EndsWith("holds files that are not a dl-train run (notes.txt); set "
+                                    "output.directory to a new or empty directory"));
   CHECK(fs::exists(dir / "notes.txt"));
   CHECK(fs::exists(dir / "scores.csv"));
   CHECK(fs::exists(dir / "checkpoints" / "checkpoint-e0-i5.dlck"));
   CHECK_FALSE(fs::exists(dir / dl::RunDirectory::kMarkerName));
   fs::remove_all(dir);
+}
+
+TEST_CASE("--resume refuses a directory without the marker and writes nothing there") {
+  const fs::path dir = fresh_directory("dl-run-directory-resume-foreign");
+  fs::create_directories(dir);
+  std::ofstream(dir / "scores.csv") << "mine";
+  touch(dir / "notes.txt");
+  const auto resume = dl::RunDirectory::Existing::kResume;
+  CHECK_THROWS_WITH(dl::RunDirectory::check(dir.string(), resume),
+                    Catch::Contains("--resume refused, nothing written: the directory holds "
+                                    "files (notes.txt) but no dl-train marker "
+                                    "(.dl-train-run)"));
+  CHECK_THROWS_AS(dl::RunDirectory(dir.string(), resume), dl::IoError);
+  CHECK(read_text(dir / "scores.csv") == "mine");
+  CHECK_FALSE(fs::exists(dir / dl::RunDirectory::kMarkerName));
+  // Empty, or with the marker (a run dl-train made), it resumes.
+  fs::remove(dir / "scores.csv");
+  fs::remove(dir / "notes.txt");
+  { dl::RunDirectory empty(dir.string(), dl::RunDirectory::Existing::kResume); }
+  touch(dir / "scores.csv");
+  dl::RunDirectory::check(dir.string(), dl::RunDirectory::Existing::kResume);
+  dl::RunDirectory marked(dir.string(), dl::RunDirectory::Existing::kResume);
+  CHECK(read_text(dir / "scores.csv") == "partial");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoints/ or tensorboard/ that is a link or a file is refused, nothing touched") {
+  const fs::path dir = fresh_directory("dl-run-directory-linked-folder");
+  const fs::path other = fresh_directory("dl-run-directory-other-run");
+  fs::create_directories(other);
+  touch(other / "checkpoint-e1-i9.dlck");
+  { dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse); }
+  touch(dir / "scores.csv");
+  for (const char* folder :
+       {dl::RunDirectory::kCheckpointsName, dl::RunDirectory::kTensorBoardName}) {
+    INFO(folder);
+    // Followed, a resume wrote its checkpoints into the other folder and pruned its files there.
+    fs::create_directory_symlink(other, dir / folder);
+    for (const auto existing :
+         {dl::RunDirectory::Existing::kResume, dl::RunDirectory::Existing::kOverwrite}) {
+      CHECK_THROWS_WITH(dl::RunDirectory::check(dir.string(), existing),
+                        Catch::StartsWith(fmt::format("{}: is a symbolic link (to {}); dl-train "
+                                                      "does not write through links",
+                                                      (dir / folder).string(), other.string())));
+      CHECK_THROWS_AS(dl::RunDirectory(dir.string(), existing), dl::IoError);
+    }
+    fs::remove(dir / folder);
+    touch(dir / folder);
+    CHECK_THROWS_WITH(
+        dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kResume),
+        Catch::Contains("is not a folder, and dl-train writes a folder of that name"));
+    fs::remove(dir / folder);
+  }
+  CHECK(fs::exists(other / "checkpoint-e1-i9.dlck"));
+  CHECK(fs::exists(dir / "scores.csv"));
+  dl::RunDirectory resumed(dir.string(), dl::RunDirectory::Existing::kResume);
+  fs::remove_all(dir);
+  fs::remove_all(other);
 }
 
 TEST_CASE("--overwrite refuses a directory that holds an input") {

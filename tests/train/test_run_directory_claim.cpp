@@ -3,6 +3,8 @@
 // tests/cli/run_directory_claim.sh.
 #include "train/run_directory_claim.hpp"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -186,6 +188,31 @@ TEST_CASE("a run directory with flock still refuses a running claim (a mount wit
                   dl::IoError);
   fs::remove(claim);
   dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kRefuse);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a claim file that cannot be opened for want of descriptors is no claim of another") {
+  const fs::path dir = fresh_directory("dl-claim-descriptors");
+  // The soft limit at the lowest free descriptor: the next open fails with EMFILE.
+  const int lowest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  REQUIRE(lowest >= 0);
+  ::close(lowest);
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
+  const rlimit narrowed{static_cast<rlim_t>(lowest), before.rlim_max};
+  REQUIRE(::setrlimit(RLIMIT_NOFILE, &narrowed) == 0);
+  std::string what;
+  try {
+    dl::check_run_directory_claim(dir.string());
+  } catch (const dl::IoError& e) {
+    what = e.what();
+  }
+  ::setrlimit(RLIMIT_NOFILE, &before);
+  // It said "another dl-train is using this run directory (a claim file dl-train cannot read)".
+  CHECK(what == (dir / ".dl-train.claim").string() +
+                    ": cannot tell whether another dl-train claims the run directory (opening its "
+                    "claim file: Too many open files); raise this process's limit on open files "
+                    "(ulimit -n)");
   fs::remove_all(dir);
 }
 

@@ -1,31 +1,71 @@
 #include "train/listeners/csv_log.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/message_text.hpp"
 #include "io/atomic_file.hpp"
 
 namespace dl {
 
+namespace {
+
+// The global iteration of a row with `fields` fields (the second one), or -1 for a row that is
+// not one: another field count, or an iteration that is not a number (a line cut short, edited).
+long long row_iteration(const std::string& line, std::size_t fields) {
+  if (static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1 != fields) return -1;
+  const auto first = line.find(',');
+  const std::string field = line.substr(first + 1, line.find(',', first + 1) - first - 1);
+  char* end = nullptr;
+  const long long iteration = std::strtoll(field.c_str(), &end, 10);
+  return field.empty() || *end != '\0' || iteration < 0 ? -1 : iteration;
+}
+
+}  // namespace
+
 void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::string&) {
   resumed_ = true;
+  const std::size_t fields =
+      static_cast<std::size_t>(std::count(header_.begin(), header_.end(), ',')) + 1;
+  // The header is written whatever the file held: a log emptied or removed before the resume
+  // would otherwise go on without one, and a CSV reader would take its first row for it.
+  std::string kept = header_ + "\n";
   std::ifstream in(path_);
-  if (!in) return;
-  std::string line, kept;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (header) {
-      kept += line + "\n";
-      header = false;
+  std::string line, first_damaged;
+  bool header = false;
+  int dropped = 0;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (number == 1 && line == header_) {
+      header = true;
       continue;
     }
-    const auto first = line.find(',');
-    const auto second = line.find(',', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string field = line.substr(first + 1, second - first - 1);
-    char* end = nullptr;
-    const long long row_iteration = std::strtoll(field.c_str(), &end, 10);
-    if (!field.empty() && *end == '\0' && row_iteration <= state.iteration) kept += line + "\n";
+    const long long iteration = row_iteration(line, fields);
+    if (iteration >= 0 && iteration <= state.iteration) kept += line + "\n";
+    // A last line without its line end is a write cut short by a kill, past the checkpoint.
+    const bool cut_by_kill = in.eof();
+    if (iteration < 0 && !cut_by_kill && ++dropped == 1)
+      first_damaged = fmt::format("line {}: '{}'", number, quoted_value(line));
+  }
+  std::vector<std::string> damage;
+  if (!in.is_open()) damage.emplace_back("missing");
+  if (in.is_open() && !header) damage.emplace_back("its header was missing");
+  if (dropped > 0)
+    damage.push_back(fmt::format("{} damaged row(s) dropped ({})", dropped, first_damaged));
+  if (!damage.empty()) {
+    // Rows up to the checkpoint are not trained again, so what was lost of them stays lost; said
+    // once, so that a reader knows why the log may have a gap.
+    std::cerr << fmt::format(
+                     "dl-train: warning: {}: {}; written again with its header, but rows lost up "
+                     "to the checkpoint's iteration {} are not written again",
+                     quoted_path(path_), fmt::join(damage, ", "), state.iteration)
+              << std::endl;
   }
   write_file_atomically(path_, kept);
 }

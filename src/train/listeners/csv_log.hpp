@@ -19,8 +19,10 @@ class CsvLog : public TrainingListener {
   CsvLog(std::string path, std::string header)
       : path_(std::move(path)), header_(std::move(header)) {}
 
-  // Keeps the header and the rows up to the checkpoint's iteration; a damaged row (a crash in
-  // the middle of writing it) is dropped. The rows after the checkpoint are written again.
+  // Writes the header, then the rows up to the checkpoint's iteration that have the header's
+  // field count; a last line cut short by a kill is dropped silently, other damage (the file
+  // missing, its header or a row damaged) is dropped saying so on standard error. The rows after
+  // the checkpoint are written again.
   void on_checkpoint_restore(const CheckpointState& state, const std::string& path) override;
   // Opens the log: a fresh one with its header, or the rows kept on resume to append to.
   void on_start(const RunInfo& info) override;
