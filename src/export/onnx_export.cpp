@@ -311,18 +311,34 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
   return x;
 }
 
-// x -> (x - mean) / std per channel, as the loader normalizes (data/input_pipeline.hpp).
+// x -> (x - mean) / std per channel, as the loader normalizes (data/input_pipeline.hpp). The
+// data's channels are planes of its samples whatever inputType says: a flat input of several
+// channels (CIFAR read as feedForward: 3072 = 3 planes of 1024) gets each channel's value over
+// its plane's features, where [1, channels] would not broadcast against [N, features].
 std::string add_normalization(GraphBuilder& g, const SampleShape& input,
                               const std::vector<float>& mean, const std::vector<float>& stddev,
                               const std::string& x) {
-  const auto channels = static_cast<std::int64_t>(mean.size());
-  const std::vector<std::int64_t> dims = input.spatial
-                                             ? std::vector<std::int64_t>{1, channels, 1, 1}
-                                             : std::vector<std::int64_t>{1, channels};
-  const std::string m = g.tensor("input.mean", dims, mean.data(), mean.size());
-  const std::string s = g.tensor("input.std", dims, stddev.data(), stddev.size());
-  g.node("Sub", {x, m}, "input.centered");
-  g.node("Div", {"input.centered", s}, "input.normalized");
+  const std::size_t channels = mean.size();
+  std::vector<float> m = mean, s = stddev;
+  std::vector<std::int64_t> dims{1, static_cast<std::int64_t>(channels), 1, 1};
+  if (!input.spatial) {
+    const auto features = static_cast<std::size_t>(input.channels);
+    dims = {1, static_cast<std::int64_t>(channels == 1 ? 1 : features)};
+    if (channels > 1) {
+      DL_CHECK(features % channels == 0, "a flat input holds whole channel planes");
+      const std::size_t plane = features / channels;
+      m.assign(features, 0.0f);
+      s.assign(features, 0.0f);
+      for (std::size_t i = 0; i < features; ++i) {
+        m[i] = mean[i / plane];
+        s[i] = stddev[i / plane];
+      }
+    }
+  }
+  const std::string mt = g.tensor("input.mean", dims, m.data(), m.size());
+  const std::string st = g.tensor("input.std", dims, s.data(), s.size());
+  g.node("Sub", {x, mt}, "input.centered");
+  g.node("Div", {"input.centered", st}, "input.normalized");
   return "input.normalized";
 }
 

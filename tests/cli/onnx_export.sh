@@ -160,6 +160,19 @@ mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24
 check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \
   "data.directory=$WORK/cifar"
+# The same images read as flat vectors (feedForward: 3072, a Keras Dense network on CIFAR),
+# normalized per channel: the graph's mean and std cover each channel's 1024 features, where
+# [1, 3] did not broadcast against [N, 3072] and onnx.checker refused the file.
+cat >"$WORK/flat.yaml" <<YAML
+seed: 7
+batchSize: 16
+inputType: {feedForward: {size: 3072}}
+layers:
+  - dense: {nOut: 16, activation: relu}
+  - output: {nOut: 10, activation: softmax}
+data: {format: cifar10, directory: $WORK/cifar, normalize: true}
+YAML
+check flat "$WORK/flat.yaml" "$WORK/cifar/test_batch.bin" cifar10
 
 # predict's CSV: a header, then one row per image whose probabilities sum to 1.
 [ "$(head -1 "$WORK/keras.csv")" = "index,predicted,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9" ] ||
