@@ -156,6 +156,24 @@ YAML
 check pooled "$WORK/pooled.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
 grep -q "sum.flatten0" "$WORK/pooled.onnx" || fail "no Flatten before the pooled branch's Sum"
 
+# Layer names are the user's: an output layer named like the graph's output ("probabilities"),
+# a layer named like another's weights ("c.W") or like the normalization's values: every value
+# still gets a name of its own (the file had 'probabilities' computed twice, which the checker
+# refuses: "Graph must be in single static assignment (SSA) form").
+cat >"$WORK/names.yaml" <<YAML
+seed: 7
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {name: c, nOut: 4, kernelSize: 3, stride: 2, activation: gelu}
+  - convolution: {name: c.W, nOut: 4, kernelSize: 3, activation: relu}
+  - dense: {name: input.normalized, nOut: 8, activation: relu}
+  - output: {name: probabilities, nOut: 10, activation: softmax}
+$(digits_data)
+  normalize: true
+YAML
+check names "$WORK/names.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
+
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24
 check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \
