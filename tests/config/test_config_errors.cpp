@@ -62,6 +62,43 @@ TEST_CASE("unknown key inside a layer names the layer", "[config][errors]") {
   CHECK_THAT(pooling, Contains("unknown key 'poolingType' in layers.0 (dense)"));
 }
 
+TEST_CASE("other libraries' words for layers get dl-train's, with the meaning translated",
+          "[config][errors]") {
+  const auto layers = [](const std::string& items) {
+    return "inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}\nlayers:\n" +
+           items + "  - output: {nOut: 10}\n";
+  };
+  // Keras's Dropout(rate) drops, dl-train's dropOut keeps: the near typo alone ("did you mean
+  // 'dropOut'?") had a Keras user write dropOut: 0.2 and keep a fifth of the activations.
+  for (const char* key : {"rate", "p", "dropout"}) {
+    const std::string msg =
+        load_error(layers(std::string("  - dropout: {") + key + ": 0.2}\n"));
+    CHECK_THAT(msg, StartsWith("t.yaml:3:15: ") &&
+                        Contains(std::string("unknown key '") + key + "' in layers.0 (dropout)") &&
+                        Contains("probability of keeping each activation") &&
+                        Contains("rate 0.2 is dropOut: 0.8"));
+    CHECK_THAT(msg, !Contains("did you mean"));
+  }
+  // DL4J's builders take dropOut on any layer: here it is a layer before.
+  CHECK_THAT(load_error(layers("  - dense: {nOut: 8, dropOut: 0.5}\n")),
+             StartsWith("t.yaml:3:22: ") && Contains("put '- dropout: {dropOut: p}' before"));
+  // PyTorch's batch-norm momentum 0.1 is decay 0.9.
+  CHECK_THAT(load_error(layers("  - batchNormalization: {momentum: 0.1}\n")),
+             Contains("unknown key 'momentum' in layers.0 (batchNormalization); write decay") &&
+                 Contains("(0.1 is decay: 0.9)"));
+  // Keras's and PyTorch's layer names, in any letter case.
+  CHECK_THAT(load_error(layers("  - Flatten: {}\n")),
+             StartsWith("t.yaml:3:5: ") && Contains("unknown layer type 'Flatten' in layers.0") &&
+                 Contains("dense and output layers read an image input as one flat vector"));
+  CHECK_THAT(load_error(layers("  - MaxPooling2D: {pool_size: 2}\n")),
+             Contains("write subsampling, with poolingType: max or avg"));
+  CHECK_THAT(load_error(layers("  - relu: {}\n")),
+             Contains("'- activation: {activation: NAME}'"));
+  // A typo of dl-train's own word still gets the near match.
+  CHECK_THAT(load_error(layers("  - dropuot: {dropOut: 0.5}\n")),
+             Contains("did you mean 'dropout'?"));
+}
+
 TEST_CASE("wrong types", "[config][errors]") {
   SECTION("a string where a number is") {
     const std::string msg = load_error("l2: abc\n" + kNetwork);
