@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "config/foreign_words.hpp"
 #include "core/message_text.hpp"
-#include "nn/foreign_words.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
@@ -63,14 +63,9 @@ LayerConfig read_layer(ReadContext& ctx, const std::string& path, const YAML::No
   const YAML::Node settings = entry->second;
   const std::string type_text = type_node.IsScalar() ? type_node.Scalar() : "?";
   const LayerKind* kind = find_layer_kind(type_text);
-  if (kind == nullptr) {
-    if (const auto fix = foreign_layer_type_fix(type_text))
-      ctx.fail(path, type_node,
-               fmt::format("unknown layer type '{}' in {}", quoted_value(type_text), path),
-               std::string(*fix));
+  if (kind == nullptr)
     fail_unknown_name(ctx, path, type_node, "layer type", type_text, "in " + path,
                       layer_kind_names());
-  }
   check_foreign_keys(ctx, path, settings, *kind);
   LayerConfig layer = kind->defaults;
   layer.where = ctx.location(path, item);

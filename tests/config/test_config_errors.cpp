@@ -97,6 +97,17 @@ TEST_CASE("other libraries' words for layers get dl-train's, with the meaning tr
   // A typo of dl-train's own word still gets the near match.
   CHECK_THAT(load_error(layers("  - dropuot: {dropOut: 0.5}\n")),
              Contains("did you mean 'dropout'?"));
+  // Enum values: the near typo named a value of another meaning (float16 is HALF, not BFLOAT16;
+  // He's normal init is RELU, NORMAL is LeCun's).
+  const std::string half = load_error("dtype: float16\n" + kNetwork);
+  CHECK_THAT(half, StartsWith("t.yaml:1:8: ") && Contains("unknown dtype 'float16' for dtype") &&
+                       Contains("write HALF"));
+  CHECK_THAT(half, !Contains("did you mean"));
+  CHECK_THAT(load_error("weightInit: he_normal\n" + kNetwork),
+             Contains("write RELU (He's normal") && !Contains("did you mean 'NORMAL'"));
+  CHECK_THAT(load_error(layers("  - dense: {nOut: 8, activation: linear}\n")),
+             Contains("unknown activation 'linear' for layers.0.activation; write identity"));
+  CHECK_THAT(load_error("dtype: flaot\n" + kNetwork), Contains("did you mean 'FLOAT'?"));
 }
 
 TEST_CASE("wrong types", "[config][errors]") {

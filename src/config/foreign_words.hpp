@@ -13,11 +13,13 @@
 
 namespace dl {
 
-// What to write for a layer type that is another library's word (any letter case: `flatten`,
-// `Conv2D`, `MaxPooling2D`, `relu`), or nothing.
-std::optional<std::string_view> foreign_layer_type_fix(std::string_view type);
 // What to write for a key a layer of `type` does not have that is another library's word
 // (`rate` in a dropout layer, `momentum` in batch normalization), or nothing.
 std::optional<std::string_view> foreign_layer_key_fix(LayerType type, std::string_view key);
+// What to write for a name that is another library's word (any letter case), where `kind` is
+// what fail_unknown_name calls the name: "layer type" (`flatten`, `Conv2D`, `MaxPooling2D`,
+// `relu`) or an enum's kind (enum_kind_name: "dtype", "weight init", "activation", ...); or
+// nothing.
+std::optional<std::string_view> foreign_name_fix(std::string_view kind, std::string_view text);
 
 }  // namespace dl

@@ -1,4 +1,4 @@
-#include "nn/foreign_words.hpp"
+#include "config/foreign_words.hpp"
 
 #include <algorithm>
 #include <initializer_list>
@@ -33,6 +33,8 @@ std::optional<std::string_view> find(std::initializer_list<ForeignWords> table,
 
 }  // namespace
 
+namespace {
+
 std::optional<std::string_view> foreign_layer_type_fix(std::string_view type) {
   return find(
       {
@@ -59,6 +61,8 @@ std::optional<std::string_view> foreign_layer_type_fix(std::string_view type) {
       type);
 }
 
+}  // namespace
+
 std::optional<std::string_view> foreign_layer_key_fix(LayerType type, std::string_view key) {
   switch (type) {
     case LayerType::kDropout:
@@ -80,6 +84,41 @@ std::optional<std::string_view> foreign_layer_key_fix(LayerType type, std::strin
     default:
       return std::nullopt;
   }
+}
+
+std::optional<std::string_view> foreign_name_fix(std::string_view kind, std::string_view text) {
+  if (kind == "layer type") return foreign_layer_type_fix(text);
+  if (kind == "dtype")
+    return find({{{"float16", "fp16", "half_float", "mixed_float16", "f16"},
+                  "write HALF (IEEE float16, Keras's mixed_float16; BFLOAT16 is another format)"},
+                 {{"bf16", "mixed_bfloat16"}, "write BFLOAT16"},
+                 {{"float32", "fp32", "single", "f32"}, "write FLOAT"}},
+                text);
+  if (kind == "weight init")
+    return find({{{"he_normal", "kaiming_normal", "he"},
+                  "write RELU (He's normal, std sqrt(2 / fan_in); NORMAL is LeCun's, "
+                  "std 1 / sqrt(fan_in))"},
+                 {{"he_uniform", "kaiming_uniform"}, "write RELU_UNIFORM"},
+                 {{"glorot_normal", "xavier_normal", "glorot"}, "write XAVIER"},
+                 {{"glorot_uniform", "xavier_uniform"}, "write XAVIER_UNIFORM"},
+                 {{"lecun_normal"}, "write NORMAL (std 1 / sqrt(fan_in))"},
+                 {{"zeros"}, "write ZERO"}},
+                text);
+  if (kind == "activation")
+    return find({{{"linear", "none"}, "write identity"}, {{"swish"}, "write silu"}}, text);
+  if (kind == "loss function")
+    return find({{{"categorical_crossentropy", "sparse_categorical_crossentropy", "crossentropy",
+                   "cross_entropy", "crossentropyloss", "nll", "nllloss"},
+                  "write negativeloglikelihood (with activation: softmax; labels are class "
+                  "indices, as sparse_categorical_crossentropy takes them)"},
+                 {{"mean_squared_error", "mseloss"}, "write mse"}},
+                text);
+  if (kind == "pooling type") return find({{{"average", "mean"}, "write avg"}}, text);
+  if (kind == "convolution mode")
+    return find({{{"valid", "strict"},
+                  "write Truncate (Keras's padding='valid' is Truncate with padding 0)"}},
+                text);
+  return std::nullopt;
 }
 
 }  // namespace dl
