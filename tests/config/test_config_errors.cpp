@@ -398,6 +398,20 @@ TEST_CASE("structural mistakes", "[config][errors]") {
         "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4, name: a}\n"
         "  - output: {nOut: 10, name: a}\n");
     CHECK_THAT(msg, StartsWith("t.yaml:4:5: layer 1 'a' (output) has the name of layer 0"));
+    // A name given that an unnamed layer's default (type and index) repeats: the message says
+    // which layer is unnamed, where it said "has the name of layer 0" of a name never written.
+    const std::string given_first = load_error(
+        "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4, name: dense1}\n"
+        "  - dense: {nOut: 4}\n  - output: {nOut: 10}\n");
+    CHECK_THAT(given_first, StartsWith("t.yaml:4:5: layer 1 'dense1' (dense) has the name given "
+                                       "to layer 0, and is itself unnamed") &&
+                                Contains("name the unnamed layer, or rename the other"));
+    const std::string default_first = load_error(
+        "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4}\n"
+        "  - dense: {nOut: 4, name: dense0}\n  - output: {nOut: 10}\n");
+    CHECK_THAT(default_first,
+               StartsWith("t.yaml:4:5: layer 1 'dense0' (dense) has the default name of layer 0 "
+                          "(its type and index), which is unnamed"));
   }
   SECTION("a cache entry larger than the cache") {
     const std::string msg = load_error(
