@@ -111,10 +111,12 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
     case Activation::kSigmoid:
       return GraphBuilder::output_of(g.node("Sigmoid", {x}, out));
     case Activation::kSoftmax: {
-      // dl-train's softmax runs over the whole flattened sample; ONNX's over one axis.
-      if (p.output.spatial)
+      // dl-train's softmax runs over the whole flattened sample; ONNX's over one axis, which is
+      // the whole sample where the planes are one pixel (after a globalPooling layer).
+      if (p.output.spatial && p.output.height * p.output.width > 1)
         refuse(p, "a softmax over an image-shaped output has no single ONNX axis",
-               "use softmax on dense and output layers only");
+               "use softmax on dense and output layers, or on planes of one pixel (after "
+               "globalPooling)");
       onnx::NodeProto& n = g.node("Softmax", {x}, out);
       GraphBuilder::integer(n, "axis", 1);
       return GraphBuilder::output_of(n);

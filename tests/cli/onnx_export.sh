@@ -174,6 +174,36 @@ $(digits_data)
 YAML
 check names "$WORK/names.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
 
+# A softmax over planes of one pixel (a convolution as wide as its input, an activation layer
+# after globalPooling) is ONNX's Softmax over the channels: exported, where it was refused as
+# "a softmax over an image-shaped output"; over larger planes it still is refused.
+cat >"$WORK/softmax.yaml" <<YAML
+seed: 7
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {name: c, nOut: 8, kernelSize: 3, stride: 2, activation: relu}
+  - convolution: {name: whole, nOut: 6, kernelSize: 13, activation: softmax}
+  - globalPooling: {name: gap, inputs: c}
+  - activation: {name: gap_softmax, activation: softmax}
+  - concat: {inputs: [whole, gap_softmax]}
+  - output: {nOut: 10, activation: softmax}
+$(digits_data)
+YAML
+check softmax "$WORK/softmax.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
+cat >"$WORK/softmax_planes.yaml" <<YAML
+seed: 7
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {nOut: 4, kernelSize: 14, stride: 14, activation: softmax}
+  - output: {nOut: 10, activation: softmax}
+$(digits_data)
+YAML
+"$DL_TRAIN" --config "$WORK/softmax_planes.yaml" --set "output.directory=$WORK/softmax_planes" \
+  --set backend=cpu >"$WORK/softmax_planes-train.txt"
+expect_failure 2 "layer 'convolution0' \(convolution\): a softmax over an image-shaped output has no single ONNX axis" -- \
+  "$DL_TRAIN" export --format onnx --model "$WORK/softmax_planes/model.dlm" --output "$WORK/softmax_planes.onnx"
+
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24
 check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \
