@@ -1,8 +1,10 @@
 #include "config/layers_schema.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "config/foreign_words.hpp"
 #include "core/message_text.hpp"
 #include "nn/layer_registry.hpp"
 
@@ -12,6 +14,24 @@ namespace {
 
 std::string layer_where(const std::string& path, const LayerKind& kind) {
   return fmt::format("in {} ({})", path, kind.name);
+}
+
+// A key this kind lacks that another library uses (Keras's dropout `rate`, PyTorch's batch-norm
+// `momentum`), which the generic message would answer with a near typo or a list of keys.
+void check_foreign_keys(const ReadContext& ctx, const std::string& path, const YAML::Node& settings,
+                        const LayerKind& kind) {
+  if (!settings.IsMap()) return;
+  for (const auto& entry : settings) {
+    if (!entry.first.IsScalar()) continue;
+    const std::string key = entry.first.Scalar();
+    const bool known = std::any_of(kind.keys.begin(), kind.keys.end(),
+                                   [&key](const auto& field) { return field.key == key; });
+    if (known) continue;
+    if (const auto fix = foreign_layer_key_fix(kind.type, key))
+      ctx.fail(join_path(path, key), entry.first,
+               fmt::format("unknown key '{}' {}", quoted_value(key), layer_where(path, kind)),
+               std::string(*fix));
+  }
 }
 
 constexpr std::string_view kLayerExample = "write each layer as '- dense: {nOut: 500}'";
@@ -46,6 +66,7 @@ LayerConfig read_layer(ReadContext& ctx, const std::string& path, const YAML::No
   if (kind == nullptr)
     fail_unknown_name(ctx, path, type_node, "layer type", type_text, "in " + path,
                       layer_kind_names());
+  check_foreign_keys(ctx, path, settings, *kind);
   LayerConfig layer = kind->defaults;
   layer.where = ctx.section_location(path, item);
   read_fields(ctx, path, settings, kind->keys, layer, layer_where(path, *kind), item);

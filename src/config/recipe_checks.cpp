@@ -16,11 +16,13 @@
 namespace dl {
 namespace {
 
-// Normalization lists need normalize and one value per channel; crops and flips need images.
+// Normalization lists need normalize and one value per channel of the data (not of inputType:
+// CIFAR read as feedForward has 3, IDX images seen as 4x14x14 one); crops and flips need images.
 void check_input_pipeline(const ReadContext& ctx, const Config& config) {
   const DataConfig& data = config.data;
   const bool image = config.inputType.kind == InputTypeConfig::Kind::kConvolutionalFlat;
-  const int channels = image ? config.inputType.channels : 1;
+  const DataFormatKind& format = data_format(data.format);
+  const int channels = format.channels(config);
   for (const auto& [key, list] :
        {std::pair{"channelMean", &data.channelMean}, std::pair{"channelStd", &data.channelStd}}) {
     if (list->empty()) continue;
@@ -30,8 +32,8 @@ void check_input_pipeline(const ReadContext& ctx, const Config& config) {
               "set data.normalize: true, or remove " + path);
     if (static_cast<int>(list->size()) != channels)
       fail_at(ctx.remembered(path),
-              fmt::format("{} has {} values but the input has {} channel(s)", path, list->size(),
-                          channels),
+              fmt::format("{} has {} values but the data (data.format {}) has {} channel(s)",
+                          path, list->size(), format.name, channels),
               "give one value per channel");
   }
   if (data.channelMean.empty() != data.channelStd.empty())

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "config/byte_size.hpp"
+#include "config/foreign_words.hpp"
 #include "core/message_text.hpp"
 
 namespace dl {
@@ -240,6 +241,8 @@ void fail_unknown_name(const ReadContext& ctx, const std::string& path, const YA
     ctx.fail(path, node,
              fmt::format("{}: it has no space after ':', so YAML reads it as one word", what),
              fmt::format("put a space after '{}:'", quoted_value(text.substr(0, colon))));
+  // Another library's word: what it is here, before a near typo that may mean something else.
+  if (const auto fix = foreign_name_fix(kind, text)) ctx.fail(path, node, what, std::string(*fix));
   if (const auto suggestion = closest_match(text, valid))
     ctx.fail(path, node, what, fmt::format("did you mean '{}'?", *suggestion));
   ctx.fail(path, node, what, "use one of: " + join_words(valid));

@@ -122,6 +122,7 @@ DataFormatKind cifar_data_format(DataFormat format, const char* name, FieldTable
           name,
           std::move(keys),
           check_cifar,
+          [](const Config& /*config*/) { return cifar::kChannels; },
           load_cifar_split,
           cifar_split_source,
           load_cifar_validation,

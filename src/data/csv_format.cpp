@@ -139,6 +139,7 @@ DataFormatKind csv_data_format() {
               enum_field("onBadFile", &DataConfig::onBadFile),
           },
           check_csv,
+          one_channel,
           load_csv_split,
           csv_source,
           no_validation_file,

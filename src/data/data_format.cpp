@@ -50,6 +50,10 @@ std::vector<std::string> formats_with_key(std::string_view key) {
   return names;
 }
 
+int one_channel(const Config& /*config*/) {
+  return 1;
+}
+
 void check_single_validation_source(const ReadContext& ctx, const DataConfig& data, bool given,
                                     const std::string& key, const std::string& remove) {
   if (!given || data.validationSplit <= 0.0) return;

@@ -43,6 +43,9 @@ struct DataFormatKind {
   FieldTable<DataConfig> keys;  // in dump order, after data.format
   // Checks of a loaded config that concern this format; reports through fail_at.
   void (*check)(const ReadContext& ctx, const Config& config);
+  // The channel planes of one sample as the readers give them, whatever inputType says (CIFAR
+  // read as feedForward: 3): data.channelMean and channelStd hold one value for each.
+  int (*channels)(const Config& config);
   // Readers get the whole config: image formats fit their images to inputType.
   Dataset (*load)(const Config& config, DataSplit split);
   // Where a split comes from, for messages: a file, a folder, or "DIR/data_batch_*.bin".
@@ -62,6 +65,9 @@ const DataFormatKind* find_data_format(std::string_view name);
 std::vector<std::string> data_format_names();
 // The formats whose keys include `key` (for "data.directory is a key of cifar10, cifar100").
 std::vector<std::string> formats_with_key(std::string_view key);
+
+// channels for a format whose samples are one plane: IDX's grey images, CSV's features.
+int one_channel(const Config& config);
 
 // A format's own validation source (its key `key`, set when `given`) excludes
 // data.validationSplit; the fix says to remove `remove`. Shared by the formats' checks.

@@ -161,6 +161,16 @@ std::string Dataset::shape_text() const {
                         : fmt::format("{}x{}x{}", channels_, rows_, cols_);
 }
 
+void Dataset::set_pipeline(InputPipeline pipeline) {
+  const auto channels = static_cast<std::size_t>(channels_);
+  if (pipeline.normalizes() && (pipeline.mean.size() != channels || pipeline.std.size() != channels))
+    throw DataError(fmt::format(
+        "the input normalization has {} mean and {} std value(s) for samples of {} channel(s); "
+        "train the model again with one value per channel",
+        pipeline.mean.size(), pipeline.std.size(), channels));
+  pipeline_ = std::move(pipeline);
+}
+
 Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
   // Only a set that holds its pixels has pixels to copy (not numeric features, not a stream).
   const bool held = !numeric_ && !store_;

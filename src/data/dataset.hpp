@@ -100,8 +100,9 @@ class Dataset {
                        std::int32_t* labels) const;
 
   // The input pipeline (input_pipeline.hpp): none until set. gather() normalizes with it,
-  // gather_training() also augments.
-  void set_pipeline(InputPipeline pipeline) { pipeline_ = std::move(pipeline); }
+  // gather_training() also augments. Throws DataError when it normalizes another number of
+  // channels than the samples have (a model file written so), which gather would read past.
+  void set_pipeline(InputPipeline pipeline);
   const InputPipeline& pipeline() const { return pipeline_; }
 
   void set_origin(DataOrigin origin) { origin_ = std::move(origin); }

@@ -68,6 +68,7 @@ DataFormatKind idx_data_format() {
               optional_text_field("validationLabels", &DataConfig::validationLabels),
           },
           check_idx,
+          one_channel,
           load_idx_split,
           idx_source,
           load_idx_validation,

@@ -136,6 +136,7 @@ DataFormatKind image_folder_data_format() {
               optional_byte_size_field("cacheBytes", &DataConfig::cacheBytes),
           },
           check_image_folder,
+          [](const Config& config) { return config.inputType.channels; },
           load_folder_split,
           folder_source,
           load_folder_validation,

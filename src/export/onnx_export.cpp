@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "backend/ops/activation.hpp"
 #include "core/error.hpp"
 #include "core/kinds.hpp"
+#include "export/onnx_graph_builder.hpp"
 #include "nn/layer_graph.hpp"
 #include "nn/layer_plan.hpp"
 #include "nn/layer_registry.hpp"
@@ -22,74 +25,7 @@ constexpr std::int64_t kIrVersion = 7;  // ONNX 1.8 and later read it
 constexpr std::int64_t kOpsetVersion = 13;
 constexpr const char* kInputName = "input";
 constexpr const char* kOutputName = "probabilities";
-constexpr const char* kBatchDimension = "batch";
 constexpr int kBatchNormGamma = 0, kBatchNormBeta = 1, kBatchNormMean = 2, kBatchNormVar = 3;
-
-// Appends nodes, initializers and attributes to one graph, naming every value after its layer.
-class GraphBuilder {
- public:
-  explicit GraphBuilder(onnx::GraphProto& graph) : graph_(graph) {}
-
-  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& inputs,
-                        const std::string& output) {
-    onnx::NodeProto& n = *graph_.add_node();
-    n.set_op_type(op);
-    n.set_name(output);
-    for (const std::string& in : inputs) n.add_input(in);
-    n.add_output(output);
-    return n;
-  }
-
-  // A float initializer holding `count` values from `values`, shaped `dims`.
-  std::string tensor(const std::string& name, const std::vector<std::int64_t>& dims,
-                     const float* values, std::size_t count) {
-    onnx::TensorProto& t = *graph_.add_initializer();
-    t.set_name(name);
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    for (std::int64_t d : dims) t.add_dims(d);
-    // raw_data is little-endian; so is every machine dl-train runs on (x86-64, aarch64).
-    t.set_raw_data(std::string(reinterpret_cast<const char*>(values), count * sizeof(float)));
-    return name;
-  }
-
-  static void ints(onnx::NodeProto& n, const char* name, const std::vector<std::int64_t>& values) {
-    onnx::AttributeProto& a = *n.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INTS);
-    for (std::int64_t v : values) a.add_ints(v);
-  }
-  static void integer(onnx::NodeProto& n, const char* name, std::int64_t value) {
-    onnx::AttributeProto& a = *n.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::INT);
-    a.set_i(value);
-  }
-  static void real(onnx::NodeProto& n, const char* name, float value) {
-    onnx::AttributeProto& a = *n.add_attribute();
-    a.set_name(name);
-    a.set_type(onnx::AttributeProto::FLOAT);
-    a.set_f(value);
-  }
-
-  void value(onnx::ValueInfoProto& v, const std::string& name,
-             const std::vector<std::int64_t>& dims) {
-    v.set_name(name);
-    onnx::TypeProto::Tensor& t = *v.mutable_type()->mutable_tensor_type();
-    t.set_elem_type(onnx::TensorProto::FLOAT);
-    onnx::TensorShapeProto& shape = *t.mutable_shape();
-    shape.add_dim()->set_dim_param(kBatchDimension);
-    for (std::int64_t d : dims) shape.add_dim()->set_dim_value(d);
-  }
-  void input(const std::string& name, const std::vector<std::int64_t>& dims) {
-    value(*graph_.add_input(), name, dims);
-  }
-  void output(const std::string& name, const std::vector<std::int64_t>& dims) {
-    value(*graph_.add_output(), name, dims);
-  }
-
- private:
-  onnx::GraphProto& graph_;
-};
 
 [[noreturn]] void refuse(const PlannedLayer& p, const std::string& what, const std::string& fix) {
   throw ConfigError(fmt::format("export --format onnx: layer '{}' ({}): {}; {}", p.config.name,
@@ -128,29 +64,29 @@ std::string add_decomposed_activation(GraphBuilder& g, Activation a, const std::
   };
   switch (a) {
     case Activation::kGelu: {  // x/2 (1 + erf(x / sqrt 2))
-      g.node("Mul", {x, scalar(".inverse_sqrt2", ops::kInverseSqrt2)}, out + ".scaled");
-      g.node("Erf", {out + ".scaled"}, out + ".erf");
-      g.node("Add", {out + ".erf", scalar(".one", 1.0f)}, out + ".cdf2");
-      g.node("Mul", {x, out + ".cdf2"}, out + ".x_cdf2");
-      g.node("Mul", {out + ".x_cdf2", scalar(".half", 0.5f)}, out);
-      return out;
+      const std::string scaled = GraphBuilder::output_of(
+          g.node("Mul", {x, scalar(".inverse_sqrt2", ops::kInverseSqrt2)}, out + ".scaled"));
+      const std::string erf = GraphBuilder::output_of(g.node("Erf", {scaled}, out + ".erf"));
+      const std::string cdf2 =
+          GraphBuilder::output_of(g.node("Add", {erf, scalar(".one", 1.0f)}, out + ".cdf2"));
+      const std::string x_cdf2 = GraphBuilder::output_of(g.node("Mul", {x, cdf2}, out + ".x_cdf2"));
+      return GraphBuilder::output_of(g.node("Mul", {x_cdf2, scalar(".half", 0.5f)}, out));
     }
-    case Activation::kSilu:  // x sigmoid(x)
-      g.node("Sigmoid", {x}, out + ".sigmoid");
-      g.node("Mul", {x, out + ".sigmoid"}, out);
-      return out;
+    case Activation::kSilu: {  // x sigmoid(x)
+      const std::string s = GraphBuilder::output_of(g.node("Sigmoid", {x}, out + ".sigmoid"));
+      return GraphBuilder::output_of(g.node("Mul", {x, s}, out));
+    }
     case Activation::kHardswish: {  // x max(0, min(1, x/6 + 1/2))
       onnx::NodeProto& gate = g.node("HardSigmoid", {x}, out + ".gate");
       GraphBuilder::real(gate, "alpha", ops::kHardswishScale);
       GraphBuilder::real(gate, "beta", ops::kHardswishKnee * ops::kHardswishScale);
-      g.node("Mul", {x, out + ".gate"}, out);
-      return out;
+      return GraphBuilder::output_of(g.node("Mul", {x, GraphBuilder::output_of(gate)}, out));
     }
-    case Activation::kMish:  // x tanh(softplus(x))
-      g.node("Softplus", {x}, out + ".softplus");
-      g.node("Tanh", {out + ".softplus"}, out + ".tanh");
-      g.node("Mul", {x, out + ".tanh"}, out);
-      return out;
+    case Activation::kMish: {  // x tanh(softplus(x))
+      const std::string sp = GraphBuilder::output_of(g.node("Softplus", {x}, out + ".softplus"));
+      const std::string t = GraphBuilder::output_of(g.node("Tanh", {sp}, out + ".tanh"));
+      return GraphBuilder::output_of(g.node("Mul", {x, t}, out));
+    }
     default:
       DL_CHECK(false, "only GELU, SiLU, hardswish and mish are decomposed");
   }
@@ -164,32 +100,37 @@ std::string add_activation(GraphBuilder& g, const PlannedLayer& p, const std::st
     case Activation::kIdentity:
       return x;
     case Activation::kRelu:
-      g.node("Relu", {x}, out);
-      return out;
-    case Activation::kLeakyRelu:
-      GraphBuilder::real(g.node("LeakyRelu", {x}, out), "alpha", kDefaultLeakyReluAlpha);
-      return out;
+      return GraphBuilder::output_of(g.node("Relu", {x}, out));
+    case Activation::kLeakyRelu: {
+      onnx::NodeProto& n = g.node("LeakyRelu", {x}, out);
+      GraphBuilder::real(n, "alpha", kDefaultLeakyReluAlpha);
+      return GraphBuilder::output_of(n);
+    }
     case Activation::kTanh:
-      g.node("Tanh", {x}, out);
-      return out;
+      return GraphBuilder::output_of(g.node("Tanh", {x}, out));
     case Activation::kSigmoid:
-      g.node("Sigmoid", {x}, out);
-      return out;
-    case Activation::kSoftmax:
-      // dl-train's softmax runs over the whole flattened sample; ONNX's over one axis.
-      if (p.output.spatial)
+      return GraphBuilder::output_of(g.node("Sigmoid", {x}, out));
+    case Activation::kSoftmax: {
+      // dl-train's softmax runs over the whole flattened sample; ONNX's over one axis, which is
+      // the whole sample where the planes are one pixel (after a globalPooling layer).
+      if (p.output.spatial && p.output.height * p.output.width > 1)
         refuse(p, "a softmax over an image-shaped output has no single ONNX axis",
-               "use softmax on dense and output layers only");
-      GraphBuilder::integer(g.node("Softmax", {x}, out), "axis", 1);
-      return out;
-    case Activation::kElu:
-      GraphBuilder::real(g.node("Elu", {x}, out), "alpha", ops::kEluAlpha);
-      return out;
+               "use softmax on dense and output layers, or on planes of one pixel (after "
+               "globalPooling)");
+      onnx::NodeProto& n = g.node("Softmax", {x}, out);
+      GraphBuilder::integer(n, "axis", 1);
+      return GraphBuilder::output_of(n);
+    }
+    case Activation::kElu: {
+      onnx::NodeProto& n = g.node("Elu", {x}, out);
+      GraphBuilder::real(n, "alpha", ops::kEluAlpha);
+      return GraphBuilder::output_of(n);
+    }
     case Activation::kSelu: {
       onnx::NodeProto& node = g.node("Selu", {x}, out);
       GraphBuilder::real(node, "alpha", ops::kSeluAlpha);
       GraphBuilder::real(node, "gamma", ops::kSeluScale);
-      return out;
+      return GraphBuilder::output_of(node);
     }
     case Activation::kGelu:
     case Activation::kSilu:
@@ -208,8 +149,9 @@ std::vector<std::string> merge_inputs(GraphBuilder& g, const PlannedLayer& p,
   std::vector<std::string> flat = xs;
   for (std::size_t k = 0; k < xs.size(); ++k) {
     if (!p.inputs[k].spatial) continue;
-    flat[k] = p.config.name + ".flatten" + std::to_string(k);
-    GraphBuilder::integer(g.node("Flatten", {xs[k]}, flat[k]), "axis", 1);
+    onnx::NodeProto& n = g.node("Flatten", {xs[k]}, p.config.name + ".flatten" + std::to_string(k));
+    GraphBuilder::integer(n, "axis", 1);
+    flat[k] = GraphBuilder::output_of(n);
   }
   return flat;
 }
@@ -239,7 +181,7 @@ std::string add_pooling(GraphBuilder& g, const PlannedLayer& p, const std::strin
   onnx::NodeProto& n = g.node(max ? "MaxPool" : "AveragePool", {x}, name);
   add_window(n, p);
   if (!max) GraphBuilder::integer(n, "count_include_pad", 1);  // padding counts as zeros
-  return name;
+  return GraphBuilder::output_of(n);
 }
 
 // Adds the nodes of one layer reading `xs` (one name per input), with its parameters at
@@ -260,22 +202,24 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
       if (c.hasBias)
         inputs.push_back(g.tensor(name + ".b", {p.output.channels}, params + weights,
                                   static_cast<std::size_t>(p.output.channels)));
-      add_window(g.node("Conv", inputs, name), p);
-      return add_activation(g, p, name);
+      onnx::NodeProto& n = g.node("Conv", inputs, name);
+      add_window(n, p);
+      return add_activation(g, p, GraphBuilder::output_of(n));
     }
     case LayerType::kSubsampling:
       return add_pooling(g, p, x, name);
     case LayerType::kGlobalPooling: {
       const bool max = c.poolingType == PoolingType::kMax;
-      g.node(max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, name);
-      return name;
+      return GraphBuilder::output_of(
+          g.node(max ? "GlobalMaxPool" : "GlobalAveragePool", {x}, name));
     }
     case LayerType::kDense:
     case LayerType::kOutput: {
       std::string flat = x;
       if (p.input.spatial) {
-        flat = name + ".flatten";
-        GraphBuilder::integer(g.node("Flatten", {x}, flat), "axis", 1);
+        onnx::NodeProto& n = g.node("Flatten", {x}, name + ".flatten");
+        GraphBuilder::integer(n, "axis", 1);
+        flat = GraphBuilder::output_of(n);
       }
       const std::size_t in = p.input.size();
       const auto out = static_cast<std::size_t>(c.nOut);
@@ -283,19 +227,21 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
           g.tensor(name + ".W", {static_cast<std::int64_t>(in), c.nOut}, params, in * out);
       std::vector<std::string> inputs{flat, w};  // Gemm's C is optional from opset 11
       if (c.hasBias) inputs.push_back(g.tensor(name + ".b", {c.nOut}, params + in * out, out));
-      g.node("Gemm", inputs, name);
-      return add_activation(g, p, name);
+      return add_activation(g, p, GraphBuilder::output_of(g.node("Gemm", inputs, name)));
     }
     case LayerType::kDropout:
       return x;  // inverted dropout: the identity at inference
     case LayerType::kActivation:
       return add_activation(g, p, x);
     case LayerType::kAdd:
-      g.node("Sum", merge_inputs(g, p, xs), name);  // Sum: any number of inputs; Add: two
-      return add_activation(g, p, name);
-    case LayerType::kConcat:  // channels, or flat features
-      GraphBuilder::integer(g.node("Concat", merge_inputs(g, p, xs), name), "axis", 1);
-      return name;
+      // Sum: any number of inputs; Add: two
+      return add_activation(g, p,
+                            GraphBuilder::output_of(g.node("Sum", merge_inputs(g, p, xs), name)));
+    case LayerType::kConcat: {  // channels, or flat features
+      onnx::NodeProto& n = g.node("Concat", merge_inputs(g, p, xs), name);
+      GraphBuilder::integer(n, "axis", 1);
+      return GraphBuilder::output_of(n);
+    }
     case LayerType::kBatchNormalization: {
       const auto ch = static_cast<std::size_t>(p.input.channels);
       std::vector<std::string> inputs{x};
@@ -303,27 +249,42 @@ std::string add_layer(GraphBuilder& g, const PlannedLayer& p, const float* param
            {std::pair{".gamma", kBatchNormGamma}, std::pair{".beta", kBatchNormBeta},
             std::pair{".mean", kBatchNormMean}, std::pair{".var", kBatchNormVar}})
         inputs.push_back(g.tensor(name + part, {p.input.channels}, params + index * ch, ch));
-      GraphBuilder::real(g.node("BatchNormalization", inputs, name), "epsilon",
-                         static_cast<float>(c.eps));
-      return name;
+      onnx::NodeProto& n = g.node("BatchNormalization", inputs, name);
+      GraphBuilder::real(n, "epsilon", static_cast<float>(c.eps));
+      return GraphBuilder::output_of(n);
     }
   }
   return x;
 }
 
-// x -> (x - mean) / std per channel, as the loader normalizes (data/input_pipeline.hpp).
+// x -> (x - mean) / std per channel, as the loader normalizes (data/input_pipeline.hpp). The
+// data's channels are planes of its samples whatever inputType says: a flat input of several
+// channels (CIFAR read as feedForward: 3072 = 3 planes of 1024) gets each channel's value over
+// its plane's features, where [1, channels] would not broadcast against [N, features].
 std::string add_normalization(GraphBuilder& g, const SampleShape& input,
                               const std::vector<float>& mean, const std::vector<float>& stddev,
                               const std::string& x) {
-  const auto channels = static_cast<std::int64_t>(mean.size());
-  const std::vector<std::int64_t> dims = input.spatial
-                                             ? std::vector<std::int64_t>{1, channels, 1, 1}
-                                             : std::vector<std::int64_t>{1, channels};
-  const std::string m = g.tensor("input.mean", dims, mean.data(), mean.size());
-  const std::string s = g.tensor("input.std", dims, stddev.data(), stddev.size());
-  g.node("Sub", {x, m}, "input.centered");
-  g.node("Div", {"input.centered", s}, "input.normalized");
-  return "input.normalized";
+  const std::size_t channels = mean.size();
+  std::vector<float> m = mean, s = stddev;
+  std::vector<std::int64_t> dims{1, static_cast<std::int64_t>(channels), 1, 1};
+  if (!input.spatial) {
+    const auto features = static_cast<std::size_t>(input.channels);
+    dims = {1, static_cast<std::int64_t>(channels == 1 ? 1 : features)};
+    if (channels > 1) {
+      DL_CHECK(features % channels == 0, "a flat input holds whole channel planes");
+      const std::size_t plane = features / channels;
+      m.assign(features, 0.0f);
+      s.assign(features, 0.0f);
+      for (std::size_t i = 0; i < features; ++i) {
+        m[i] = mean[i / plane];
+        s[i] = stddev[i / plane];
+      }
+    }
+  }
+  const std::string mt = g.tensor("input.mean", dims, m.data(), m.size());
+  const std::string st = g.tensor("input.std", dims, s.data(), s.size());
+  const std::string centered = GraphBuilder::output_of(g.node("Sub", {x, mt}, "input.centered"));
+  return GraphBuilder::output_of(g.node("Div", {centered, st}, "input.normalized"));
 }
 
 }  // namespace
@@ -359,7 +320,7 @@ std::string onnx_model_bytes(const Config& config, const std::vector<float>& par
 
   onnx::GraphProto& graph = *model.mutable_graph();
   graph.set_name("dl-train");
-  GraphBuilder g(graph);
+  GraphBuilder g(graph, {kInputName, kOutputName});
   g.input(kInputName, shape_dims(plan.front().input));
   std::string x = kInputName;
   if (!mean.empty()) x = add_normalization(g, plan.front().input, mean, stddev, x);

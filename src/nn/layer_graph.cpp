@@ -40,12 +40,26 @@ void check_names(const Config& config, const LayerSources& g) {
                           describe_layer(config, g, i), kNetworkInputName),
               "give the layer another name");
     const auto [it, added] = first.emplace(g.names[i], i);
-    if (!added)
-      fail_at(where,
-              fmt::format("{} has the name of layer {}; inputs name layers, so each name is one "
-                          "layer's",
-                          describe_layer(config, g, i), it->second),
-              "give each layer its own name");
+    if (added) continue;
+    // A layer without `name` is called <type><index>, which a name given elsewhere may repeat
+    // (a Keras user's 'dense1'): say which of the two names was not written.
+    const std::size_t earlier = it->second;
+    const bool default_here = config.layers[i].name.empty();
+    const bool default_there = config.layers[earlier].name.empty();
+    std::string whose = fmt::format("has the name of layer {}", earlier);
+    if (default_here)
+      whose = fmt::format(
+          "has the name given to layer {}, and is itself unnamed (the default "
+          "name is the type and the index)",
+          earlier);
+    else if (default_there)
+      whose = fmt::format("has the default name of layer {} (its type and index), which is unnamed",
+                          earlier);
+    fail_at(where,
+            fmt::format("{} {}; inputs name layers, so each name is one layer's",
+                        describe_layer(config, g, i), whose),
+            default_here || default_there ? "name the unnamed layer, or rename the other"
+                                          : "give each layer its own name");
   }
 }
 

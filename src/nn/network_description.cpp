@@ -2,6 +2,10 @@
 // table `validate`, the console and the report show.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <string>
+#include <string_view>
+
 #include "config/text_match.hpp"
 #include "core/error.hpp"
 #include "nn/layer_graph.hpp"
@@ -12,7 +16,29 @@ namespace dl {
 
 namespace {
 
-constexpr const char* kRowFormat = "{:<4}{:<22}{:<20}{:<24}{:<12}{:>12}\n";
+// One row: index, name, type, inputs, output shape, parameters. The name and inputs columns
+// widen past their usual 22 and 24 characters for a longer name or list of inputs (Keras's
+// 'batch_normalization_12' alone is 22), which ran into the next column.
+struct TableColumns {
+  std::size_t name = 22, inputs = 24;
+
+  std::string row(const std::string& index, const std::string& name, std::string_view type,
+                  const std::string& inputs, const std::string& output,
+                  const std::string& parameters) const {
+    return fmt::format("{:<4}{:<{}}{:<20}{:<{}}{:<12}{:>12}\n", index, name, this->name, type,
+                       inputs, this->inputs, output, parameters);
+  }
+};
+
+TableColumns table_columns(const std::vector<PlannedLayer>& plan) {
+  TableColumns columns;
+  constexpr std::size_t kGap = 2;
+  for (const PlannedLayer& p : plan) {
+    columns.name = std::max(columns.name, p.config.name.size() + kGap);
+    columns.inputs = std::max(columns.inputs, join_words(p.source_names).size() + kGap);
+  }
+  return columns;
+}
 
 }  // namespace
 
@@ -37,17 +63,19 @@ std::string network_signature(const std::vector<std::unique_ptr<Layer>>& layers)
 std::string layer_table(const Config& config) {
   const std::vector<PlannedLayer> plan = plan_layers(config);
   const auto layers = build_layers(plan);
-  std::string out = fmt::format(kRowFormat, "#", "name", "type", "inputs", "output", "parameters");
-  out +=
-      fmt::format(kRowFormat, "", kNetworkInputName, "", "", plan.front().inputs.front().str(), "");
+  const TableColumns columns = table_columns(plan);
+  std::string out = columns.row("#", "name", "type", "inputs", "output", "parameters");
+  out += columns.row("", std::string(kNetworkInputName), "", "", plan.front().inputs.front().str(),
+                     "");
   std::size_t total = 0, trainable = 0;
   for (std::size_t i = 0; i < layers.size(); ++i) {
     const PlannedLayer& p = layers[i]->plan();
     total += layers[i]->parameter_count();
     for (const ParameterSegment& s : layers[i]->parameter_segments())
       if (s.trainable) trainable += s.count;
-    out += fmt::format(kRowFormat, i, p.config.name, layer_kind(p.config.type).name,
-                       join_words(p.source_names), p.output.str(), layers[i]->parameter_count());
+    out += columns.row(std::to_string(i), p.config.name, layer_kind(p.config.type).name,
+                       join_words(p.source_names), p.output.str(),
+                       std::to_string(layers[i]->parameter_count()));
   }
   out += fmt::format("total parameters: {}\n", total);
   // What PyTorch's sum(p.numel() for p in model.parameters()) counts: batch normalization's

@@ -81,7 +81,7 @@ grep -q "^data: resident in backend memory" "$WORK/dev.txt" ||
   fail "not resident: $(grep '^data:' "$WORK/dev.txt")"
 cmp "$WORK/a/scores.csv" "$WORK/dev/scores.csv" || fail "the resident path gave other scores"
 echo "ok: deviceResident always (the pipeline on the backend) repeats the host loader's scores.csv"
-expect_failure 2 "channelMean has 1 values but the input has 3 channel" -- \
+expect_failure 2 "channelMean has 1 values but the data \(data.format cifar10\) has 3 channel" -- \
   "$DL_TRAIN" validate --config-only --config "$cfg" --set data.normalize=true --set "data.channelMean=[0.5]" \
   --set "data.channelStd=[0.2]"
 expect_failure 2 "data.channelMean is given but data.normalize is false" -- \

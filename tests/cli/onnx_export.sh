@@ -156,10 +156,71 @@ YAML
 check pooled "$WORK/pooled.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx epochs=2
 grep -q "sum.flatten0" "$WORK/pooled.onnx" || fail "no Flatten before the pooled branch's Sum"
 
+# Layer names are the user's: an output layer named like the graph's output ("probabilities"),
+# a layer named like another's weights ("c.W") or like the normalization's values: every value
+# still gets a name of its own (the file had 'probabilities' computed twice, which the checker
+# refuses: "Graph must be in single static assignment (SSA) form").
+cat >"$WORK/names.yaml" <<YAML
+seed: 7
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {name: c, nOut: 4, kernelSize: 3, stride: 2, activation: gelu}
+  - convolution: {name: c.W, nOut: 4, kernelSize: 3, activation: relu}
+  - dense: {name: input.normalized, nOut: 8, activation: relu}
+  - output: {name: probabilities, nOut: 10, activation: softmax}
+$(digits_data)
+  normalize: true
+YAML
+check names "$WORK/names.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
+
+# A softmax over planes of one pixel (a convolution as wide as its input, an activation layer
+# after globalPooling) is ONNX's Softmax over the channels: exported, where it was refused as
+# "a softmax over an image-shaped output"; over larger planes it still is refused.
+cat >"$WORK/softmax.yaml" <<YAML
+seed: 7
+batchSize: 16
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {name: c, nOut: 8, kernelSize: 3, stride: 2, activation: relu}
+  - convolution: {name: whole, nOut: 6, kernelSize: 13, activation: softmax}
+  - globalPooling: {name: gap, inputs: c}
+  - activation: {name: gap_softmax, activation: softmax}
+  - concat: {inputs: [whole, gap_softmax]}
+  - output: {nOut: 10, activation: softmax}
+$(digits_data)
+YAML
+check softmax "$WORK/softmax.yaml" "$WORK/digits/t10k-images-idx3-ubyte.gz" idx
+cat >"$WORK/softmax_planes.yaml" <<YAML
+seed: 7
+inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}
+layers:
+  - convolution: {nOut: 4, kernelSize: 14, stride: 14, activation: softmax}
+  - output: {nOut: 10, activation: softmax}
+$(digits_data)
+YAML
+"$DL_TRAIN" --config "$WORK/softmax_planes.yaml" --set "output.directory=$WORK/softmax_planes" \
+  --set backend=cpu >"$WORK/softmax_planes-train.txt"
+expect_failure 2 "layer 'convolution0' \(convolution\): a softmax over an image-shaped output has no single ONNX axis" -- \
+  "$DL_TRAIN" export --format onnx --model "$WORK/softmax_planes/model.dlm" --output "$WORK/softmax_planes.onnx"
+
 mkdir -p "$WORK/cifar"
 "$MAKE_CIFAR" "$WORK/cifar" 96 24
 check keras "$DL_SOURCE_DIR/configs/cifar10.yaml" "$WORK/cifar/test_batch.bin" cifar10 \
   "data.directory=$WORK/cifar"
+# The same images read as flat vectors (feedForward: 3072, a Keras Dense network on CIFAR),
+# normalized per channel: the graph's mean and std cover each channel's 1024 features, where
+# [1, 3] did not broadcast against [N, 3072] and onnx.checker refused the file.
+cat >"$WORK/flat.yaml" <<YAML
+seed: 7
+batchSize: 16
+inputType: {feedForward: {size: 3072}}
+layers:
+  - dense: {nOut: 16, activation: relu}
+  - output: {nOut: 10, activation: softmax}
+data: {format: cifar10, directory: $WORK/cifar, normalize: true}
+YAML
+check flat "$WORK/flat.yaml" "$WORK/cifar/test_batch.bin" cifar10
 
 # predict's CSV: a header, then one row per image whose probabilities sum to 1.
 [ "$(head -1 "$WORK/keras.csv")" = "index,predicted,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9" ] ||

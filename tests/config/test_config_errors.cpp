@@ -62,6 +62,54 @@ TEST_CASE("unknown key inside a layer names the layer", "[config][errors]") {
   CHECK_THAT(pooling, Contains("unknown key 'poolingType' in layers.0 (dense)"));
 }
 
+TEST_CASE("other libraries' words for layers get dl-train's, with the meaning translated",
+          "[config][errors]") {
+  const auto layers = [](const std::string& items) {
+    return "inputType: {convolutionalFlat: {height: 28, width: 28, channels: 1}}\nlayers:\n" +
+           items + "  - output: {nOut: 10}\n";
+  };
+  // Keras's Dropout(rate) drops, dl-train's dropOut keeps: the near typo alone ("did you mean
+  // 'dropOut'?") had a Keras user write dropOut: 0.2 and keep a fifth of the activations.
+  for (const char* key : {"rate", "p", "dropout"}) {
+    const std::string msg =
+        load_error(layers(std::string("  - dropout: {") + key + ": 0.2}\n"));
+    CHECK_THAT(msg, StartsWith("t.yaml:3:15: ") &&
+                        Contains(std::string("unknown key '") + key + "' in layers.0 (dropout)") &&
+                        Contains("probability of keeping each activation") &&
+                        Contains("rate 0.2 is dropOut: 0.8"));
+    CHECK_THAT(msg, !Contains("did you mean"));
+  }
+  // DL4J's builders take dropOut on any layer: here it is a layer before.
+  CHECK_THAT(load_error(layers("  - dense: {nOut: 8, dropOut: 0.5}\n")),
+             StartsWith("t.yaml:3:22: ") && Contains("put '- dropout: {dropOut: p}' before"));
+  // PyTorch's batch-norm momentum 0.1 is decay 0.9.
+  CHECK_THAT(load_error(layers("  - batchNormalization: {momentum: 0.1}\n")),
+             Contains("unknown key 'momentum' in layers.0 (batchNormalization); write decay") &&
+                 Contains("(0.1 is decay: 0.9)"));
+  // Keras's and PyTorch's layer names, in any letter case.
+  CHECK_THAT(load_error(layers("  - Flatten: {}\n")),
+             StartsWith("t.yaml:3:5: ") && Contains("unknown layer type 'Flatten' in layers.0") &&
+                 Contains("dense and output layers read an image input as one flat vector"));
+  CHECK_THAT(load_error(layers("  - MaxPooling2D: {pool_size: 2}\n")),
+             Contains("write subsampling, with poolingType: max or avg"));
+  CHECK_THAT(load_error(layers("  - relu: {}\n")),
+             Contains("'- activation: {activation: NAME}'"));
+  // A typo of dl-train's own word still gets the near match.
+  CHECK_THAT(load_error(layers("  - dropuot: {dropOut: 0.5}\n")),
+             Contains("did you mean 'dropout'?"));
+  // Enum values: the near typo named a value of another meaning (float16 is HALF, not BFLOAT16;
+  // He's normal init is RELU, NORMAL is LeCun's).
+  const std::string half = load_error("dtype: float16\n" + kNetwork);
+  CHECK_THAT(half, StartsWith("t.yaml:1:8: ") && Contains("unknown dtype 'float16' for dtype") &&
+                       Contains("write HALF"));
+  CHECK_THAT(half, !Contains("did you mean"));
+  CHECK_THAT(load_error("weightInit: he_normal\n" + kNetwork),
+             Contains("write RELU (He's normal") && !Contains("did you mean 'NORMAL'"));
+  CHECK_THAT(load_error(layers("  - dense: {nOut: 8, activation: linear}\n")),
+             Contains("unknown activation 'linear' for layers.0.activation; write identity"));
+  CHECK_THAT(load_error("dtype: flaot\n" + kNetwork), Contains("did you mean 'FLOAT'?"));
+}
+
 TEST_CASE("wrong types", "[config][errors]") {
   SECTION("a string where a number is") {
     const std::string msg = load_error("l2: abc\n" + kNetwork);
@@ -350,6 +398,20 @@ TEST_CASE("structural mistakes", "[config][errors]") {
         "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4, name: a}\n"
         "  - output: {nOut: 10, name: a}\n");
     CHECK_THAT(msg, StartsWith("t.yaml:4:5: layer 1 'a' (output) has the name of layer 0"));
+    // A name given that an unnamed layer's default (type and index) repeats: the message says
+    // which layer is unnamed, where it said "has the name of layer 0" of a name never written.
+    const std::string given_first = load_error(
+        "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4, name: dense1}\n"
+        "  - dense: {nOut: 4}\n  - output: {nOut: 10}\n");
+    CHECK_THAT(given_first, StartsWith("t.yaml:4:5: layer 1 'dense1' (dense) has the name given "
+                                       "to layer 0, and is itself unnamed") &&
+                                Contains("name the unnamed layer, or rename the other"));
+    const std::string default_first = load_error(
+        "inputType: {feedForward: {size: 4}}\nlayers:\n  - dense: {nOut: 4}\n"
+        "  - dense: {nOut: 4, name: dense0}\n  - output: {nOut: 10}\n");
+    CHECK_THAT(default_first,
+               StartsWith("t.yaml:4:5: layer 1 'dense0' (dense) has the default name of layer 0 "
+                          "(its type and index), which is unnamed"));
   }
   SECTION("a cache entry larger than the cache") {
     const std::string msg = load_error(

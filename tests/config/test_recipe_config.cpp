@@ -113,6 +113,29 @@ TEST_CASE("data.format cifar10/cifar100: classes and input shape checked at load
             .data.format == dl::DataFormat::kCifar10);
 }
 
+TEST_CASE("channelMean and channelStd: one value per channel of the data, not of inputType",
+          "[config][recipe]") {
+  // CIFAR read as flat vectors still has three channel planes, which the loader normalizes one
+  // by one: three values are the ones it reads. One value was accepted (inputType's "1 channel")
+  // and the loader read two more past it.
+  const std::string flat_cifar =
+      "inputType: {feedForward: {size: 3072}}\nlayers: [{output: {nOut: 10}}]\n";
+  const dl::Config three = load(
+      "data: {format: cifar10, normalize: true, channelMean: [0.5, 0.4, 0.3], "
+      "channelStd: [0.2, 0.2, 0.2]}\n" + flat_cifar);
+  CHECK(three.data.channelMean.size() == 3);
+  CHECK_THAT(load_error("data: {format: cifar10, normalize: true, channelMean: [0.5], "
+                        "channelStd: [0.2]}\n" + flat_cifar),
+             StartsWith("t.yaml:1:55: ") &&
+                 Contains("data.channelMean has 1 values but the data (data.format cifar10) has 3 "
+                          "channel(s); give one value per channel"));
+  // IDX images are one grey plane however inputType arranges their 784 values.
+  CHECK_THAT(load_error("data: {normalize: true, channelMean: [0.1, 0.1, 0.1, 0.1], "
+                        "channelStd: [1, 1, 1, 1]}\ninputType: {convolutionalFlat: {height: 14, "
+                        "width: 14, channels: 4}}\nlayers: [{output: {nOut: 10}}]\n"),
+             Contains("has 4 values but the data (data.format idx) has 1 channel(s)"));
+}
+
 TEST_CASE("subsampling: kernelSize and stride have no default", "[config][recipe]") {
   const std::string head =
       "inputType: {convolutionalFlat: {height: 24, width: 24, channels: 1}}\n"

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/error.hpp"
 #include "data/dataset.hpp"
 #include "data/input_pipeline.hpp"
 
@@ -129,4 +130,25 @@ TEST_CASE("Dataset: gather_training without a pipeline is gather; with one, fixe
   std::vector<float> c(3 * 48);
   plain.gather(indices.data(), 3, c.data(), lb.data());
   CHECK(b == c);
+}
+
+TEST_CASE("Dataset: a pipeline normalizing another number of channels is refused",
+          "[input_pipeline]") {
+  // Three channel planes and a model file's one mean: gather read mean[1] and mean[2] past the
+  // end of the list (garbage normalization, NaN probabilities); now the pipeline is refused.
+  std::vector<std::uint8_t> pixels(2 * 3 * 4 * 4, 100);
+  dl::Dataset data(3, 4, 4, pixels, {0, 1}, 2);
+  dl::InputPipeline one;
+  one.mean = {0.5f};
+  one.std = {0.25f};
+  CHECK_THROWS_AS(data.set_pipeline(one), dl::DataError);
+  dl::InputPipeline three;
+  three.mean = {0.5f, 0.4f, 0.3f};
+  three.std = {0.25f, 0.25f, 0.25f};
+  data.set_pipeline(three);
+  const std::vector<std::int64_t> indices{1};
+  std::vector<float> out(48);
+  std::int32_t label = 0;
+  data.gather(indices.data(), 1, out.data(), &label);
+  CHECK(out[16] == (100.0f / 255.0f - 0.4f) / 0.25f);
 }

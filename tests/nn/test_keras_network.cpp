@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.hpp"
@@ -103,4 +104,24 @@ TEST_CASE("configs/resnet20 and resnet18: PyTorch's trainable counts", "[nn][gra
   }
   CHECK(adds == 9);  // 3 stages x 3 blocks
   CHECK(plan.back().input.str() == "64x1x1");
+}
+
+TEST_CASE("the layer table widens its name and inputs columns for long names", "[nn]") {
+  // Keras's default names reach 22 characters ('batch_normalization_12'), which the 22-wide name
+  // column printed against the type ('batch_normalization_12batchNormalization').
+  const dl::Config config = dl::load_config_string(
+      "inputType: {convolutionalFlat: {height: 8, width: 8, channels: 1}}\n"
+      "layers:\n"
+      "  - convolution: {name: conv2d_12, nOut: 2, kernelSize: 3}\n"
+      "  - batchNormalization: {name: batch_normalization_12}\n"
+      "  - convolution: {name: shortcut_convolution_12, inputs: input, nOut: 2, kernelSize: 3}\n"
+      "  - add: {name: s, inputs: [batch_normalization_12, shortcut_convolution_12]}\n"
+      "  - output: {nOut: 10}\n",
+      "t.yaml");
+  const std::string table = dl::layer_table(config);
+  CHECK_THAT(table, Catch::Matchers::Contains("batch_normalization_12   batchNormalization"));
+  CHECK_THAT(table, Catch::Matchers::Contains(
+                        "batch_normalization_12, shortcut_convolution_12  2x6x6"));
+  // Every row takes the widened columns (25: the longest name and two blanks).
+  CHECK_THAT(table, Catch::Matchers::Contains("0   conv2d_12                convolution"));
 }
