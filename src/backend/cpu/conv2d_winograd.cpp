@@ -40,11 +40,12 @@ constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
 constexpr int kFilterGroupsPerTask = 4;
 // Floats of dU each task of the partials' sum adds up.
 constexpr std::size_t kReduceFloats = 4096;
-// A pass is spread (TaskSpread::kByThreads) where its chunks are fewer than this many per
-// thread: ResNet-20's 64-channel layers make 4 backward chunks and 8 forward ones at batch 128,
-// which idled all but 4 or 8 threads of a 16-thread worker through a sixth of its step
-// (bench/task_scaling.py).
-constexpr int kTasksPerThreadKeptWhole = 4;
+// A pass is spread (TaskSpread::kByThreads) where its chunks, handed out to the threads in
+// rounds, would leave more than a quarter of the threads' rounds idle: ResNet-20's 64-channel
+// layers make 4 backward chunks and 8 forward ones at batch 128, which idled 12 and 8 of a
+// 16-thread worker's threads through a sixth of its step (bench/task_scaling.py). Where the
+// chunks fill the rounds (4 chunks on 2 threads), spreading them would only cost.
+constexpr double kLeastBusyRounds = 0.75;
 // The fewest tiles of a spread task: one vector of 16 lanes.
 constexpr int kLeastRunTiles = 16;
 // Filter pairs per task of dW's transform back from the Winograd domain: a few microseconds of
@@ -87,8 +88,10 @@ int weight_task_tiles(const Conv2dGeometry& g) {
 }
 
 bool spreads(TaskSpread spread, int tasks) {
-  return spread == TaskSpread::kAlways ||
-         (spread == TaskSpread::kByThreads && tasks < kTasksPerThreadKeptWhole * parallel_width());
+  if (spread != TaskSpread::kByThreads) return spread == TaskSpread::kAlways;
+  const int threads = parallel_width();
+  const int rounds = (tasks + threads - 1) / threads;
+  return tasks < kLeastBusyRounds * rounds * threads;
 }
 
 Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {

@@ -57,7 +57,7 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
 // sum over their tiles of dM[p] V[p]t (V recomputed from x), and of db, into the workspace after
 // the filters; finish adds the parts up in task order and makes dW = Gt dU G. With dy_of, each
 // task takes its samples' dy from it (samples_hook.hpp).
-// Where a layer makes few such chunks for the threads (kByThreads: fewer than 4 per thread), the
+// Where a layer's chunks would leave threads idle (kByThreads: over a quarter of their rounds), the
 // pass is spread (kAlways): the tasks move runs of a few samples into the domain (dM, dx, V),
 // keeping dM and V in the workspace, and finish sums dU as tasks of its own, one per chunk and
 // position (and db per chunk). More tasks for a server's cores, and the same bits: each sum runs
