@@ -94,7 +94,11 @@ def main():
     ap.add_argument("--warmup", type=float, default=0.1, help="fraction of calls left out")
     ap.add_argument("--top", type=int, default=12, help="ops listed")
     args = ap.parse_args()
-    binary, calls = read_trace(args.trace)
+    try:
+        binary, calls = read_trace(args.trace)
+    except OSError as e:
+        sys.exit(f"task_scaling.py: {args.trace}: {e.strerror} (run dl-train with "
+                 f"DL_CPU_TASK_TRACE={args.trace} first)")
     calls = calls[int(len(calls) * args.warmup):]
     if not calls:
         sys.exit(f"{args.trace}: no calls traced (was DL_CPU_TASK_TRACE set, on a CPU run?)")

@@ -21,6 +21,19 @@ for kernels in cblas auto; do
     "($(wc -l <"$WORK/$kernels-1/scores.csv") score rows)"
 done
 
+# Batch 32 makes LeNet's second layer 4 backward chunks and 8 forward ones: 16 threads spread both
+# Winograd passes over more tasks (TaskSpread, conv2d_winograd.hpp), 1 thread does not.
+for threads in 1 16; do
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/b32-$threads" batchSize=32 cpu.kernels=cblas \
+    parallel.blasThreads=$threads output.scoreEveryIterations=1)
+  "$DL_TRAIN" "${args[@]}" >"$WORK/b32-$threads.log"
+done
+cmp "$WORK/b32-1/scores.csv" "$WORK/b32-16/scores.csv" ||
+  fail "batch 32: 16 threads (the Winograd passes spread) differ from 1"
+"$COMPARE_MODELS" "$WORK/b32-1/model.dlm" "$WORK/b32-16/model.dlm" 0 >/dev/null ||
+  fail "batch 32: the models of 1 and 16 threads differ"
+echo "ok: batch 32, 1 and 16 threads identical, the Winograd passes spread on 16"
+
 # The task trace (DL_CPU_TASK_TRACE, src/backend/cpu/task_trace.hpp) runs every op's tasks in
 # order on one thread and times them: the same bits, and a file bench/task_scaling.py reads.
 trace="$WORK/trace.txt"
