@@ -58,6 +58,11 @@ void FitLoop::notify(void (TrainingListener::*handler)(Event&), Event& event) {
 TrainOutcome FitLoop::run(const RunInfo& info) {
   this_rank_ = describe_this_rank(info, processes_, trainer_.workers());
   notify(&TrainingListener::on_start, info);
+  // A checkpoint at round 0 was written at the end of the epoch before, which evaluated the test
+  // set unless a validation set was there: its record holds the figures.
+  if (!info.resumed_from.empty() && info.start.epoch > 0 && info.start.round == 0 &&
+      validation_ == nullptr)
+    test_logged_iteration_ = progress_.iteration;
   const int max_epochs = info.max_epochs;
   last_report_iteration_ = progress_.iteration;
   progress_.start();
@@ -206,7 +211,7 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     } else {
       test.emplace(evaluate(trainer_.model(0), test_));
       last_accuracy_ = test->evaluation.accuracy();
-      test_evaluated_iteration_ = progress_.iteration;
+      test_evaluated_iteration_ = test_logged_iteration_ = progress_.iteration;
     }
     EpochEnd event;
     event.epoch = epoch;
@@ -258,6 +263,7 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   RankSummary& mine = ranks.front();
   RunEnd end;
   end.test = test ? &*test : nullptr;
+  end.test_in_epoch_record = progress_.iteration == test_logged_iteration_;
   end.outcome = outcome;
   end.stopped_by = stopped_by;
   end.diverged = diverged;

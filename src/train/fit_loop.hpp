@@ -63,6 +63,10 @@ class FitLoop {
   // The iteration whose parameters the test set was last evaluated with (-1: none yet); a run
   // early stopping ends inside an epoch has trained past it.
   std::int64_t test_evaluated_iteration_ = -1;
+  // The iteration whose test figures an epoch's record holds (metrics.jsonl): this process's
+  // last epoch end, or, resumed from an epoch's end without a validation set, the earlier
+  // process's (-1: none).
+  std::int64_t test_logged_iteration_ = -1;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
   RankSummary this_rank_;  // this process's place and set-up, for the end's summary
   // DL_TRAIN_TEST_SYNC_PAUSE_MS (tests only): a pause at each sync point, so that a signal sent

@@ -187,6 +187,9 @@ struct RunEnd {
   // The test set, evaluated once at the end by the final model when no epoch's end did: a
   // validation set was evaluated each epoch, or early stopping ended the run inside an epoch.
   const EvaluationResult* test = nullptr;
+  // Whether an epoch's record already holds the final model's test figures: an end written
+  // again after a kill (its last epoch's end evaluated it, in the killed process).
+  bool test_in_epoch_record = false;
 
   // Set by listeners.
   std::optional<EarlyStoppingResult> early_stopping;

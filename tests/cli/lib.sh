@@ -57,16 +57,19 @@ expect_ended_run_left_alone() {
 
 # expect_end_written_again DIR COMMAND...: DIR holds a run that has ended; with its end's files
 # taken away (model.dlm, summary.json: a kill after the last checkpoint), COMMAND resumes it and
-# must write them again without training: the same scores.csv, model.dlm, test accuracy and final
-# score (the last score reported, which no step of the resume reports: the checkpoint carries it).
+# must write them again without training: the same scores.csv, metrics.jsonl (timings aside),
+# model.dlm, test accuracy and final score (the last score reported, which no step of the resume
+# reports: the checkpoint carries it).
 expect_end_written_again() {
-  local dir=$1 kept
+  local dir=$1 kept untimed='s/,"epoch_seconds".*//'
   shift
   kept=$(mktemp -d "$WORK/end.XXXXXX")
   mv "$dir/model.dlm" "$dir/summary.json" "$kept/"
-  cp "$dir/scores.csv" "$kept/"
+  cp "$dir/scores.csv" "$dir/metrics.jsonl" "$kept/"
   "$@" >"$kept/resume.log" 2>&1 || fail "writing the end of $dir failed: $(tail -3 "$kept/resume.log")"
   cmp "$kept/scores.csv" "$dir/scores.csv" || fail "writing the end of $dir trained: scores.csv changed"
+  cmp <(sed "$untimed" "$kept/metrics.jsonl") <(sed "$untimed" "$dir/metrics.jsonl") ||
+    fail "writing the end of $dir changed metrics.jsonl: $(diff <(sed "$untimed" "$kept/metrics.jsonl") <(sed "$untimed" "$dir/metrics.jsonl"))"
   "$COMPARE_MODELS" "$kept/model.dlm" "$dir/model.dlm" 0 || fail "the end's model.dlm in $dir differs"
   local verdict
   verdict=$("$PYTHON3" - "$kept/summary.json" "$dir/summary.json" <<'PY'

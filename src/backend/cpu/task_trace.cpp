@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -52,8 +53,8 @@ TaskTrace::TaskTrace(const char* path) : impl_(std::make_unique<Impl>()) {
   impl_->file = std::fopen(path, "w");
   // A trace asked for and not written would leave the user guessing why the file is missing.
   if (impl_->file == nullptr)
-    std::fprintf(stderr, "dl-train: warning: DL_CPU_TASK_TRACE: cannot write %s; no task trace\n",
-                 path);
+    std::cerr << "dl-train: warning: DL_CPU_TASK_TRACE: cannot write " << path
+              << "; no task trace\n";
   impl_->numbers.reserve(kBufferedNumbers);
 }
 

@@ -64,7 +64,9 @@ class MetricsJsonl final : public TrainingListener {
   }
 
   void on_finish(RunEnd& end) override {
-    if (end.test == nullptr) return;
+    // Once per model: an end written again after a kill logs no second record of the figures
+    // its last epoch's record holds (the uninterrupted run's file has none).
+    if (end.test == nullptr || end.test_in_epoch_record) return;
     Json record = versioned_json_object();
     record["final"] = true;
     record["iteration"] = end.outcome.iterations;
