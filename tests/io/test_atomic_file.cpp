@@ -1,5 +1,4 @@
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.hpp"
+#include "descriptor_limit.hpp"
 #include "file_size_limit.hpp"
 #include "io/atomic_file.hpp"
 #include "temp_directory.hpp"
@@ -59,20 +59,8 @@ TEST_CASE("write_file_atomically failing on the size limit keeps the old file",
 TEST_CASE("an output that cannot be opened for want of descriptors names the limit to raise",
           "[io][atomic_file]") {
   TempDirectory dir;
-  const int lowest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  REQUIRE(lowest >= 0);
-  ::close(lowest);
-  rlimit before{};
-  REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
-  const rlimit narrowed{static_cast<rlim_t>(lowest), before.rlim_max};
-  REQUIRE(::setrlimit(RLIMIT_NOFILE, &narrowed) == 0);
-  std::string what;
-  try {
-    write_file_atomically(dir.file("evaluation.txt"), "x");
-  } catch (const IoError& e) {
-    what = e.what();
-  }
-  ::setrlimit(RLIMIT_NOFILE, &before);
+  const std::string what = test::io_error_without_descriptors(
+      [&] { write_file_atomically(dir.file("evaluation.txt"), "x"); });
   // It said to check free disk space, write permission and the file size limit.
   CHECK_THAT(what,
              Catch::Matchers::EndsWith(

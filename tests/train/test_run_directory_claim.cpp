@@ -3,8 +3,6 @@
 // tests/cli/run_directory_claim.sh.
 #include "train/run_directory_claim.hpp"
 
-#include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "io/descriptor_limit.hpp"
 #include "train/mount_point.hpp"
 #include "train/run_directory.hpp"
 
@@ -193,21 +192,8 @@ TEST_CASE("a run directory with flock still refuses a running claim (a mount wit
 
 TEST_CASE("a claim file that cannot be opened for want of descriptors is no claim of another") {
   const fs::path dir = fresh_directory("dl-claim-descriptors");
-  // The soft limit at the lowest free descriptor: the next open fails with EMFILE.
-  const int lowest = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  REQUIRE(lowest >= 0);
-  ::close(lowest);
-  rlimit before{};
-  REQUIRE(::getrlimit(RLIMIT_NOFILE, &before) == 0);
-  const rlimit narrowed{static_cast<rlim_t>(lowest), before.rlim_max};
-  REQUIRE(::setrlimit(RLIMIT_NOFILE, &narrowed) == 0);
-  std::string what;
-  try {
-    dl::check_run_directory_claim(dir.string());
-  } catch (const dl::IoError& e) {
-    what = e.what();
-  }
-  ::setrlimit(RLIMIT_NOFILE, &before);
+  const std::string what = dl::test::io_error_without_descriptors(
+      [&] { dl::check_run_directory_claim(dir.string()); });
   // It said "another dl-train is using this run directory (a claim file dl-train cannot read)".
   CHECK(what == (dir / ".dl-train.claim").string() +
                     ": cannot tell whether another dl-train claims the run directory (opening its "
