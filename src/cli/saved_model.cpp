@@ -112,7 +112,10 @@ void refuse_model_command_output(const std::string& output, const std::string& o
   refuse_output_over_inputs(output, option, inputs);
   if (output.empty()) return;
   const std::filesystem::path path(output);
-  const std::filesystem::path folder = path.parent_path().empty() ? "." : path.parent_path();
+  const auto parent_of = [](const std::filesystem::path& p) {
+    return p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  };
+  const std::filesystem::path folder = parent_of(path);
   const std::string name = path.filename().string();
   const auto marked = [](const std::filesystem::path& dir) {
     std::error_code ec;
@@ -122,8 +125,8 @@ void refuse_model_command_output(const std::string& output, const std::string& o
   std::filesystem::path run;
   if (is_run_output_name(name) && marked(folder)) run = folder;
   if (folder.filename() == RunDirectory::kCheckpointsName && is_checkpoint_file_name(name) &&
-      marked(folder.parent_path().empty() ? "." : folder.parent_path()))
-    run = folder.parent_path().empty() ? "." : folder.parent_path();
+      marked(parent_of(folder)))
+    run = parent_of(folder);
   if (run.empty()) return;
   throw IoError(fmt::format(
       "{}: {} names the run's own {} in the run directory {}, so writing it would destroy that "

@@ -201,8 +201,8 @@ std::size_t conv2d_winograd_workspace_floats(const Conv2dGeometry& g) {
 void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const float* w,
                              const float* b, float* y, float* workspace, const SamplesHook& done,
                              int lanes, TaskSpread spread) {
-  const Plan s = spreads(spread, plan_of(g, lanes).tasks) ? plan_of(g, lanes, kLeastRunTiles)
-                                                          : plan_of(g, lanes);
+  Plan s = plan_of(g, lanes);
+  if (spreads(spread, s.tasks)) s = plan_of(g, lanes, kLeastRunTiles);
   float* u = workspace;
   transform_filters(g, s, w, u);
   const int cin = g.in_channels, cout = g.out_channels;
