@@ -211,7 +211,7 @@ bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
     } else {
       test.emplace(evaluate(trainer_.model(0), test_));
       last_accuracy_ = test->evaluation.accuracy();
-      test_evaluated_iteration_ = test_logged_iteration_ = progress_.iteration;
+      test_logged_iteration_ = progress_.iteration;
     }
     EpochEnd event;
     event.epoch = epoch;
@@ -250,9 +250,11 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   // The test set by the final model (model.dlm), once, unless it diverged (its parameters are
   // not finite): with a validation set it has not been seen yet; early stopping inside an epoch
   // (maxTimeSeconds, maxScore, invalidScore) trained past the last epoch's evaluation, which
-  // summary.json and evaluation.json would otherwise report as the final model's.
-  const bool unevaluated = validation_ != nullptr ||
-                           (stop_signal_ == 0 && progress_.iteration != test_evaluated_iteration_);
+  // summary.json and evaluation.json would otherwise report as the final model's. An end written
+  // again after a kill evaluates it here too: its epoch's figures were the killed process's.
+  const bool unevaluated =
+      validation_ != nullptr ||
+      (stop_signal_ == 0 && (progress_.iteration != test_logged_iteration_ || !last_accuracy_));
   std::optional<EvaluationResult> test;
   if (unevaluated && !diverged && processes_.is_root()) {
     test.emplace(evaluate(trainer_.model(0), test_));

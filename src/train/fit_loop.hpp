@@ -58,14 +58,11 @@ class FitLoop {
   std::int64_t last_report_iteration_ = 0;
   std::int64_t samples_since_report_ = 0;
   RunProgress::Clock::time_point last_report_time_;
-  // The test set's accuracy at the last epoch end that evaluated it; none before the first.
+  // The test set's accuracy at this process's last epoch end that evaluated it; none before.
   std::optional<double> last_accuracy_;
-  // The iteration whose parameters the test set was last evaluated with (-1: none yet); a run
-  // early stopping ends inside an epoch has trained past it.
-  std::int64_t test_evaluated_iteration_ = -1;
   // The iteration whose test figures an epoch's record holds (metrics.jsonl): this process's
   // last epoch end, or, resumed from an epoch's end without a validation set, the earlier
-  // process's (-1: none).
+  // process's (-1: none). A run early stopping ends inside an epoch has trained past it.
   std::int64_t test_logged_iteration_ = -1;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
   RankSummary this_rank_;  // this process's place and set-up, for the end's summary
