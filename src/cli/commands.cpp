@@ -54,13 +54,16 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   // A reader that does not take the last lines in this time has stopped reading; the run's
   // files are complete, so it ends without them.
   console.finish(std::chrono::seconds(2));
-  if (!console.failure().empty()) {
-    const bool stopped = outcome.exit_code == ExitCode::kBrokenPipe;
-    std::cerr << fmt::format("dl-train: standard output failed ({}); {} {}{}\n", console.failure(),
-                             stopped ? "stopped with a checkpoint in" : "the run completed in",
-                             outcome.run_directory, stopped ? "; continue with --resume" : "");
-  }
-  return static_cast<int>(outcome.exit_code);
+  if (console.failure().empty()) return static_cast<int>(outcome.exit_code);
+  const bool stopped = outcome.exit_code == ExitCode::kBrokenPipe;
+  std::cerr << fmt::format("dl-train: standard output failed ({}); {} {}{}\n", console.failure(),
+                           stopped ? "stopped with a checkpoint in" : "the run completed in",
+                           outcome.run_directory, stopped ? "; continue with --resume" : "");
+  // A reader that went away ends the job as a pipeline expects (141, README); an output that
+  // failed (a full disk, `ulimit -f`) is an output error, as for every other command.
+  const bool output_failed =
+      !console.reader_gone() && (outcome.exit_code == ExitCode::kOk || stopped);
+  return static_cast<int>(output_failed ? ExitCode::kIoError : outcome.exit_code);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -42,6 +43,11 @@ class ConsoleWriter::Buffer final : public std::streambuf {
   std::string failure() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return failure_;
+  }
+
+  bool reader_gone() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return failure_errno_ == EPIPE;
   }
 
  protected:
@@ -102,7 +108,10 @@ class ConsoleWriter::Buffer final : public std::streambuf {
   }
 
   void fail_locked(int err) {
-    if (failure_.empty()) failure_ = std::strerror(err);
+    if (failure_.empty()) {
+      failure_ = std::strerror(err);
+      failure_errno_ = err;
+    }
     pending_.clear();
     int none = 0;
     if (stop_signal_ != nullptr) stop_signal_->compare_exchange_strong(none, SIGPIPE);
@@ -118,6 +127,7 @@ class ConsoleWriter::Buffer final : public std::streambuf {
   std::string pending_;  // complete lines the writer thread has not written yet
   bool writing_ = false;
   std::string failure_;
+  int failure_errno_ = 0;  // the first failed write's errno
 };
 
 ConsoleWriter::ConsoleWriter(int fd, std::atomic<int>* stop_signal,
@@ -137,6 +147,10 @@ bool ConsoleWriter::finish(std::chrono::milliseconds timeout) {
 
 std::string ConsoleWriter::failure() const {
   return buffer_->failure();
+}
+
+bool ConsoleWriter::reader_gone() const {
+  return buffer_->reader_gone();
 }
 
 }  // namespace dl

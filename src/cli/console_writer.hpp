@@ -1,7 +1,8 @@
 // The console of a training run, written by its own thread: a reader that stops reading (a full
 // pipe, a stopped terminal) blocks that thread only, never training, so a signal still produces
-// its checkpoint and its exit. A write that fails (the reader closed the pipe: `| head`) asks the
-// run to stop as SIGPIPE would, with a checkpoint, and the text after it is dropped.
+// its checkpoint and its exit. A write that fails (the reader closed the pipe: `| head`; a full
+// disk) asks the run to stop as SIGPIPE would, with a checkpoint, and the text after it is
+// dropped; the command then tells the two apart by its exit code (141 or 6).
 // Standard error is written the same way for the whole process (main), with flushes that wait
 // a bounded time for the text to be written: a message reaches its reader before the process
 // exits or aborts the job, and a reader that has stopped delays the process by that bound once,
@@ -33,6 +34,10 @@ class ConsoleWriter {
 
   // Why writing failed (strerror), empty while it has not.
   std::string failure() const;
+
+  // Whether writing failed because the reader closed its end (EPIPE: `| head`), as opposed to
+  // the output itself failing (a full disk, a file size limit).
+  bool reader_gone() const;
 
  private:
   class Buffer;

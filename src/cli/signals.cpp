@@ -51,12 +51,16 @@ void SignalHandlers::install(int signal_number, void (*handler)(int)) {
 // its checkpoint. A thread started before this call (the standard error writer) may still take a
 // signal; it computes nothing.
 SignalHandlers::SignalHandlers() {
-  install(SIGINT, on_stop_signal);
   install(SIGTERM, on_stop_signal);
-  // Started under nohup (SIGHUP ignored), the job asked to outlive its terminal: left so.
-  struct sigaction hangup {};
-  if (sigaction(SIGHUP, nullptr, &hangup) == 0 && hangup.sa_handler != SIG_IGN)
-    install(SIGHUP, on_stop_signal);
+  // Started under nohup (SIGHUP ignored), the job asked to outlive its terminal; started in the
+  // background by a script (`dl-train ... &`: SIGINT ignored), it asked not to be stopped by the
+  // terminal's Ctrl-C, which goes to the script's foreground job. Both are left so, as POSIX
+  // utilities do.
+  for (const int s : {SIGINT, SIGHUP}) {
+    struct sigaction before {};
+    if (sigaction(s, nullptr, &before) == 0 && before.sa_handler != SIG_IGN)
+      install(s, on_stop_signal);
+  }
   install(SIGUSR1, on_checkpoint_signal);
   sigset_t handled;
   sigemptyset(&handled);

@@ -1,6 +1,7 @@
 // Signal handling for batch jobs: SIGTERM, SIGINT and SIGHUP (a closed terminal, a dropped ssh
 // session) ask the trainer to finish the current step, write a checkpoint and exit (143 / 130 /
-// 129; under nohup SIGHUP stays ignored); a second SIGINT exits at once; SIGUSR1 asks for a
+// 129; under nohup SIGHUP stays ignored, and SIGINT where the launcher ignored it: a job started
+// in the background by a script); a second SIGINT exits at once; SIGUSR1 asks for a
 // checkpoint and training goes on. The handlers only set atomics: all the work happens on the
 // training threads at the next sync point. The handlers run on a thread of their own, never on a
 // training thread (signals.cpp says why). Once the run has returned, the signals have their

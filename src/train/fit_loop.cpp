@@ -10,8 +10,8 @@
 #include <fmt/format.h>
 
 #include "train/early_stopping.hpp"
-#include "train/rank_agreement.hpp"
 #include "train/evaluator.hpp"
+#include "train/rank_agreement.hpp"
 #include "train/rank_summary.hpp"
 
 namespace dl {
@@ -252,9 +252,11 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   // (maxTimeSeconds, maxScore, invalidScore) trained past the last epoch's evaluation, which
   // summary.json and evaluation.json would otherwise report as the final model's. An end written
   // again after a kill evaluates it here too: its epoch's figures were the killed process's.
+  // A run stopped by a signal has no final model yet (its resume evaluates one), and a
+  // scheduler's grace period after SIGTERM is too short to spend on the whole test set.
   const bool unevaluated =
-      validation_ != nullptr ||
-      (stop_signal_ == 0 && (progress_.iteration != test_logged_iteration_ || !last_accuracy_));
+      stop_signal_ == 0 &&
+      (validation_ != nullptr || progress_.iteration != test_logged_iteration_ || !last_accuracy_);
   std::optional<EvaluationResult> test;
   if (unevaluated && !diverged && processes_.is_root()) {
     test.emplace(evaluate(trainer_.model(0), test_));

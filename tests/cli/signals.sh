@@ -96,4 +96,26 @@ wait "$pid" || rc=$?
 [ "$rc" = 0 ] || fail "validate under SIGUSR1 exited $rc after $sent signal(s): $(tail -2 "$WORK/validate-usr1.log")"
 [ "$handled" = true ] || fail "validate neither ignores nor catches SIGUSR1: its default action ends it"
 echo "ok: SIGUSR1 ignored by validate ($sent sent)"
+# With a validation set, a stop signal exits once its checkpoint is written. It used to evaluate
+# the whole test set first (the run's end does, for a final model), which a scheduler's grace
+# period may not allow: a "final" record in metrics.jsonl said so. The resumed run's end has it.
+mapfile -t vstraight < <(small_args "$WORK/data" "$WORK/vstraight" epochs=2 data.validationSplit=0.2)
+"$DL_TRAIN" "${vstraight[@]}" >/dev/null
+mapfile -t vargs < <(small_args "$WORK/data" "$WORK/vkilled" epochs=2 data.validationSplit=0.2)
+DL_TRAIN_TEST_SYNC_PAUSE_MS=10 "$DL_TRAIN" "${vargs[@]}" >"$WORK/vkilled.log" 2>&1 &
+pid=$!
+wait_for_lines "$WORK/vkilled/scores.csv" 2 200 0.05
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 143 ] || fail "validation set, SIGTERM: exit $rc, want 143: $(tail -3 "$WORK/vkilled.log")"
+! grep -q '"final"' "$WORK/vkilled/metrics.jsonl" ||
+  fail "a run stopped by SIGTERM evaluated the test set: $(grep '"final"' "$WORK/vkilled/metrics.jsonl")"
+grep -q '"test_accuracy": null' "$WORK/vkilled/summary.json" ||
+  fail "stopped with a validation set: $(grep test_accuracy "$WORK/vkilled/summary.json")"
+"$DL_TRAIN" "${vargs[@]}" --resume >"$WORK/vresumed.log"
+cmp "$WORK/vstraight/scores.csv" "$WORK/vkilled/scores.csv" || fail "validation set: resumed scores differ"
+[ "$(grep -c '"final"' "$WORK/vkilled/metrics.jsonl")" = 1 ] ||
+  fail "the resumed run's end: $(grep -c '"final"' "$WORK/vkilled/metrics.jsonl") final records"
+echo "ok: validation set, SIGTERM -> 143 without evaluating the test set; its resume evaluates it once"
 echo "ok: SIGTERM -> 143, checkpoint, resume identical ($(grep -c . "$WORK/killed/scores.csv") rows)"

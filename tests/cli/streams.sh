@@ -3,8 +3,9 @@
 # nowhere (never into a file of the run); stdout piped into `head` stops the run with a checkpoint
 # and exit 141; a console nobody reads (a full pipe) does not keep SIGTERM from its checkpoint
 # and exit 143, nor a full stderr a warning, the signal or the final error message; SIGHUP stops
-# with a checkpoint and exit 129. --resume then completes each run with the scores of an
-# uninterrupted one.
+# with a checkpoint and exit 129; stdout into /dev/full stops with a checkpoint and exit 6; SIGINT
+# and SIGHUP ignored by the launcher stay ignored. --resume then completes each run with the
+# scores of an uninterrupted one.
 source "$(dirname "$0")/lib.sh"
 make_data "$WORK/data" 6000 200
 # Every sync point pauses a little, so that each signal arrives while training still runs.
@@ -40,6 +41,18 @@ grep -qE "standard output failed \(Broken pipe\); stopped with a checkpoint in .
 ls "$WORK/piped/checkpoints/"*.dlck >/dev/null || fail "stdout into head: no checkpoint"
 resume_matches piped
 echo "ok: stdout into head: exit 141, $(cat "$WORK/piped.err")"
+
+# stdout into /dev/full: the output itself fails, no reader went away. Training stops as for a
+# closed pipe (a checkpoint, resumable) but exits 6, an output error, as the other commands do;
+# it used to exit 141.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/full" epochs=2 output.scoreEveryIterations=1)
+rc=0
+"$DL_TRAIN" "${args[@]}" >/dev/full 2>"$WORK/full.err" || rc=$?
+[ "$rc" = 6 ] || fail "stdout into /dev/full: exit $rc, want 6: $(cat "$WORK/full.err")"
+grep -qE "standard output failed \(No space left on device\); stopped with a checkpoint in .*full; continue with --resume" \
+  "$WORK/full.err" || fail "stdout into /dev/full: stderr: $(cat "$WORK/full.err")"
+resume_matches full
+echo "ok: stdout into /dev/full: exit 6, $(cat "$WORK/full.err")"
 
 # A full pipe nobody reads (4 KiB buffer), then SIGTERM: a checkpoint and exit 143 all the same.
 mapfile -t args < <(small_args "$WORK/data" "$WORK/blocked" epochs=2 output.scoreEveryIterations=1)
@@ -145,6 +158,20 @@ wait "$pid" || rc=$?
 [ "$rc" = 0 ] || fail "under nohup SIGHUP stopped the run: exit $rc"
 cmp "$WORK/straight/scores.csv" "$WORK/nohup/scores.csv" || fail "nohup: scores differ"
 echo "ok: under nohup SIGHUP is ignored, the run completes"
+
+# Started in the background by a script, SIGINT ignored (a shell's `&`): the terminal's Ctrl-C is
+# meant for the script's foreground job, and dl-train leaves it ignored, as it leaves SIGHUP
+# under nohup; it used to stop the run with 130.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/nointr" epochs=2 output.scoreEveryIterations=1)
+env --ignore-signal=INT "$DL_TRAIN" "${args[@]}" >"$WORK/nointr.log" 2>&1 &
+pid=$!
+wait_for_lines "$WORK/nointr/scores.csv" 2 400 0.05
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 0 ] || fail "SIGINT ignored by the launcher stopped the run: exit $rc"
+cmp "$WORK/straight/scores.csv" "$WORK/nointr/scores.csv" || fail "SIGINT ignored: scores differ"
+echo "ok: SIGINT ignored by the launcher stays ignored, the run completes"
 
 # The other commands' standard output: what did not reach it fails the command. Into /dev/full,
 # predict's CSV and validate's config ended with 0, the output lost; one line and exit 6 now.
