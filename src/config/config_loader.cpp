@@ -46,7 +46,8 @@ YAML::Node parse_document(const std::string& text, const std::string& source) {
   try {
     root = YAML::Load(text);
     count = count_documents(text);
-  } catch (const YamlAliasError& e) {
+    resolve_merge_keys(root);
+  } catch (const YamlDocumentError& e) {
     fail_at(mark_location(source, e.mark()), e.what(), e.fix());
   } catch (const YAML::DeepRecursion& e) {
     // yaml-cpp's guard against a stack overflow says only "bad file", at the place it gave up.

@@ -94,7 +94,8 @@ class OverrideWriter {
     try {
       value = YAML::Load(value_text);
       count = count_documents(value_text);
-    } catch (const YamlAliasError& e) {
+      resolve_merge_keys(value);
+    } catch (const YamlDocumentError& e) {
       fail(e.what(), e.fix());
     } catch (const YAML::Exception& e) {
       fail("the value is not valid YAML (" + quoted_value(e.msg) + ")",
@@ -129,6 +130,27 @@ void ensure_section(const OverrideWriter& writer, YAML::Node& node, const std::s
                 fmt::format("set {} itself, e.g. --set {}=<value>", path, path));
 }
 
+// A node written once and used again (by an alias or a merge key) is one node in the tree: an
+// override that went into it would change every place that uses it, silently.
+void refuse_shared(const OverrideWriter& writer, const YAML::Node& root, const YAML::Node& node,
+                   const std::string& path) {
+  if (!reached_more_than_once(root, node)) return;
+  writer.fail(fmt::format("'{}' is the part of the file written at line {} and used again by a "
+                          "YAML alias or merge key, so this override would change every place "
+                          "that uses it",
+                          path, node.Mark().line + 1),
+              fmt::format("write {} out in the file instead of using the alias there", path));
+}
+
+// Sets `map`'s `key` to `value`. A value the map shares with another place (a merged key, an
+// alias) is replaced in this map alone: assigning to it would change the shared node.
+void set_key(const YAML::Node& root, YAML::Node& map, const std::string& key,
+             const YAML::Node& value) {
+  const YAML::Node& read_only = map;
+  if (reached_more_than_once(root, read_only[key])) map.remove(key);
+  map[key] = value;
+}
+
 }  // namespace
 
 OverrideOrigin apply_override(YAML::Node& root, const std::string& text) {
@@ -151,6 +173,7 @@ OverrideOrigin apply_override(YAML::Node& root, const std::string& text) {
       path = join_path(path, segment);
       YAML::Node item = current[index];
       current.reset(item);
+      refuse_shared(writer, root, current, path);
       ++i;
       if (!is_single_key_item(current)) continue;
       const std::string type_key = current.begin()->first.Scalar();
@@ -162,6 +185,7 @@ OverrideOrigin apply_override(YAML::Node& root, const std::string& text) {
         ++i;
       }
       YAML::Node settings = current[type_key];
+      refuse_shared(writer, root, settings, join_path(path, type_key));
       if (settings.IsNull()) settings = YAML::Node(YAML::NodeType::Map);
       current.reset(settings);
       continue;
@@ -176,15 +200,18 @@ OverrideOrigin apply_override(YAML::Node& root, const std::string& text) {
     }
     path = child_path;
     current.reset(child);
+    refuse_shared(writer, root, current, path);
     ++i;
   }
 
   const std::string& last = segments[i];
   if (current.IsSequence()) {
-    current[writer.list_index(last, current, path)] = value;
+    const std::size_t index = writer.list_index(last, current, path);
+    refuse_shared(writer, root, current[index], join_path(path, last));
+    current[index] = value;
   } else {
     ensure_section(writer, current, path);
-    current[last] = value;
+    set_key(root, current, last, value);
   }
   const std::string written = replaces_item_settings ? path : join_path(path, last);
   return OverrideOrigin{created.empty() ? written : created, writer.place()};

@@ -1,5 +1,6 @@
 #include "config/yaml_document.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <string>
@@ -8,6 +9,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "config/read_context.hpp"
+#include "config/yaml_scalars.hpp"
 #include "core/message_text.hpp"
 
 namespace dl {
@@ -76,10 +78,10 @@ class DocumentCounter final : public YAML::EventHandler {
   void add(const YAML::Mark& mark, std::size_t values) {
     total_ += values;
     if (total_ > kMaxExpandedValues)
-      throw YamlAliasError(mark,
-                           "the aliases expand the YAML to more than " +
-                               std::to_string(kMaxExpandedValues) + " values",
-                           "write the values out, or alias fewer of them");
+      throw YamlDocumentError(mark,
+                              "the aliases expand the YAML to more than " +
+                                  std::to_string(kMaxExpandedValues) + " values",
+                              "write the values out, or alias fewer of them");
     if (!open_.empty()) open_.back().values += values;
   }
   void close() {
@@ -102,10 +104,10 @@ void DocumentCounter::OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) {
   on_node(mark, false);
   for (const Open& o : open_)
     if (o.anchor == anchor)
-      throw YamlAliasError(mark,
-                           "the alias stands for a node that contains it: a cycle, which no "
-                           "config value can hold",
-                           "write the value out instead of the alias");
+      throw YamlDocumentError(mark,
+                              "the alias stands for a node that contains it: a cycle, which no "
+                              "config value can hold",
+                              "write the value out instead of the alias");
   const auto found = expanded_.find(anchor);
   add(mark, found == expanded_.end() ? 1 : found->second);
 }
@@ -194,6 +196,77 @@ std::optional<ControlCharacter> find_control_character(const std::string& text) 
 
 std::optional<TaggedNode> find_explicit_tag(const YAML::Node& node) {
   return find_tag_below(node, "");
+}
+
+namespace {
+
+constexpr std::string_view kMergeKey = "<<";
+
+bool is_merge_key(const YAML::Node& key) {
+  return key.IsScalar() && key.Tag() == "?" && key.Scalar() == kMergeKey;
+}
+
+// The maps a merge key's value names, in the order their keys are taken.
+std::vector<YAML::Node> maps_to_merge(const YAML::Node& value, const YAML::Mark& key_mark) {
+  std::vector<YAML::Node> maps;
+  if (value.IsMap()) maps.push_back(value);
+  if (value.IsSequence())
+    for (const YAML::Node& item : value) maps.push_back(item);
+  const bool all_maps = !maps.empty() && std::all_of(maps.begin(), maps.end(),
+                                                     [](const YAML::Node& m) { return m.IsMap(); });
+  if (!all_maps)
+    throw YamlDocumentError(
+        key_mark,
+        "the merge key '<<' takes a map or a list of maps to merge, not " + describe_node(value),
+        "write '<<: *name' with an anchor '&name' on a map, or '<<: [*a, *b]'");
+  return maps;
+}
+
+void merge_into(YAML::Node& map) {
+  std::vector<YAML::Node> merged;
+  YAML::Mark key_mark = YAML::Mark::null_mark();
+  for (const auto& entry : map) {
+    if (!is_merge_key(entry.first)) continue;
+    key_mark = entry.first.Mark();
+    for (const YAML::Node& m : maps_to_merge(entry.second, key_mark)) merged.push_back(m);
+  }
+  if (key_mark.is_null()) return;
+  map.remove(std::string(kMergeKey));
+  // The map's own keys win, then the merged maps' in the order written (YAML 1.1's merge type).
+  // The key and value nodes themselves are inserted, not copies: they keep their marks; an
+  // override that would change one of them through this map replaces it instead (config_overrides).
+  const YAML::Node& own = map;
+  for (const YAML::Node& source : merged)
+    for (const auto& entry : source)
+      if (!entry.first.IsScalar() || !own[entry.first.Scalar()].IsDefined())
+        map.force_insert(entry.first, entry.second);
+}
+
+void count_reached(const YAML::Node& node, const YAML::Node& target, int& reached) {
+  if (node.is(target)) ++reached;
+  if (reached > 1 || !(node.IsMap() || node.IsSequence())) return;
+  for (const auto& entry : node) {
+    count_reached(node.IsMap() ? entry.second : YAML::Node(entry), target, reached);
+    if (reached > 1) return;
+  }
+}
+
+}  // namespace
+
+void resolve_merge_keys(YAML::Node& node) {
+  if (node.IsMap()) merge_into(node);
+  if (!(node.IsMap() || node.IsSequence())) return;
+  for (auto entry : node) {
+    YAML::Node child = node.IsMap() ? entry.second : YAML::Node(entry);
+    resolve_merge_keys(child);
+  }
+}
+
+bool reached_more_than_once(const YAML::Node& root, const YAML::Node& node) {
+  if (!node.IsDefined()) return false;  // a key the map does not hold
+  int reached = 0;
+  count_reached(root, node, reached);
+  return reached > 1;
 }
 
 std::string explicit_tag_fix() {
