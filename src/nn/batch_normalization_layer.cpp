@@ -1,10 +1,32 @@
 #include "nn/batch_normalization_layer.hpp"
 
+#include <fmt/format.h>
+
 #include "nn/layer_graph.hpp"
 #include "nn/layer_keys.hpp"
 #include "nn/layer_registry.hpp"
 
 namespace dl {
+
+namespace {
+
+// A training batch of one sample of 1x1 planes (features after a dense layer) gives each channel
+// one value to take its mean and variance over: every output is then beta, no gradient passes,
+// and the running variance learns 0, so that the trained model's inference is wrong too. It used
+// to train silently (test accuracy below chance); PyTorch refuses it as well.
+void batch_normalization_shape(const LayerShaping& shaping, PlannedLayer& planned) {
+  keep_shape(shaping, planned);
+  const SampleShape& in = shaping.input();
+  if (shaping.batch_size() == 1 && in.height * in.width == 1)
+    shaping.fail(
+        fmt::format("batchSize is 1 and its input ({}) holds one value per channel, so its "
+                    "batch statistics are that value: it would output beta and pass no "
+                    "gradient",
+                    in.str()),
+        "set batchSize to 2 or more (per worker), or remove the layer");
+}
+
+}  // namespace
 
 LayerKind batch_normalization_layer_kind() {
   return {LayerType::kBatchNormalization,
@@ -12,7 +34,7 @@ LayerKind batch_normalization_layer_kind() {
           layer_keys({"name", "decay", "eps"}),
           {},
           std::nullopt,
-          keep_shape,
+          batch_normalization_shape,
           make_layer<BatchNormalizationLayer>};
 }
 

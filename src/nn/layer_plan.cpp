@@ -41,7 +41,7 @@ PlannedLayer plan_layer(const Config& config, std::size_t index,
                                                 : above[static_cast<std::size_t>(s)].output);
   }
   const SampleShape& input = planned.inputs.front();
-  const LayerShaping shaping(layer, index, planned.inputs, planned.source_names);
+  const LayerShaping shaping(layer, index, planned.inputs, planned.source_names, config.batchSize);
   planned.config = layer;
   planned.config.name = shaping.name();
   planned.input = input;

@@ -37,11 +37,12 @@ struct PlannedLayer {
 class LayerShaping {
  public:
   LayerShaping(const LayerConfig& layer, std::size_t index, std::vector<SampleShape> inputs,
-               std::vector<std::string> input_names = {})
+               std::vector<std::string> input_names = {}, int batch_size = 0)
       : layer_(layer),
         index_(index),
         inputs_(std::move(inputs)),
-        input_names_(std::move(input_names)) {}
+        input_names_(std::move(input_names)),
+        batch_size_(batch_size) {}
 
   const LayerConfig& layer() const { return layer_; }
   // The first input; a merge's rule reads them all (inputs(), input_names()).
@@ -49,6 +50,8 @@ class LayerShaping {
   const std::vector<SampleShape>& inputs() const { return inputs_; }
   const std::vector<std::string>& input_names() const { return input_names_; }
   std::string name() const;
+  // The samples each worker's training batches hold (batchSize), 0 where not planned for training.
+  int batch_size() const { return batch_size_; }
 
   [[noreturn]] void fail(const std::string& what, const std::string& fix) const;
   // nOut, checked to lie in 1 .. the widest layer allowed.
@@ -67,6 +70,7 @@ class LayerShaping {
   std::size_t index_;
   std::vector<SampleShape> inputs_;
   std::vector<std::string> input_names_;
+  int batch_size_ = 0;
 };
 
 // Resolves the graph (nn/layer_graph.hpp), then, in the listed order, each layer's shapes from its

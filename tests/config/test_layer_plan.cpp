@@ -191,6 +191,23 @@ TEST_CASE("feedForward input, dropout and batch normalization keep the shape", "
   CHECK(plan[1].activation == dl::Activation::kIdentity);
 }
 
+// One sample of one value per channel: the batch statistics are that value, so the layer would
+// output beta and pass no gradient. Planes give a channel more values than one, and so does a
+// batch of two.
+TEST_CASE("batch normalization over batches of one feature vector is refused", "[config][plan]") {
+  const std::string network =
+      "inputType: {feedForward: {size: 30}}\nlayers:\n  - dense: {nOut: 12}\n"
+      "  - batchNormalization: {}\n  - output: {nOut: 10}\n";
+  const std::string message = load_error("batchSize: 1\n" + network);
+  CHECK_THAT(message, StartsWith("t.yaml:5:5: layer 1 'batchNormalization1' (batchNormalization): "
+                                 "batchSize is 1 and its input (12) holds one value per channel"));
+  CHECK_THAT(message, Contains("set batchSize to 2 or more (per worker)"));
+  CHECK(load("batchSize: 2\n" + network).layers.size() == 3);
+  CHECK(load("batchSize: 1\ninputType: {convolutionalFlat: {height: 4, width: 4, channels: 2}}\n"
+             "layers:\n  - batchNormalization: {}\n  - output: {nOut: 10}\n")
+            .layers.size() == 2);
+}
+
 // Same pads by its own rule, so a padding written beside it was dropped without a word and the
 // network was not the one the config described.
 TEST_CASE("padding with convolutionMode Same is an error at the layer's line", "[config][plan]") {
