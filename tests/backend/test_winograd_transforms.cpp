@@ -196,3 +196,23 @@ TEST_CASE("winograd: passes spread over more tasks give the same bits",
     if (dl::cpu::winograd_lanes_built(16)) check_spread_products<16>(g, rng);
   }
 }
+
+// The domain arrays' positions lie an odd number of cache lines apart, so that the n^2 vectors
+// of one tile's transform fall in different sets of the L1 cache (ResNet-20's first stage had
+// them a whole number of 4 KiB apart: all in one set); a layout alone, which the bit-for-bit
+// comparisons above run through.
+TEST_CASE("winograd: domain positions are an odd number of cache lines apart", "[winograd]") {
+  using dl::cpu::winograd::domain_stride;
+  constexpr std::size_t kLine = 16;
+  for (const int channels : {1, 8, 16, 20, 32, 64, 50}) {
+    for (const std::size_t tiles : {8, 16, 64, 128, 256, 24}) {
+      INFO(channels << " channels, " << tiles << " tiles");
+      const std::size_t stride = domain_stride(channels, tiles);
+      CHECK(stride >= channels * tiles);
+      CHECK(stride < channels * tiles + 2 * kLine);
+      CHECK(stride % kLine == 0);
+      CHECK((stride / kLine) % 2 == 1);
+    }
+  }
+  CHECK(domain_stride(16, 64) == 1040);  // 4 KiB of floats, one line more
+}

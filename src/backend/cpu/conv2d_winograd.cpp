@@ -144,8 +144,8 @@ Runs runs_of(const Conv2dGeometry& g, const Plan& s) {
   }
   r.per_task = s.task_samples / r.samples;
   r.tiles = (static_cast<std::size_t>(r.samples) * per_sample + s.lanes - 1) / s.lanes * s.lanes;
-  r.floats = round_up_to_lines(s.positions *
-                               static_cast<std::size_t>(g.in_channels + g.out_channels) * r.tiles);
+  r.floats = round_up_to_lines(s.positions * (domain_stride(g.in_channels, r.tiles) +
+                                              domain_stride(g.out_channels, r.tiles)));
   return r;
 }
 
@@ -206,15 +206,16 @@ void conv2d_winograd_forward(const Conv2dGeometry& g, const float* x, const floa
   float* u = workspace;
   transform_filters(g, s, w, u);
   const int cin = g.in_channels, cout = g.out_channels;
-  const std::size_t v_floats = s.positions * cin * s.tiles;
+  const std::size_t v_stride = domain_stride(cin, s.tiles), m_stride = domain_stride(cout, s.tiles);
+  const std::size_t v_floats = s.positions * v_stride;
   parallel_slices(s.tasks, [&](int task) {
     const Chunk chunk = chunk_of(g, s, task);
-    float* v = thread_scratch(v_floats + s.positions * cout * s.tiles);
+    float* v = thread_scratch(v_floats + s.positions * m_stride);
     float* m = v + v_floats;
     inputs_to_domain(g, chunk, x, v);
     for (int p = 0; p < s.positions; ++p) {
-      lanes_product(s.lanes, cout, cin, u + p * s.pairs, cin, 1, v + p * cin * s.tiles,
-                    m + p * cout * s.tiles, s.tiles);
+      lanes_product(s.lanes, cout, cin, u + p * s.pairs, cin, 1, v + p * v_stride, m + p * m_stride,
+                    s.tiles);
     }
     const int end = chunk.first_sample + chunk.samples;
     float* outputs =
@@ -243,8 +244,7 @@ int WinogradBackward::tasks() const {
   return plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles).tasks;
 }
 
-const float* WinogradBackward::to_domain(const Chunk& chunk, float* dm, float* dv,
-                                         float* v) const {
+const float* WinogradBackward::to_domain(const Chunk& chunk, float* dm, float* dv, float* v) const {
   const int cin = g_.in_channels, cout = g_.out_channels;
   const int positions = plan_of(g_, lanes_).positions;
   const std::size_t pairs = static_cast<std::size_t>(cin) * cout;
@@ -258,8 +258,9 @@ const float* WinogradBackward::to_domain(const Chunk& chunk, float* dm, float* d
   if (dx_ != nullptr) {
     for (int p = 0; p < positions; ++p) {
       // dV[p] = U[p]t dM[p]: U[p] read with its strides swapped.
-      lanes_product(chunk.lanes, cin, cout, u_ + p * pairs, 1, cin, dm + p * cout * chunk.tiles,
-                    dv + p * cin * chunk.tiles, chunk.tiles);
+      lanes_product(chunk.lanes, cin, cout, u_ + p * pairs, 1, cin,
+                    dm + p * domain_stride(cout, chunk.tiles),
+                    dv + p * domain_stride(cin, chunk.tiles), chunk.tiles);
     }
     input_gradients_from_domain(g_, chunk, dv, dx_);
   }
@@ -271,17 +272,19 @@ void WinogradBackward::run(int task) const {
   if (spread_) return run_spread(task);
   const Plan s = plan_of(g_, lanes_, x_ != nullptr ? weight_task_tiles(g_) : kTaskTiles);
   const int cin = g_.in_channels, cout = g_.out_channels;
-  const std::size_t dm_floats = s.positions * cout * s.tiles;
+  const std::size_t dm_stride = domain_stride(cout, s.tiles),
+                    v_stride = domain_stride(cin, s.tiles);
+  const std::size_t dm_floats = s.positions * dm_stride;
   const Chunk chunk = chunk_of(g_, s, task);
   // V takes dV's place once dx is done.
-  float* dm = thread_scratch(dm_floats + s.positions * cin * s.tiles);
+  float* dm = thread_scratch(dm_floats + s.positions * v_stride);
   float* v = dm + dm_floats;
   const float* dy = to_domain(chunk, dm, v, v);
   if (x_ == nullptr) return;
   // dU[p] = the sum over the chunk's tiles of dM[p] V[p]t; db beside it.
   float* part = u_ + filters_floats(s) + task * partial_floats(s, cout);
   for (int p = 0; p < s.positions; ++p) {
-    lanes_weight_product(s.lanes, cout, cin, dm + p * cout * s.tiles, v + p * cin * s.tiles,
+    lanes_weight_product(s.lanes, cout, cin, dm + p * dm_stride, v + p * v_stride,
                          TileRuns{s.tiles, 1, 0}, part + p * s.pairs);
   }
   const std::size_t plane = static_cast<std::size_t>(g_.out_height) * g_.out_width;
@@ -297,9 +300,9 @@ void WinogradBackward::run_spread(int i) const {
   if (first >= end) return;  // the last chunk's runs past its samples
   // dM and V kept in the workspace for spread_products; dV in the thread's scratch.
   float* dm = domains_ + static_cast<std::size_t>(i) * r.floats;
-  float* dv = thread_scratch(s.positions * static_cast<std::size_t>(g_.in_channels) * r.tiles);
+  float* dv = thread_scratch(s.positions * domain_stride(g_.in_channels, r.tiles));
   to_domain(Chunk{first, end - first, r.tiles, s.lanes}, dm, dv,
-            dm + s.positions * static_cast<std::size_t>(g_.out_channels) * r.tiles);
+            dm + s.positions * domain_stride(g_.out_channels, r.tiles));
 }
 
 void WinogradBackward::spread_products() const {
@@ -319,10 +322,11 @@ void WinogradBackward::spread_products() const {
       return plane_sums(dy, samples, cout, plane, part + s.positions * s.pairs);
     }
     const float* dm = domains_ + static_cast<std::size_t>(task) * r.per_task * r.floats;
-    const float* v = dm + s.positions * static_cast<std::size_t>(cout) * r.tiles;
+    const std::size_t dm_stride = domain_stride(cout, r.tiles);
+    const float* v = dm + s.positions * dm_stride;
     const TileRuns runs{r.tiles, (samples + r.samples - 1) / r.samples, r.floats};
-    lanes_weight_product(s.lanes, cout, cin, dm + p * cout * r.tiles, v + p * cin * r.tiles, runs,
-                         part + p * s.pairs);
+    lanes_weight_product(s.lanes, cout, cin, dm + p * dm_stride,
+                         v + p * domain_stride(cin, r.tiles), runs, part + p * s.pairs);
   });
 }
 

@@ -1,8 +1,9 @@
 // Moving a chunk of samples into and out of the Winograd domain (conv2d_winograd.hpp): tiles are
 // numbered (sample, tile row, tile column) across the chunk and transformed `lanes` at a time (8
 // or 16: conv2d_winograd_transforms.hpp), and the domain arrays hold, for each of the n^2
-// positions p and each channel c, the chunk's tiles side by side: A[(p * channels + c) * tiles +
-// tile], `tiles` a multiple of `lanes` (the lanes past the chunk's last tile hold zeros).
+// positions p and each channel c, the chunk's tiles side by side: A[p * domain_stride(channels,
+// tiles) + c * tiles + tile], `tiles` a multiple of `lanes` (the lanes past the chunk's last tile
+// hold zeros).
 #pragma once
 
 #include <cstddef>
@@ -40,20 +41,32 @@ void by_tile(const Conv2dGeometry& g, Call call) {
 // Tiles down and across one output plane, and per sample.
 int tiles_per_sample(const Conv2dGeometry& g);
 
+// The floats from one position's block of a domain array to the next: channels x tiles, rounded
+// up to an odd number of cache lines. A tile's transform stores (or loads) one vector at each of
+// the n^2 positions; a whole number of 4 KiB apart (16 channels of 64 or 256 tiles, ResNet-20's
+// first stage), all of them fell in one set of the L1 cache, which holds 8 or 12 lines of a set.
+// An odd number of lines apart, they fall in n^2 different sets.
+inline std::size_t domain_stride(int channels, std::size_t tiles) {
+  constexpr std::size_t kLineFloats = 16;
+  const std::size_t lines =
+      (static_cast<std::size_t>(channels) * tiles + kLineFloats - 1) / kLineFloats;
+  return (lines | 1) * kLineFloats;
+}
+
 // The domain arrays' loads and stores, for the tiles' path and the rows'
-// (conv2d_winograd_rows.hpp): t[p] from or to A[(p * channels + channel) * tiles + first_tile] for
-// each position p.
+// (conv2d_winograd_rows.hpp): t[p] from or to A[p * domain_stride + channel * tiles + first_tile]
+// for each position p.
 template <int L, int kPositions>
 void store_domain(const Lanes<L>* t, int channels, int channel, const Chunk& c,
                   std::size_t first_tile, float* a) {
-  const std::size_t stride = static_cast<std::size_t>(channels) * c.tiles;
+  const std::size_t stride = domain_stride(channels, c.tiles);
   float* const at = a + static_cast<std::size_t>(channel) * c.tiles + first_tile;
   for (int p = 0; p < kPositions; ++p) store_lanes<L>(at + p * stride, t[p]);
 }
 template <int L, int kPositions>
 void load_domain(const float* a, int channels, int channel, const Chunk& c, std::size_t first_tile,
                  Lanes<L>* t) {
-  const std::size_t stride = static_cast<std::size_t>(channels) * c.tiles;
+  const std::size_t stride = domain_stride(channels, c.tiles);
   const float* const at = a + static_cast<std::size_t>(channel) * c.tiles + first_tile;
   for (int p = 0; p < kPositions; ++p) t[p] = load_lanes<L>(at + p * stride);
 }
