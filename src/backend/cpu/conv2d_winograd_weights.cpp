@@ -44,7 +44,7 @@ constexpr LaneIndex<L> halving_pick() {
 }
 
 template <int L, int S>
-void halve(Lanes<L>* v, int count) {
+[[gnu::always_inline]] inline void halve(Lanes<L>* v, int count) {
   constexpr LaneIndex<L> first = halving_pick<L, S, false>();
   constexpr LaneIndex<L> second = halving_pick<L, S, true>();
   for (int k = 0; k < count / 2; ++k) {
@@ -56,7 +56,7 @@ void halve(Lanes<L>* v, int count) {
 // Lane i of the result: the sum of v[i]'s L lanes, added pairwise (lane l to lane l + L / 2,
 // and so on) in one fixed order. v is overwritten.
 template <int L>
-Lanes<L> lane_sums(Lanes<L>* v) {
+[[gnu::always_inline]] inline Lanes<L> lane_sums(Lanes<L>* v) {
   halve<L, 1>(v, L);
   halve<L, 2>(v, L / 2);
   halve<L, 4>(v, L / 4);
@@ -66,7 +66,7 @@ Lanes<L> lane_sums(Lanes<L>* v) {
 
 // The block's sums over the tiles, lane by lane (acc[i * kCi + j]: dm row i, v row j).
 template <int L, int kCo, int kCi>
-void block_sums(const float* dm, const float* v, const TileRuns& runs, Lanes<L>* acc) {
+[[gnu::always_inline]] inline void block_sums(const float* dm, const float* v, const TileRuns& runs, Lanes<L>* acc) {
   const std::size_t tiles = runs.tiles;
   for (int e = 0; e < kCo * kCi; ++e) acc[e] = Lanes<L>{};
   for (int k = 0; k < runs.runs; ++k) {
