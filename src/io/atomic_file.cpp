@@ -35,6 +35,21 @@ std::string directory_of(const std::string& path) {
                             std::strerror(err), write_failure_fix(err)));
 }
 
+// Not space, permission or size (throw_write_error's advice): the folder is not there, never made
+// (predict -o new/x.csv) or removed while the file was being written (a run directory deleted
+// during training: the rename or the folder's sync then fails instead of the creation).
+bool folder_missing(const std::string& path, int err) {
+  struct stat folder {};
+  return (err == ENOENT || err == ENOTDIR) &&
+         (::stat(directory_of(path).c_str(), &folder) != 0 || !S_ISDIR(folder.st_mode));
+}
+[[noreturn]] void throw_folder_missing(const std::string& path, const std::string& step, int err) {
+  throw IoError(fmt::format(
+      "{}: cannot write the file: the folder {} does not exist ({}: {}); create it or move it "
+      "back, or name a file in an existing folder",
+      path, directory_of(path), step, std::strerror(err)));
+}
+
 // fsync of the directory makes the rename itself durable. Some file systems cannot sync a
 // directory (EINVAL); the rename is then as durable as that file system allows.
 int sync_directory(const std::string& directory) {
@@ -115,20 +130,15 @@ void write_file_atomically(const std::string& path, const std::vector<ByteSpan>&
   // Created, never followed: a link planted at the temporary name is not written through.
   int fd = create_temporary(temp, kNewFileMode);
   const int create_error = errno;
-  if (fd < 0 && (create_error == ENOENT || create_error == ENOTDIR)) {
-    // Not space, permission or size (throw_write_error's advice): the folder is not there, never
-    // made (predict -o new/x.csv) or removed while running (a run directory).
-    throw IoError(fmt::format(
-        "{}: cannot write the file: the folder {} does not exist (creating {}: {}); create it or "
-        "move it back, or name a file in an existing folder",
-        path, directory_of(path), temp, std::strerror(create_error)));
-  }
+  if (fd < 0 && (create_error == ENOENT || create_error == ENOTDIR))
+    throw_folder_missing(path, "creating " + temp, create_error);
   if (fd < 0) throw_write_error(path, "creating " + temp, create_error);
 
   // Every failure before the rename goes through here: the old `path` has not been touched yet.
   const auto abandon = [&](const std::string& step, int err) {
     if (fd >= 0) ::close(fd);
     ::unlink(temp.c_str());
+    if (folder_missing(path, err)) throw_folder_missing(path, step, err);
     throw_write_error(path, step, err);
   };
   for (const ByteSpan& piece : pieces) {
@@ -143,6 +153,8 @@ void write_file_atomically(const std::string& path, const std::vector<ByteSpan>&
 
   const std::string directory = directory_of(path);
   const int err = sync_directory(directory);
+  if (err != 0 && folder_missing(path, err))
+    throw_folder_missing(path, "syncing " + directory, err);
   if (err != 0) {
     throw IoError(fmt::format(
         "{}: the file was written but its directory could not be synced ({}); it may not "
