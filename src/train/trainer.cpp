@@ -175,6 +175,29 @@ TrainOutcome leave_ended_run(const RunInfo& info, const std::string& why,
   return outcome;
 }
 
+// A stop signal that came while the run was set up (the data read, the network built): rank 0's,
+// which every rank follows. Nothing has been written yet, so the run ends before it claims its
+// directory, instead of claiming it to train one step and write a first checkpoint.
+int stop_signal_before_start(const TrainOptions& options, ProcessGroup& processes) {
+  int signal = options.stop_signal != nullptr ? options.stop_signal->load() : 0;
+  processes.broadcast(&signal, sizeof(signal), 0);
+  return signal;
+}
+
+TrainOutcome stopped_before_start(int signal, const Config& config, const TrainOptions& options,
+                                  const ProcessGroup& processes) {
+  if (processes.is_root()) {
+    std::ostream& console = options.log != nullptr ? *options.log : std::cout;
+    console << fmt::format(
+        "stopped by signal {} while setting up, before training: nothing was written to {}; "
+        "start the run again\n",
+        signal, config.output.directory);
+  }
+  TrainOutcome outcome;
+  outcome.exit_code = exit_code_for_signal(signal);
+  return outcome;
+}
+
 }  // namespace
 
 TrainOutcome train(const Config& config, const TrainOptions& options) {
@@ -188,6 +211,8 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
     RunDirectory::check(config.output.directory, existing_run(options), run_inputs(config));
   check_same_config_and_build(config, processes);
   RunSetup setup = set_up_run(config, processes);
+  if (const int signal = stop_signal_before_start(options, processes); signal != 0)
+    return stopped_before_start(signal, config, options, processes);
   const RunDirectory run = open_run_directory(config, options, processes);
   setup.info.run_directory = run.path();
 

@@ -118,4 +118,28 @@ cmp "$WORK/vstraight/scores.csv" "$WORK/vkilled/scores.csv" || fail "validation 
 [ "$(grep -c '"final"' "$WORK/vkilled/metrics.jsonl")" = 1 ] ||
   fail "the resumed run's end: $(grep -c '"final"' "$WORK/vkilled/metrics.jsonl") final records"
 echo "ok: validation set, SIGTERM -> 143 without evaluating the test set; its resume evaluates it once"
+# SIGTERM while the run is set up (the data read, before its directory is claimed): it ends there,
+# 143, with nothing written. It used to claim the directory, train a step and write a first
+# checkpoint. The signal is sent as soon as the handler is installed (SigCgt bit 15); reading 60,000
+# images takes far longer than that.
+make_data "$WORK/big" 60000 1000
+mapfile -t early < <(small_args "$WORK/big" "$WORK/early" epochs=1)
+"$PYTHON3" - "$DL_TRAIN" "${early[@]}" >"$WORK/early.log" 2>&1 <<'PY' || fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
+import signal, subprocess, sys, time
+proc = subprocess.Popen(sys.argv[1:])
+deadline = time.time() + 60
+while time.time() < deadline:
+    status = open(f"/proc/{proc.pid}/status").read()
+    caught = int(next(l for l in status.splitlines() if l.startswith("SigCgt:")).split()[1], 16)
+    if caught >> (signal.SIGTERM - 1) & 1:
+        break
+    time.sleep(0.0005)
+proc.send_signal(signal.SIGTERM)
+rc = proc.wait(timeout=120)
+assert rc == 143, f"exit {rc}"
+PY
+grep -q "^stopped by signal 15 while setting up, before training: nothing was written to $WORK/early" \
+  "$WORK/early.log" || fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
+[ ! -e "$WORK/early" ] || fail "SIGTERM while setting up left $(ls -A "$WORK/early")"
+echo "ok: SIGTERM while setting up -> 143, nothing written"
 echo "ok: SIGTERM -> 143, checkpoint, resume identical ($(grep -c . "$WORK/killed/scores.csv") rows)"
