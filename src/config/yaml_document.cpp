@@ -231,7 +231,8 @@ void merge_into(YAML::Node& map) {
     for (const YAML::Node& m : maps_to_merge(entry.second, key_mark)) merged.push_back(m);
   }
   if (key_mark.is_null()) return;
-  map.remove(std::string(kMergeKey));
+  // Every '<<' goes: yaml-cpp keeps a key written twice, and remove takes the first.
+  while (map.remove(std::string(kMergeKey))) continue;
   // The map's own keys win, then the merged maps' in the order written (YAML 1.1's merge type).
   // The key and value nodes themselves are inserted, not copies: they keep their marks; an
   // override that would change one of them through this map replaces it instead (config_overrides).

@@ -55,6 +55,17 @@ TEST_CASE("merge keys add the keys a map does not write itself", "[config][yaml]
   CHECK(two.layers[2].kernelSize[0] == 5);
   CHECK(two.layers[2].padding[0] == 2);
   CHECK(two.layers[2].nOut == 6);
+  // '<<' written twice in one map (yaml-cpp keeps both): both merge, in the order written.
+  const dl::Config twice = load(
+      "inputType:\n"
+      "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
+      "layers:\n"
+      "  - convolution: &a {kernelSize: 5, nOut: 6}\n"
+      "  - convolution: &b {kernelSize: 3, padding: 2, nOut: 6}\n"
+      "  - convolution: {<<: *a, <<: *b}\n"
+      "  - output: {nOut: 10}\n");
+  CHECK(twice.layers[2].kernelSize[0] == 5);
+  CHECK(twice.layers[2].padding[0] == 2);
 }
 
 TEST_CASE("a merged key's error points where it is written", "[config][yaml]") {
