@@ -217,7 +217,7 @@ std::vector<YAML::Node> maps_to_merge(const YAML::Node& value, const YAML::Mark&
   if (!all_maps)
     throw YamlDocumentError(
         key_mark,
-        "the merge key '<<' takes a map or a list of maps to merge, not " + describe_node(value),
+        "the merge key '<<' takes a map or a list of maps to merge, got " + describe_node(value),
         "write '<<: *name' with an anchor '&name' on a map, or '<<: [*a, *b]'");
   return maps;
 }
