@@ -56,9 +56,14 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   console.finish(std::chrono::seconds(2));
   if (console.failure().empty()) return static_cast<int>(outcome.exit_code);
   const bool stopped = outcome.exit_code == ExitCode::kBrokenPipe;
-  std::cerr << fmt::format("dl-train: standard output failed ({}); {} {}{}\n", console.failure(),
-                           stopped ? "stopped with a checkpoint in" : "the run completed in",
-                           outcome.run_directory, stopped ? "; continue with --resume" : "");
+  // No run directory: the failure stopped the run while it was set up, before anything was
+  // written (train's stopped_before_start).
+  const std::string what =
+      outcome.run_directory.empty() ? std::string("stopped before training; nothing was written")
+      : stopped ? fmt::format("stopped with a checkpoint in {}; continue with --resume",
+                              outcome.run_directory)
+                : fmt::format("the run completed in {}", outcome.run_directory);
+  std::cerr << fmt::format("dl-train: standard output failed ({}); {}\n", console.failure(), what);
   // A reader that went away ends the job as a pipeline expects (141, README); an output that
   // failed (a full disk, `ulimit -f`) is an output error, as for every other command.
   const bool output_failed =

@@ -118,13 +118,14 @@ cmp "$WORK/vstraight/scores.csv" "$WORK/vkilled/scores.csv" || fail "validation 
 [ "$(grep -c '"final"' "$WORK/vkilled/metrics.jsonl")" = 1 ] ||
   fail "the resumed run's end: $(grep -c '"final"' "$WORK/vkilled/metrics.jsonl") final records"
 echo "ok: validation set, SIGTERM -> 143 without evaluating the test set; its resume evaluates it once"
+
 # SIGTERM while the run is set up (the data read, before its directory is claimed): it ends there,
 # 143, with nothing written. It used to claim the directory, train a step and write a first
 # checkpoint. The signal is sent as soon as the handler is installed (SigCgt bit 15); reading 60,000
 # images takes far longer than that.
 make_data "$WORK/big" 60000 1000
 mapfile -t early < <(small_args "$WORK/big" "$WORK/early" epochs=1)
-"$PYTHON3" - "$DL_TRAIN" "${early[@]}" >"$WORK/early.log" 2>&1 <<'PY' || fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
+cat >"$WORK/term_when_caught.py" <<'PY'
 import signal, subprocess, sys, time
 proc = subprocess.Popen(sys.argv[1:])
 deadline = time.time() + 60
@@ -138,8 +139,17 @@ proc.send_signal(signal.SIGTERM)
 rc = proc.wait(timeout=120)
 assert rc == 143, f"exit {rc}"
 PY
+"$PYTHON3" "$WORK/term_when_caught.py" "$DL_TRAIN" "${early[@]}" >"$WORK/early.log" 2>&1 ||
+  fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
 grep -q "^stopped by signal 15 while setting up, before training: nothing was written to $WORK/early" \
   "$WORK/early.log" || fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
+[ ! -e "$WORK/early" ] || fail "SIGTERM while setting up left $(ls -A "$WORK/early")"
+# The same with standard output on a full disk: the line saying so is lost, and stderr says what
+# happened (it read "the run completed in " with no directory).
+"$PYTHON3" "$WORK/term_when_caught.py" "$DL_TRAIN" "${early[@]}" >/dev/full 2>"$WORK/early-full.err" ||
+  fail "SIGTERM while setting up, stdout full: $(tail -3 "$WORK/early-full.err")"
+grep -q "standard output failed (No space left on device); stopped before training; nothing was written" \
+  "$WORK/early-full.err" || fail "SIGTERM while setting up, stdout full: $(cat "$WORK/early-full.err")"
 [ ! -e "$WORK/early" ] || fail "SIGTERM while setting up left $(ls -A "$WORK/early")"
 echo "ok: SIGTERM while setting up -> 143, nothing written"
 echo "ok: SIGTERM -> 143, checkpoint, resume identical ($(grep -c . "$WORK/killed/scores.csv") rows)"
