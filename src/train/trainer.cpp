@@ -158,12 +158,16 @@ std::string ended_by(RunInfo& info, const Listeners& listeners, ProcessGroup& pr
   return why.empty() ? std::string("ended on rank 0") : why;
 }
 
+// The run's console: the caller's stream (the CLI's writer thread), else standard output.
+std::ostream& console_of(const TrainOptions& options) {
+  return options.log != nullptr ? *options.log : std::cout;
+}
+
 // A resumed run that had ended trains nothing and leaves its files as they are.
 TrainOutcome leave_ended_run(const RunInfo& info, const std::string& why,
                              const TrainOptions& options, const ProcessGroup& processes) {
   if (processes.is_root()) {
-    std::ostream& console = options.log != nullptr ? *options.log : std::cout;
-    console << fmt::format(
+    console_of(options) << fmt::format(
         "resume: the run in {} has ended ({}; nothing is trained, and its files are left as "
         "they are\n",
         info.run_directory, why);
@@ -187,8 +191,7 @@ int stop_signal_before_start(const TrainOptions& options, ProcessGroup& processe
 TrainOutcome stopped_before_start(int signal, const Config& config, const TrainOptions& options,
                                   const ProcessGroup& processes) {
   if (processes.is_root()) {
-    std::ostream& console = options.log != nullptr ? *options.log : std::cout;
-    console << fmt::format(
+    console_of(options) << fmt::format(
         "stopped by signal {} while setting up, before training: nothing was written to {}; "
         "start the run again\n",
         signal, config.output.directory);
@@ -230,7 +233,7 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   if (!class_names.empty())
     state.add_run_metadata(kClassNamesKey, fmt::format("{}", fmt::join(class_names, "\n")));
   if (processes.is_root()) {
-    std::ostream& console = options.log != nullptr ? *options.log : std::cout;
+    std::ostream& console = console_of(options);
     const bool terminal =
         options.log != nullptr ? options.log_is_terminal : isatty(STDOUT_FILENO) == 1;
     listeners = make_listeners(ListenerContext{config, run, state, console, terminal});
