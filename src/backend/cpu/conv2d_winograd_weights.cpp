@@ -66,7 +66,8 @@ template <int L>
 
 // The block's sums over the tiles, lane by lane (acc[i * kCi + j]: dm row i, v row j).
 template <int L, int kCo, int kCi>
-[[gnu::always_inline]] inline void block_sums(const float* dm, const float* v, const TileRuns& runs, Lanes<L>* acc) {
+[[gnu::always_inline]] inline void block_sums(const float* dm, const float* v, const TileRuns& runs,
+                                              Lanes<L>* acc) {
   const std::size_t tiles = runs.tiles;
   for (int e = 0; e < kCo * kCi; ++e) acc[e] = Lanes<L>{};
   for (int k = 0; k < runs.runs; ++k) {
