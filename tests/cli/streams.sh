@@ -147,31 +147,27 @@ grep -q "signal 1 received: checkpoint" "$WORK/hangup.log" || fail "SIGHUP: no c
 resume_matches hangup
 echo "ok: SIGHUP -> checkpoint, exit 129, resume identical"
 
+# expect_ignored SIGNAL NAME LAUNCHER...: run NAME started through LAUNCHER (which leaves SIGNAL
+# ignored) gets SIGNAL while training and completes, with the uninterrupted run's scores.
+expect_ignored() {
+  local signal=$1 name=$2
+  shift 2
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/$name" epochs=2 output.scoreEveryIterations=1)
+  "$@" "$DL_TRAIN" "${args[@]}" >"$WORK/$name.log" 2>&1 &
+  local pid=$! rc=0
+  wait_for_lines "$WORK/$name/scores.csv" 2 400 0.05
+  kill "-$signal" "$pid"
+  wait "$pid" || rc=$?
+  [ "$rc" = 0 ] || fail "SIG$signal ignored by the launcher ($*) stopped the run: exit $rc"
+  cmp "$WORK/straight/scores.csv" "$WORK/$name/scores.csv" || fail "$name: scores differ"
+  echo "ok: SIG$signal ignored by the launcher ($*) stays ignored, the run completes"
+}
 # Under nohup (SIGHUP ignored) a hangup does not stop the run.
-mapfile -t args < <(small_args "$WORK/data" "$WORK/nohup" epochs=2 output.scoreEveryIterations=1)
-nohup "$DL_TRAIN" "${args[@]}" >"$WORK/nohup.log" 2>&1 &
-pid=$!
-wait_for_lines "$WORK/nohup/scores.csv" 2 400 0.05
-kill -HUP "$pid"
-rc=0
-wait "$pid" || rc=$?
-[ "$rc" = 0 ] || fail "under nohup SIGHUP stopped the run: exit $rc"
-cmp "$WORK/straight/scores.csv" "$WORK/nohup/scores.csv" || fail "nohup: scores differ"
-echo "ok: under nohup SIGHUP is ignored, the run completes"
-
+expect_ignored HUP nohup nohup
 # Started in the background by a script, SIGINT ignored (a shell's `&`): the terminal's Ctrl-C is
 # meant for the script's foreground job, and dl-train leaves it ignored, as it leaves SIGHUP
 # under nohup; it used to stop the run with 130.
-mapfile -t args < <(small_args "$WORK/data" "$WORK/nointr" epochs=2 output.scoreEveryIterations=1)
-env --ignore-signal=INT "$DL_TRAIN" "${args[@]}" >"$WORK/nointr.log" 2>&1 &
-pid=$!
-wait_for_lines "$WORK/nointr/scores.csv" 2 400 0.05
-kill -INT "$pid"
-rc=0
-wait "$pid" || rc=$?
-[ "$rc" = 0 ] || fail "SIGINT ignored by the launcher stopped the run: exit $rc"
-cmp "$WORK/straight/scores.csv" "$WORK/nointr/scores.csv" || fail "SIGINT ignored: scores differ"
-echo "ok: SIGINT ignored by the launcher stays ignored, the run completes"
+expect_ignored INT nointr env --ignore-signal=INT
 
 # The other commands' standard output: what did not reach it fails the command. Into /dev/full,
 # predict's CSV and validate's config ended with 0, the output lost; one line and exit 6 now.

@@ -12,26 +12,39 @@ using dl::testing::load_error;
 
 namespace {
 
+// A config of 28x28 images whose `layers:` list is `layers` (its first item on line 4).
+std::string image_network(const std::string& layers) {
+  return "inputType:\n"
+         "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
+         "layers:\n" +
+         layers;
+}
+
+// Two anchored convolutions, a third whose settings are `merge` (merging them), the output.
+dl::Config merging_two(const std::string& merge) {
+  return load(
+      image_network("  - convolution: &a {kernelSize: 5, nOut: 6}\n"
+                    "  - convolution: &b {kernelSize: 3, padding: 2, nOut: 6}\n"
+                    "  - convolution: {" +
+                    merge +
+                    "}\n"
+                    "  - output: {nOut: 10}\n"));
+}
+
 // Three convolutions: the first anchors its settings, the second merges them and writes its own
 // nOut, the third is an alias of the whole first layer.
-const std::string kShared =
-    "inputType:\n"
-    "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
-    "layers:\n"
+const std::string kShared = image_network(
     "  - &first\n"
     "    convolution: &c3 {kernelSize: 3, padding: 1, nOut: 4, activation: relu}\n"
     "  - convolution: {<<: *c3, nOut: 8}\n"
     "  - *first\n"
-    "  - output: {nOut: 10}\n";
+    "  - output: {nOut: 10}\n");
 
 // The same without the alias of the whole first layer.
-const std::string kMerged =
-    "inputType:\n"
-    "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
-    "layers:\n"
+const std::string kMerged = image_network(
     "  - convolution: &c3 {kernelSize: 3, padding: 1, nOut: 4, activation: relu}\n"
     "  - convolution: {<<: *c3, nOut: 8}\n"
-    "  - output: {nOut: 10}\n";
+    "  - output: {nOut: 10}\n");
 
 }  // namespace
 
@@ -44,50 +57,29 @@ TEST_CASE("merge keys add the keys a map does not write itself", "[config][yaml]
   CHECK(c.layers[1].activation == c.layers[0].activation);
   CHECK(c.layers[2].nOut == 4);
   // A list of maps: the first that has a key gives it.
-  const dl::Config two = load(
-      "inputType:\n"
-      "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
-      "layers:\n"
-      "  - convolution: &a {kernelSize: 5, nOut: 6}\n"
-      "  - convolution: &b {kernelSize: 3, padding: 2, nOut: 6}\n"
-      "  - convolution: {<<: [*a, *b]}\n"
-      "  - output: {nOut: 10}\n");
+  const dl::Config two = merging_two("<<: [*a, *b]");
   CHECK(two.layers[2].kernelSize[0] == 5);
   CHECK(two.layers[2].padding[0] == 2);
   CHECK(two.layers[2].nOut == 6);
   // '<<' written twice in one map (yaml-cpp keeps both): both merge, in the order written.
-  const dl::Config twice = load(
-      "inputType:\n"
-      "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
-      "layers:\n"
-      "  - convolution: &a {kernelSize: 5, nOut: 6}\n"
-      "  - convolution: &b {kernelSize: 3, padding: 2, nOut: 6}\n"
-      "  - convolution: {<<: *a, <<: *b}\n"
-      "  - output: {nOut: 10}\n");
+  const dl::Config twice = merging_two("<<: *a, <<: *b");
   CHECK(twice.layers[2].kernelSize[0] == 5);
   CHECK(twice.layers[2].padding[0] == 2);
 }
 
 TEST_CASE("a merged key's error points where it is written", "[config][yaml]") {
-  const std::string bad =
-      "inputType:\n"
-      "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
-      "layers:\n"
-      "  - convolution: &c {kernelSize: 3, nOut: 4, stride: 0}\n"
-      "  - convolution: {<<: *c, nOut: 8}\n"
-      "  - output: {nOut: 10}\n";
-  const std::string message = load_error(bad);
+  const std::string message =
+      load_error(image_network("  - convolution: &c {kernelSize: 3, nOut: 4, stride: 0}\n"
+                               "  - convolution: {<<: *c, nOut: 8}\n"
+                               "  - output: {nOut: 10}\n"));
   CHECK_THAT(message, StartsWith("t.yaml:4:"));
   CHECK_THAT(message, Contains("stride"));
 }
 
 TEST_CASE("a merge key without a map to merge is refused at its place", "[config][yaml]") {
-  const std::string message = load_error(
-      "inputType:\n"
-      "  convolutionalFlat: {height: 28, width: 28, channels: 1}\n"
-      "layers:\n"
-      "  - convolution: {<<: 3, nOut: 8}\n"
-      "  - output: {nOut: 10}\n");
+  const std::string message =
+      load_error(image_network("  - convolution: {<<: 3, nOut: 8}\n"
+                               "  - output: {nOut: 10}\n"));
   CHECK_THAT(message, StartsWith("t.yaml:4:19: the merge key '<<' takes a map or a list of maps"));
   CHECK_THAT(message, Contains("'<<: *name'"));
   CHECK_THAT(load_error("seed: {<<: [*x]}\n" + dl::testing::kNetwork), Contains("t.yaml:1:"));
