@@ -1,23 +1,20 @@
 // Main of cuda_kernels_on_host: the Catch2 cases, then the count of kernels that ran. A kernel
 // of cuda/ that no case launched fails the run (when every case ran), so none is skipped
-// silently.
-#define CATCH_CONFIG_RUNNER
+// silently. Catch2's implementation is tests/catch_session.cpp's.
 #include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <string>
 #include <vector>
 
-#include <catch2/catch.hpp>
-
+#include "catch_session.hpp"
 #include "host_grid.hpp"
 #include "host_grid_support.hpp"
 
 int main(int argc, char* argv[]) {
-  Catch::Session session;
-  if (const int status = session.applyCommandLine(argc, argv); status != 0) return status;
-  const int failed = session.run();
-  if (session.configData().listTests || session.configData().listTags) return failed;
+  const dl::testing::CatchSessionResult session = dl::testing::run_catch_session(argc, argv);
+  if (!session.ran_cases) return session.status;
+  const int failed = session.status;
 
   const std::vector<std::string> defined = dl::emu::kernels_defined();
   const std::vector<std::string> launched = dl::emu::kernels_run();
@@ -34,7 +31,6 @@ int main(int argc, char* argv[]) {
     std::cout << " [" << dl::testing::describe(l) << "]";
   std::cout << "\n";
   for (const auto& m : missing) std::cout << "kernel never run on the host: " << m << "\n";
-  const bool filtered = !session.configData().testsOrTags.empty();
-  if (!missing.empty() && !filtered) return failed + 1;
+  if (!missing.empty() && !session.filtered) return failed + 1;
   return failed;
 }
