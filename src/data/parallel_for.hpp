@@ -2,7 +2,8 @@
 // process may use (its affinity mask and cgroup quota: core/cpu_limits.hpp), not per CPU of the
 // machine, so a Slurm cpuset or a Kubernetes CPU limit bounds it too.
 // Each index is handed out once and its result goes to its own slot, so what is read does not
-// depend on the thread count.
+// depend on the thread count. A stop signal watched while the data are read (stop_request.hpp)
+// ends the loop before its next index and throws StopRequested once the threads are joined.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "core/cpu_limits.hpp"
+#include "core/stop_request.hpp"
 #include "core/thread_start.hpp"
 
 namespace dl {
@@ -31,13 +33,15 @@ inline std::string data_reader_thread_name(std::size_t t) {
 
 // Calls work(i) for every i in [0, count) on min(cores, count) threads (this one included);
 // work returns false to stop the others from starting further indices (a fatal bad file).
+// StopRequested where a watched stop signal came (stop_request.hpp), whether or not every index
+// was done.
 template <class Work>
 void parallel_for_each_index(std::size_t count, Work work) {
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   auto run = [&] {
     for (std::size_t i = next++; i < count && !stop; i = next++)
-      if (!work(i)) stop = true;
+      if (stop_requested() != 0 || !work(i)) stop = true;
   };
   const std::size_t threads = data_reader_threads(count);
   std::vector<std::thread> pool;
@@ -51,6 +55,7 @@ void parallel_for_each_index(std::size_t count, Work work) {
   }
   run();
   for (std::thread& t : pool) t.join();
+  throw_if_stop_requested();
 }
 
 }  // namespace dl

@@ -17,6 +17,7 @@
 #include "core/class_names.hpp"
 #include "core/error.hpp"
 #include "core/memory_limits.hpp"
+#include "core/stop_request.hpp"
 #include "core/thread_start.hpp"
 #include "data/data_sources.hpp"
 #include "nn/layer_plan.hpp"
@@ -208,6 +209,20 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
   info.initial_loss_scale = scaler.scale();
 }
 
+// load_data, cut short by a stop signal (core/stop_request.hpp) on any rank: every rank then
+// throws StopRequested here, together, since a rank that left alone would keep the others waiting
+// in the next collective. The signal is the first stopped rank's.
+void load_data_or_stop(const Config& config, RunSetup& setup, ProcessGroup& processes) {
+  std::uint64_t stopped = 0;
+  try {
+    load_data(config, setup);
+  } catch (const StopRequested& stop) {
+    stopped = static_cast<std::uint64_t>(stop.signal());
+  }
+  for (const std::uint64_t signal : processes.all_gather(stopped))
+    if (signal != 0) throw StopRequested(static_cast<int>(signal));
+}
+
 }  // namespace
 
 RunData load_checked_data(const Config& config) {
@@ -256,7 +271,7 @@ RunSetup set_up_run(const Config& config, ProcessGroup& processes) {
   data_config.data.cacheSharedBy =
       share_on_this_machine(processes, fmt::format("{} bytes of {}", memory.bytes, memory.source))
           .count;
-  load_data(data_config, setup);
+  load_data_or_stop(data_config, setup, processes);
   build_trainer(config, processes, setup);
   return setup;
 }

@@ -20,7 +20,8 @@ struct RunSetup {
 };
 
 // Loads the data (DataError when it does not fit inputType), sets the BLAS threads and builds
-// the trainer on the configured backend.
+// the trainer on the configured backend. StopRequested on every rank where a watched stop signal
+// (core/stop_request.hpp) cut the data read short on any.
 RunSetup set_up_run(const Config& config, ProcessGroup& processes);
 
 // The data sets the config names, read whole and checked as a run checks them before it claims

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
+#include "core/stop_request.hpp"
 #include "data/data_sources.hpp"
 #include "io/checkpoint_directory.hpp"
 #include "io/run_files.hpp"
@@ -188,13 +189,14 @@ int stop_signal_before_start(const TrainOptions& options, ProcessGroup& processe
   return signal;
 }
 
-TrainOutcome stopped_before_start(int signal, const Config& config, const TrainOptions& options,
-                                  const ProcessGroup& processes) {
+// `while_doing` says what the run was doing: "while setting up", "while reading the data".
+TrainOutcome stopped_before_start(int signal, const char* while_doing, const Config& config,
+                                  const TrainOptions& options, const ProcessGroup& processes) {
   if (processes.is_root()) {
     console_of(options) << fmt::format(
-        "stopped by signal {} while setting up, before training: nothing was written to {}; "
-        "start the run again\n",
-        signal, config.output.directory);
+        "stopped by signal {} {}, before training: nothing was written to {}; start the run "
+        "again\n",
+        signal, while_doing, config.output.directory);
   }
   TrainOutcome outcome;
   outcome.exit_code = exit_code_for_signal(signal);
@@ -213,9 +215,17 @@ TrainOutcome train(const Config& config, const TrainOptions& options) {
   if (processes.is_root())
     RunDirectory::check(config.output.directory, existing_run(options), run_inputs(config));
   check_same_config_and_build(config, processes);
-  RunSetup setup = set_up_run(config, processes);
+  std::optional<RunSetup> set_up;
+  try {
+    const StopRequestScope watch(options.stop_signal);  // a long data read ends early
+    set_up = set_up_run(config, processes);
+  } catch (const StopRequested& stop) {
+    return stopped_before_start(stop.signal(), "while reading the data", config, options,
+                                processes);
+  }
+  RunSetup& setup = *set_up;
   if (const int signal = stop_signal_before_start(options, processes); signal != 0)
-    return stopped_before_start(signal, config, options, processes);
+    return stopped_before_start(signal, "while setting up", config, options, processes);
   const RunDirectory run = open_run_directory(config, options, processes);
   setup.info.run_directory = run.path();
 

@@ -92,3 +92,54 @@ cmp "$WORK/straight/scores.csv" "$WORK/signalled/scores.csv" || fail "resumed af
 "$COMPARE_MODELS" "$WORK/straight/model.dlm" "$WORK/signalled/model.dlm" 0 ||
   fail "resumed after SIGTERM: the model differs"
 echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is exact; rank 1's signals stop and checkpoint the job; eval runs once"
+
+# SIGTERM to rank 1 alone while the ranks read their data (CSV rows, parsed on the readers'
+# threads): rank 1's read ends at its next row, every rank leaves together after the read (rank 0
+# says so), the job exits 143 and nothing is written. Rank 1 alone leaving would have kept rank 0
+# waiting in the next collective.
+"$PYTHON3" - "$WORK/rows.csv" <<'PY'
+import random, sys
+random.seed(5)
+with open(sys.argv[1], "w") as f:
+    for i in range(300000):
+        f.write(f"{i % 3}," + ",".join(f"{random.gauss(i % 3, 1):.3f}" for _ in range(4)) + "\n")
+PY
+cat >"$WORK/rows.yaml" <<YAML
+backend: cpu
+batchSize: 32
+epochs: 1
+inputType:
+  feedForward: {size: 4}
+layers:
+  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}
+data: {format: csv, trainFile: $WORK/rows.csv, testFile: $WORK/rows.csv, labelIndex: 0, numClasses: 3}
+output:
+  directory: $WORK/rows
+YAML
+"$PYTHON3" - "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 <<'PY' ||
+import os, signal, subprocess, sys, time
+job = subprocess.Popen(["bash"] + sys.argv[1:])
+deadline = time.time() + 60
+rank1 = None
+while time.time() < deadline and rank1 is None:  # rank 1 once its handler is installed
+    for pid in subprocess.run(["pgrep", "-f", "--", "rows.yaml"], capture_output=True,
+                              text=True).stdout.split():
+        try:
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+            status = open(f"/proc/{pid}/status").read()
+        except OSError:
+            continue
+        caught = int(next(l for l in status.splitlines() if l.startswith("SigCgt:")).split()[1], 16)
+        if b"OMPI_COMM_WORLD_RANK=1" in env and caught >> (signal.SIGTERM - 1) & 1:
+            rank1 = int(pid)
+    time.sleep(0.0005)
+assert rank1 is not None, "rank 1 never installed its handlers"
+os.kill(rank1, signal.SIGTERM)
+rc = job.wait(timeout=120)
+assert rc == 143, f"exit {rc}"
+PY
+  fail "SIGTERM to rank 1 while reading: $(tail -5 "$WORK/rows.log")"
+grep -q "^stopped by signal 15 while reading the data, before training: nothing was written" \
+  "$WORK/rows.log" || fail "SIGTERM to rank 1 while reading: $(head -3 "$WORK/rows.log")"
+[ ! -e "$WORK/rows" ] || fail "SIGTERM to rank 1 while reading left $(ls -A "$WORK/rows")"
+echo "ok: SIGTERM to rank 1 while reading the data -> every rank stops after the read, 143, nothing written"
