@@ -97,6 +97,31 @@ small_args() {
   printf '%s\n' "${args[@]}"
 }
 
+# make_long_read DIR: DIR/rows.csv (300,000 rows: the class, then 4 features) and DIR/rows.yaml, a
+# one-layer network that trains on them into DIR/rows: a data read that lasts a while, parsed on
+# the readers' threads, for signals sent during it.
+make_long_read() {
+  "$PYTHON3" - "$1/rows.csv" <<'PY'
+import random, sys
+random.seed(5)
+with open(sys.argv[1], "w") as f:
+    for i in range(300000):
+        f.write(f"{i % 3}," + ",".join(f"{random.gauss(i % 3, 1):.3f}" for _ in range(4)) + "\n")
+PY
+  cat >"$1/rows.yaml" <<YAML
+backend: cpu
+batchSize: 32
+epochs: 1
+inputType:
+  feedForward: {size: 4}
+layers:
+  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}
+data: {format: csv, trainFile: $1/rows.csv, testFile: $1/rows.csv, labelIndex: 0, numClasses: 3}
+output:
+  directory: $1/rows
+YAML
+}
+
 # expect_failure CODE PATTERN... -- COMMAND...: runs COMMAND, requires exit CODE and every PATTERN
 # (grep -E) in its stderr, and exactly one line of stderr.
 expect_failure() {

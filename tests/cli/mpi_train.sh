@@ -97,25 +97,7 @@ echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is 
 # threads): rank 1's read ends at its next row, every rank leaves together after the read (rank 0
 # says so), the job exits 143 and nothing is written. Rank 1 alone leaving would have kept rank 0
 # waiting in the next collective.
-"$PYTHON3" - "$WORK/rows.csv" <<'PY'
-import random, sys
-random.seed(5)
-with open(sys.argv[1], "w") as f:
-    for i in range(300000):
-        f.write(f"{i % 3}," + ",".join(f"{random.gauss(i % 3, 1):.3f}" for _ in range(4)) + "\n")
-PY
-cat >"$WORK/rows.yaml" <<YAML
-backend: cpu
-batchSize: 32
-epochs: 1
-inputType:
-  feedForward: {size: 4}
-layers:
-  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}
-data: {format: csv, trainFile: $WORK/rows.csv, testFile: $WORK/rows.csv, labelIndex: 0, numClasses: 3}
-output:
-  directory: $WORK/rows
-YAML
+make_long_read "$WORK"
 "$PYTHON3" - "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 <<'PY' ||
 import os, signal, subprocess, sys, time
 job = subprocess.Popen(["bash"] + sys.argv[1:])

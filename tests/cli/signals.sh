@@ -156,25 +156,7 @@ echo "ok: SIGTERM while setting up -> 143, nothing written"
 # images are decoded): the read ends at its next row, with exit 143, nothing written, and a line
 # saying so. It used to read on to the end, which with a large folder can outlast a scheduler's
 # grace period. The signal comes as the handler is installed, before the first row is parsed.
-"$PYTHON3" - "$WORK/rows.csv" <<'PY'
-import random, sys
-random.seed(5)
-with open(sys.argv[1], "w") as f:
-    for i in range(300000):
-        f.write(f"{i % 3}," + ",".join(f"{random.gauss(i % 3, 1):.3f}" for _ in range(4)) + "\n")
-PY
-cat >"$WORK/rows.yaml" <<YAML
-backend: cpu
-batchSize: 32
-epochs: 1
-inputType:
-  feedForward: {size: 4}
-layers:
-  - output: {nOut: 3, activation: softmax, lossFunction: negativeloglikelihood}
-data: {format: csv, trainFile: $WORK/rows.csv, testFile: $WORK/rows.csv, labelIndex: 0, numClasses: 3}
-output:
-  directory: $WORK/rows
-YAML
+make_long_read "$WORK"
 "$PYTHON3" "$WORK/term_when_caught.py" "$DL_TRAIN" --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 ||
   fail "SIGTERM while reading the data: $(tail -3 "$WORK/rows.log")"
 grep -q "^stopped by signal 15 while reading the data, before training: nothing was written to $WORK/rows" \
