@@ -98,28 +98,8 @@ echo "ok: 2 ranks == 2 threads; summary.json lists both ranks; 2-rank resume is 
 # says so), the job exits 143 and nothing is written. Rank 1 alone leaving would have kept rank 0
 # waiting in the next collective.
 make_long_read "$WORK"
-"$PYTHON3" - "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 <<'PY' ||
-import os, signal, subprocess, sys, time
-job = subprocess.Popen(["bash"] + sys.argv[1:])
-deadline = time.time() + 60
-rank1 = None
-while time.time() < deadline and rank1 is None:  # rank 1 once its handler is installed
-    for pid in subprocess.run(["pgrep", "-f", "--", "rows.yaml"], capture_output=True,
-                              text=True).stdout.split():
-        try:
-            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
-            status = open(f"/proc/{pid}/status").read()
-        except OSError:
-            continue
-        caught = int(next(l for l in status.splitlines() if l.startswith("SigCgt:")).split()[1], 16)
-        if b"OMPI_COMM_WORLD_RANK=1" in env and caught >> (signal.SIGTERM - 1) & 1:
-            rank1 = int(pid)
-    time.sleep(0.0005)
-assert rank1 is not None, "rank 1 never installed its handlers"
-os.kill(rank1, signal.SIGTERM)
-rc = job.wait(timeout=120)
-assert rc == 143, f"exit {rc}"
-PY
+"$PYTHON3" "$DL_SOURCE_DIR/tests/cli/term_when_caught.py" --rank 1 "$MPIRUN_LOCAL" -np 2 "$DL_TRAIN" \
+  --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 ||
   fail "SIGTERM to rank 1 while reading: $(tail -5 "$WORK/rows.log")"
 grep -q "^stopped by signal 15 while reading the data, before training: nothing was written" \
   "$WORK/rows.log" || fail "SIGTERM to rank 1 while reading: $(head -3 "$WORK/rows.log")"

@@ -125,28 +125,15 @@ echo "ok: validation set, SIGTERM -> 143 without evaluating the test set; its re
 # images takes far longer than that.
 make_data "$WORK/big" 60000 1000
 mapfile -t early < <(small_args "$WORK/big" "$WORK/early" epochs=1)
-cat >"$WORK/term_when_caught.py" <<'PY'
-import signal, subprocess, sys, time
-proc = subprocess.Popen(sys.argv[1:])
-deadline = time.time() + 60
-while time.time() < deadline:
-    status = open(f"/proc/{proc.pid}/status").read()
-    caught = int(next(l for l in status.splitlines() if l.startswith("SigCgt:")).split()[1], 16)
-    if caught >> (signal.SIGTERM - 1) & 1:
-        break
-    time.sleep(0.0005)
-proc.send_signal(signal.SIGTERM)
-rc = proc.wait(timeout=120)
-assert rc == 143, f"exit {rc}"
-PY
-"$PYTHON3" "$WORK/term_when_caught.py" "$DL_TRAIN" "${early[@]}" >"$WORK/early.log" 2>&1 ||
+term_when_caught="$DL_SOURCE_DIR/tests/cli/term_when_caught.py"
+"$PYTHON3" "$term_when_caught" "$DL_TRAIN" "${early[@]}" >"$WORK/early.log" 2>&1 ||
   fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
 grep -q "^stopped by signal 15 while setting up, before training: nothing was written to $WORK/early" \
   "$WORK/early.log" || fail "SIGTERM while setting up: $(tail -3 "$WORK/early.log")"
 [ ! -e "$WORK/early" ] || fail "SIGTERM while setting up left $(ls -A "$WORK/early")"
 # The same with standard output on a full disk: the line saying so is lost, and stderr says what
 # happened (it read "the run completed in " with no directory).
-"$PYTHON3" "$WORK/term_when_caught.py" "$DL_TRAIN" "${early[@]}" >/dev/full 2>"$WORK/early-full.err" ||
+"$PYTHON3" "$term_when_caught" "$DL_TRAIN" "${early[@]}" >/dev/full 2>"$WORK/early-full.err" ||
   fail "SIGTERM while setting up, stdout full: $(tail -3 "$WORK/early-full.err")"
 grep -q "standard output failed (No space left on device); stopped before training; nothing was written" \
   "$WORK/early-full.err" || fail "SIGTERM while setting up, stdout full: $(cat "$WORK/early-full.err")"
@@ -157,7 +144,7 @@ echo "ok: SIGTERM while setting up -> 143, nothing written"
 # saying so. It used to read on to the end, which with a large folder can outlast a scheduler's
 # grace period. The signal comes as the handler is installed, before the first row is parsed.
 make_long_read "$WORK"
-"$PYTHON3" "$WORK/term_when_caught.py" "$DL_TRAIN" --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 ||
+"$PYTHON3" "$term_when_caught" "$DL_TRAIN" --config "$WORK/rows.yaml" >"$WORK/rows.log" 2>&1 ||
   fail "SIGTERM while reading the data: $(tail -3 "$WORK/rows.log")"
 grep -q "^stopped by signal 15 while reading the data, before training: nothing was written to $WORK/rows" \
   "$WORK/rows.log" || fail "SIGTERM while reading the data: $(tail -3 "$WORK/rows.log")"
