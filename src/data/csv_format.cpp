@@ -1,15 +1,31 @@
-// data.format: csv, numeric features with a label column (csv_reader.hpp), for feedForward
-// networks: a training file and a test file; validation by validationSplit.
+// data.format: csv, numeric features with a label column (csv_reader.hpp): a training file and a
+// test file; validation by validationSplit. A row's features feed a feedForward input, or a
+// convolutionalFlat one as channel planes of rows of pixels in order (Kaggle's MNIST CSV: the
+// label, then 784 pixels of one 28x28 image).
 #include <fmt/format.h>
 
 #include <string_view>
 
+#include "config/config_limits.hpp"
 #include "core/message_text.hpp"
 #include "data/csv_reader.hpp"
 #include "data/data_format.hpp"
 
 namespace dl {
 namespace {
+
+// A row's features besides its label: the input's values (channels x height x width for images).
+std::int64_t features_per_row(const InputTypeConfig& input) {
+  if (input.kind == InputTypeConfig::Kind::kFeedForward) return input.size;
+  return std::int64_t{input.channels} * input.height * input.width;
+}
+
+std::string features_source(const InputTypeConfig& input) {
+  if (input.kind == InputTypeConfig::Kind::kFeedForward)
+    return fmt::format("inputType's feedForward size {}", input.size);
+  return fmt::format("inputType's convolutionalFlat {}x{}x{} ({} values)", input.height,
+                     input.width, input.channels, features_per_row(input));
+}
 
 CsvRequest csv_request(const Config& config, const std::string& path, std::int64_t limit) {
   const DataConfig& data = config.data;
@@ -18,7 +34,8 @@ CsvRequest csv_request(const Config& config, const std::string& path, std::int64
   request.skip_lines = data.skipLines;
   request.delimiter = data.delimiter.front();
   request.label_index = data.labelIndex;
-  request.features = config.inputType.size;
+  request.features = static_cast<int>(features_per_row(config.inputType));
+  request.features_source = features_source(config.inputType);
   request.num_classes = data.numClasses;
   request.on_bad_row = data.onBadFile;
   request.limit = limit;
@@ -73,15 +90,22 @@ Field<DataConfig> delimiter_field() {
   return field;
 }
 
-// Rows of numbers feed a feedForward input of as many features; one delimiter character; the
-// label's field within the row; no resident copy (the samples are floats, not pixels).
+// Rows of numbers feed the input as its values, at most config_limits::kMaxFeatureSize of them; no
+// crops or flips (they move pixels of an image); one delimiter character; the label's field within
+// the row; no resident copy (the samples are floats, not pixels).
 void check_csv(const ReadContext& ctx, const Config& config) {
   const DataConfig& data = config.data;
-  if (config.inputType.kind != InputTypeConfig::Kind::kFeedForward)
+  const std::int64_t features = features_per_row(config.inputType);
+  if (features > config_limits::kMaxFeatureSize)
     fail_at(ctx.remembered("inputType"),
-            "data.format csv gives rows of numbers, but inputType is convolutionalFlat",
-            "write inputType: {feedForward: {size: N}} with N the features per row (the fields "
-            "besides the label)");
+            fmt::format("{} per CSV row: more fields than a row of data.format csv may hold ({})",
+                        features_source(config.inputType), config_limits::kMaxFeatureSize),
+            "check inputType's height, width and channels against the file's columns");
+  if (data.randomCrop > 0 || data.horizontalFlip)
+    fail_at(ctx.remembered(data.randomCrop > 0 ? "data.randomCrop" : "data.horizontalFlip"),
+            "data.format csv holds rows of numbers, and random crops and flips are made on the "
+            "pixels of image formats (idx, cifar10, cifar100, imagefolder)",
+            "set randomCrop: 0 and horizontalFlip: false");
   // One byte, which the reader splits at: a character of a number or the quote would cut every
   // row inside its values (a data error on line 1 for what is a config mistake), a non-ASCII one
   // is several bytes.
@@ -113,11 +137,11 @@ void check_csv(const ReadContext& ctx, const Config& config) {
         ctx.remembered("data.delimiter"),
         fmt::format("data.delimiter is the control character '{}'", quoted_value(data.delimiter)),
         delimiter_fix);
-  if (data.labelIndex >= config.inputType.size + 1)
+  if (data.labelIndex >= features + 1)
     fail_at(ctx.remembered("data.labelIndex"),
-            fmt::format("data.labelIndex {} is past the last field: a row holds inputType's {} "
-                        "features and the label, fields 0 to {}",
-                        data.labelIndex, config.inputType.size, config.inputType.size),
+            fmt::format("data.labelIndex {} is past the last field: a row holds {} and the "
+                        "label, fields 0 to {}",
+                        data.labelIndex, features_source(config.inputType), features),
             "count the label's field from 0, or write -1 for the last field");
   if (data.deviceResident == DeviceResidency::kAlways)
     fail_at(ctx.remembered("data.deviceResident"),

@@ -70,7 +70,8 @@ bool reads_as_data(std::string_view row, const CsvRequest& r,
 // the fix to write instead of "fix the row": a mistake of the file's layout shows on its first
 // data row, while a bad row further down is more likely bad itself. The row holds no delimiter
 // but another separator; a number has a decimal comma; a header line is read as data (its line
-// is the number of lines to skip); the class names are in another field than labelIndex's.
+// is the number of lines to skip); the rows are another width than the config's input; the class
+// names are in another field than labelIndex's.
 std::optional<std::string> layout_cause(std::string_view row, std::int64_t line,
                                         const CsvRequest& r) {
   if (row.find(r.delimiter) == std::string_view::npos) {
@@ -99,6 +100,14 @@ std::optional<std::string> layout_cause(std::string_view row, std::int64_t line,
         "it reads as a header line (none of its fields is a number): set "
         "data.skipLines: {}",
         line);
+  // Numbers in every field but perhaps the label's (a class name): the file's rows are another
+  // width than the config's input.
+  if (fields.count != r.features + 1 && fields.numbers >= fields.count - 1)
+    return fmt::format(
+        "the file's rows hold {} values besides the label where the config asks for {}: give "
+        "inputType {} values (feedForward: {{size: {}}}, or convolutionalFlat with height x "
+        "width x channels = {})",
+        fields.count - 1, r.features, fields.count - 1, fields.count - 1, fields.count - 1);
   if (fields.count == r.features + 1 && fields.numbers == r.features &&
       fields.first_text != label_field(r))
     return fmt::format(

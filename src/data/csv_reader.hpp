@@ -32,6 +32,9 @@ struct CsvRequest {
   char delimiter = ',';
   int label_index = -1;  // -1: the last field
   int features = 0;      // fields per row besides the label
+  // What the config makes `features`, for messages: "inputType's feedForward size 784" (empty:
+  // "784 features").
+  std::string features_source;
   int num_classes = 0;
   BadFileAction on_bad_row = BadFileAction::kStop;
   std::int64_t limit = 0;  // > 0: only the first `limit` rows

@@ -61,8 +61,10 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
     start = f.next;
   }
   if (field + 1 != fields)
-    return fmt::format("{} fields, but inputType's feedForward size {} and the label make {}",
-                       field + 1, r.features, fields);
+    return fmt::format(
+        "{} fields, but {} and the label make {}", field + 1,
+        r.features_source.empty() ? fmt::format("{} features", r.features) : r.features_source,
+        fields);
   return std::nullopt;
 }
 

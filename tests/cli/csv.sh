@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # data.format: csv end to end, on CSV files generated from Fashion-MNIST (a header, the label
-# first): configs/fashion-mnist-csv.yaml trains to the accuracy of the same numbers read as IDX;
+# first): configs/fashion-mnist-csv.yaml, and LeNet reading the rows as images, train to the
+# accuracy of the same numbers read as IDX;
 # predict reads a CSV; every bad row is one line naming the file and line, exit 3, nothing
 # written; data.onBadFile: skip names the rows it left out.
 source "$(dirname "$0")/lib.sh"
@@ -72,9 +73,39 @@ expect_failure 3 "label.csv: line 9: the label \(field 1\) is 12, not a class in
   csv_run "$WORK/label.csv" --set "output.directory=$WORK/bad-run"
 expect_failure 3 "no_such.csv: cannot open" -- csv_run "$WORK/no_such.csv" --set "output.directory=$WORK/bad-run"
 nothing_written
-expect_failure 2 "data.format csv gives rows of numbers, but inputType is convolutionalFlat" -- \
-  "$DL_TRAIN" validate --config-only --config "$cfg" \
+
+# A convolutional network reads the rows as images (Kaggle's MNIST CSV: the label, then the
+# pixels): configs/fashion-mnist.yaml's LeNet on the CSV rows reaches its accuracy on the same
+# images read as IDX.
+lenet="$DL_SOURCE_DIR/configs/fashion-mnist.yaml"
+lenet_run() {  # lenet_run DIRECTORY --set ...: LeNet for $epochs epochs, batch 64
+  local dir=$1
+  shift
+  "$DL_TRAIN" --config "$lenet" --set backend=cpu --set epochs=$epochs --set batchSize=64 \
+    --set "output.directory=$dir" --set output.console=epochs "$@" >"$dir.txt"
+}
+lenet_run "$WORK/lenet-csv" --set "data={format: csv, trainFile: $WORK/train.csv, \
+testFile: $WORK/test.csv, skipLines: 1, labelIndex: 0}"
+lenet_run "$WORK/lenet-idx" --set data.trainLimit=$train_count --set data.testLimit=$test_count
+lenet_csv=$(accuracy "$WORK/lenet-csv")
+lenet_idx=$(accuracy "$WORK/lenet-idx")
+echo "ok: LeNet (convolutionalFlat 28x28x1): test accuracy $lenet_csv from CSV, $lenet_idx from IDX"
+awk -v a="$lenet_csv" -v b="$lenet_idx" \
+  'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0.6 && d <= 0.02) }' ||
+  fail "LeNet's CSV accuracy $lenet_csv is not close to its IDX accuracy $lenet_idx"
+"$DL_TRAIN" predict -m "$WORK/lenet-csv/model.dlm" -i "$WORK/test.csv" -o "$WORK/lenet.csv" \
+  2>"$WORK/lenet-predict.err"
+grep -q "accuracy $lenet_csv" "$WORK/lenet-predict.err" || fail "predict: $(cat "$WORK/lenet-predict.err")"
+# Images of another size than the file's rows: the first row names the count to give.
+expect_failure 3 "train.csv: line 2: 785 fields, but inputType's convolutionalFlat 28x27x1 \(756 values\)" \
+  "the file's rows hold 784 values besides the label where the config asks for 756" -- \
+  csv_run "$WORK/train.csv" --set "output.directory=$WORK/bad-run" \
+  --set "inputType={convolutionalFlat: {height: 28, width: 27, channels: 1}}"
+# Crops and flips move an image's pixels; CSV rows are numbers.
+expect_failure 2 "data.format csv holds rows of numbers, and random crops and flips are made on the pixels of image formats" -- \
+  "$DL_TRAIN" validate --config-only --config "$cfg" --set data.randomCrop=2 \
   --set "inputType={convolutionalFlat: {height: 28, width: 28, channels: 1}}"
+nothing_written
 expect_failure 2 "data.delimiter is ';;' \(2 bytes\), but it must be one ASCII character" -- \
   "$DL_TRAIN" validate --config-only --config "$cfg" --set "data.delimiter=;;"
 

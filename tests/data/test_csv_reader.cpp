@@ -162,6 +162,17 @@ TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[cs
   CHECK_THAT(error("label,a,b\nsetosa,0.5,1\n", 1),
              Contains("field 1 is the only text: if it holds the class labels, set "
                       "data.labelIndex: 0"));
+  // A file of another width than the input (csv_request: 2 features): every row is bad, and the
+  // count to give inputType is the file's, with a class name as the label too.
+  const std::string wider =
+      "the file's rows hold 3 values besides the label where the config asks for 2: give "
+      "inputType 3 values (feedForward: {size: 3}, or convolutionalFlat with height x width x "
+      "channels = 3)";
+  CHECK_THAT(error("a,b,c,label\n0.5,1,2,0\n", 1), Contains("line 2: 4 fields") && Contains(wider));
+  CHECK_THAT(error("a,b,c,label\n0.5,1,2,setosa\n", 1), Contains(wider));
+  CHECK_THAT(error("a,b,c,label\n0.5,1,2,0\n0.5,1,2,0\n0.5,1,2\n", 1), Contains(wider));
+  CHECK_THAT(error("label\n0\n", 1),
+             Contains("line 2: 1 fields") && Contains("rows hold 0 values besides the label"));
   // Further down, a row is more likely bad itself.
   CHECK_THAT(error("a,b,label\n0.5,1,2\nx,y,z\n", 1),
              Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));
