@@ -292,6 +292,7 @@ int run_command(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dl::prepare_exception_unwinding();
   dl::prepare_standard_streams();
   try {
     route_standard_error();

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <iterator>
+#include <mutex>
 #include <utility>
 
 namespace dl {
@@ -51,6 +52,16 @@ AllocationPurpose::~AllocationPurpose() {
 
 std::string AllocationPurpose::current() {
   return t_innermost == nullptr ? std::string() : t_innermost->what_;
+}
+
+void prepare_exception_unwinding() {
+  struct WarmUp {};
+  std::once_flag flag;
+  try {
+    std::call_once(flag, [] { throw WarmUp{}; });
+  } catch (const WarmUp&) {
+    // Unwound through pthread_once's cleanup: glibc holds libgcc_s from now on.
+  }
 }
 
 }  // namespace dl

@@ -19,6 +19,15 @@ std::string format_bytes(std::size_t bytes);
 // with no AllocationPurpose, in main).
 std::string out_of_memory_advice();
 
+// Makes glibc load what it needs to unwind an exception through its own frames, while memory is
+// still free; main calls it first. glibc loads libgcc_s the first time an exception passes one of
+// its frames that runs a cleanup, pthread_once's among them (std::call_once, under which oneDNN
+// builds its JIT kernels). When that first time is an allocation failing under an address-space
+// limit (ulimit -v, a batch system's memory limit), the load fails too and glibc aborts the
+// process ("libgcc_s.so.1 must be installed for unwinding to work", exit 134) instead of the
+// exception reaching the out-of-memory message (exit 7).
+void prepare_exception_unwinding();
+
 class OutOfMemoryError : public Error {
  public:
   // `bytes` of `memory` ("host memory", "CUDA device 0 (1.2 GiB in use, nothing cached)") could

@@ -36,6 +36,10 @@ class FirstFailure {
       std::rethrow_exception(error_);
     } catch (const Error& e) {
       throw Error(e.code(), who + e.what());
+    } catch (const std::bad_alloc&) {
+      // From a library's allocation (oneDNN's scratch) or a task's scratch, which name no
+      // AllocationPurpose: the exit code and advice of every out-of-memory error.
+      throw Error(ExitCode::kOutOfMemory, who + "out of memory; " + out_of_memory_advice());
     } catch (const std::exception& e) {
       throw Error(ExitCode::kFailure, who + e.what());
     }

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -106,4 +107,45 @@ TEST_CASE("parallel_ranges covers every element once, in aligned ranges", "[thre
   CHECK(misaligned.load() == 0);
   for (std::size_t i = 0; i < n; ++i) REQUIRE(visits[i].load() == 1);
   CHECK(dl::cpu_threads() == threads);
+}
+
+// Memory a library could not allocate inside a task: thrown on a helper it ended the process
+// (std::terminate), thrown on the caller it left the call while the helper still ran it. The
+// call rethrows it on the caller, and the pool, the caller's included, serves the next call on
+// both threads.
+TEST_CASE("parallel_slices rethrows a slice's exception on the caller and goes on serving",
+          "[thread_pool]") {
+  const BlasThreads blas(2);
+  const bool throw_on_helper = GENERATE(true, false);
+  INFO((throw_on_helper ? "thrown on the helper" : "thrown on the caller"));
+  const std::thread::id caller = std::this_thread::get_id();
+  // Two slices that wait for each other run on two threads; kWait bounds the wait, so a pool
+  // that ran them on one thread fails the check below instead of hanging.
+  constexpr auto kWait = std::chrono::seconds(5);
+  const auto meet = [&](std::atomic<int>& arrived) {
+    arrived.fetch_add(1);
+    const auto deadline = std::chrono::steady_clock::now() + kWait;
+    while (arrived.load() < 2 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::yield();
+    return arrived.load() == 2;
+  };
+  std::atomic<int> arrived{0};
+  std::vector<std::atomic<int>> runs(2);
+  CHECK_THROWS_WITH(dl::cpu::parallel_slices(2,
+                                             [&](int i) {
+                                               runs[i].fetch_add(1);
+                                               meet(arrived);
+                                               const bool on_caller =
+                                                   std::this_thread::get_id() == caller;
+                                               if (on_caller != throw_on_helper)
+                                                 throw std::runtime_error("planted");
+                                             }),
+                    "planted");
+  CHECK(runs[0].load() == 1);
+  CHECK(runs[1].load() == 1);
+  std::atomic<int> met{0}, arrived_again{0};
+  dl::cpu::parallel_slices(2, [&](int) {
+    if (meet(arrived_again)) met.fetch_add(1);
+  });
+  CHECK(met.load() == 2);
 }

@@ -1,6 +1,7 @@
 #include "backend/cpu/gemm.hpp"
 
 #include <cblas.h>
+#include <sys/resource.h>
 
 #include <atomic>
 
@@ -15,6 +16,18 @@ namespace {
 // Set once before the workers start, read by every product.
 std::atomic<CpuKernels> g_kernels{CpuKernels::kCblas};
 
+// OpenBLAS maps a buffer for each thread's first product and, where the mapping fails, tries
+// again without end (a run under ulimit -v spun for 20 minutes), where oneDNN's products end the
+// run with exit 7: said on the start-up line when CBLAS products run under such a limit.
+std::string address_space_warning() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
+  return std::string(
+             "; under this address-space limit (ulimit -v) OpenBLAS waits without end "
+             "for a buffer it cannot map") +
+         (onednn_built() ? ", where cpu.kernels: onednn ends the run with exit 7" : "");
+}
+
 }  // namespace
 
 std::string select_cpu_kernels(CpuKernels requested) {
@@ -27,9 +40,10 @@ std::string select_cpu_kernels(CpuKernels requested) {
   g_kernels.store(onednn ? CpuKernels::kOnednn : CpuKernels::kCblas);
   const char* why = requested == CpuKernels::kAuto ? "cpu.kernels: auto" : "cpu.kernels";
   const std::string own = "; " + cpu::describe_cpu_isa();
+  if (onednn) cpu::prepare_onednn();
   if (onednn) return "CPU kernels: " + cpu::onednn_description() + " (" + why + ")" + own;
   return std::string("CPU kernels: CBLAS sgemm (") + why +
-         (onednn_built() ? ")" : "; built without oneDNN)") + own;
+         (onednn_built() ? ")" : "; built without oneDNN)") + own + address_space_warning();
 }
 
 CpuKernels cpu_kernels_in_use() {

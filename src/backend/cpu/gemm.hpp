@@ -41,5 +41,10 @@ void sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const f
 void onednn_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
                   int lda, const float* b, int ldb, float beta, float* c, int ldc);
 std::string onednn_description();
+// Runs every kind of product the ops ask of oneDNN once, on small matrices, so that its kernels are
+// built while memory is free: oneDNN generates each kind's code (JIT) on its first product, and
+// where that meets an exhausted address space (ulimit -v) its code generator crashes the process
+// (oneDNN 2.6) instead of returning dnnl_out_of_memory. select_cpu_kernels calls it.
+void prepare_onednn();
 
 }  // namespace dl::cpu

@@ -1,13 +1,18 @@
 // gemm.hpp's oneDNN half, built when meson finds oneDNN (option onednn).
 #include <dnnl.h>
 #include <omp.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <cstdlib>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/isa.hpp"
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 
 namespace dl {
 
@@ -99,8 +104,59 @@ void onednn_sgemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, 
   keep_this_thread_single();
   const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, k, alpha,
                                           a, lda, b, ldb, beta, c, ldc);
+  // Its scratch could not be allocated: the caller's AllocationPurpose names what for.
+  if (status == dnnl_out_of_memory) throw std::bad_alloc();
   if (status != dnnl_success) {
     throw InternalError("oneDNN sgemm failed (status " + std::to_string(status) + ")");
+  }
+}
+
+namespace {
+
+// What oneDNN's code generation is left of the address space must hold its kernels (about 6 MiB
+// for AVX2's 24), with room to spare: a mapping of this size is made and dropped first.
+constexpr std::size_t kKernelCodeHeadroomBytes = std::size_t{16} << 20;
+
+void check_kernel_code_headroom() {
+  void* probe = mmap(nullptr, kKernelCodeHeadroomBytes, PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (probe != MAP_FAILED) {
+    munmap(probe, kKernelCodeHeadroomBytes);
+    return;
+  }
+  rlimit limit{};
+  const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  const std::string room = format_bytes(kKernelCodeHeadroomBytes);
+  const std::string what =
+      " for the code of oneDNN's matrix-product kernels (cpu.kernels), made at "
+      "start-up; ";
+  throw Error(ExitCode::kOutOfMemory,
+              limited ? "out of memory before training: the address-space limit of " +
+                            format_bytes(static_cast<std::size_t>(limit.rlim_cur)) +
+                            " (ulimit -v) leaves no " + room + what +
+                            "raise the limit, or run where more memory is free"
+                      : "out of memory before training: no " + room + " is left" + what +
+                            "run where more memory is free");
+}
+
+}  // namespace
+
+void prepare_onednn() {
+  check_kernel_code_headroom();
+  // Square products take oneDNN's blocked kernels; one row or one column its matrix-vector ones.
+  constexpr int kSide = 64;
+  const std::vector<float> a(kSide * kSide, 0.5f), b(kSide * kSide, 0.25f);
+  std::vector<float> c(kSide * kSide, 0.0f);
+  const int shapes[][2] = {{kSide, kSide}, {1, kSide}, {kSide, 1}};
+  for (const auto& [m, n] : shapes) {
+    for (const bool trans_a : {false, true}) {
+      for (const bool trans_b : {false, true}) {
+        for (const float beta : {0.0f, 1.0f}) {
+          onednn_sgemm(trans_a, trans_b, m, n, kSide, 1.0f, a.data(), trans_a ? m : kSide, b.data(),
+                       trans_b ? kSide : n, beta, c.data(), n);
+        }
+      }
+    }
   }
 }
 

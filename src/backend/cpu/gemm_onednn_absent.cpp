@@ -18,6 +18,8 @@ void onednn_sgemm(bool, bool, int, int, int, float, const float*, int, const flo
   throw InternalError("oneDNN sgemm called in a build without oneDNN");
 }
 
+void prepare_onednn() {}
+
 std::string onednn_description() {
   return "oneDNN (not built)";
 }

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <new>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -77,6 +79,7 @@ class Pool {
     }
     task_ = &slice;
     count_ = count;
+    failed_.store(false, std::memory_order_relaxed);
     next_.store(0, std::memory_order_relaxed);
     finished_.store(0, std::memory_order_relaxed);
     open_.store(true, std::memory_order_seq_cst);
@@ -93,6 +96,12 @@ class Pool {
     open_.store(false, std::memory_order_seq_cst);
     while (active_.load(std::memory_order_seq_cst) > 0) std::this_thread::yield();
     task_ = nullptr;
+    std::exception_ptr error;
+    {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      error = std::exchange(error_, nullptr);
+    }
+    if (error) std::rethrow_exception(error);
   }
 
  private:
@@ -102,10 +111,25 @@ class Pool {
     int done = 0;
     for (int i = next_.fetch_add(1, std::memory_order_acq_rel); i < count_;
          i = next_.fetch_add(1, std::memory_order_acq_rel)) {
-      (*task_)(i);
+      if (!failed_.load(std::memory_order_relaxed)) run_slice(i);
       ++done;
     }
     if (done > 0) finished_.fetch_add(done, std::memory_order_acq_rel);
+  }
+
+  // A slice that throws (memory a library or thread_scratch could not allocate) fails the call:
+  // the slices not yet begun are skipped, and run() rethrows the first exception on the caller's
+  // thread once every participant has left the call. Thrown on a helper, it would have ended the
+  // process (std::terminate); on the caller, it would have left run() while helpers still ran
+  // the call's slices.
+  void run_slice(int i) {
+    try {
+      (*task_)(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex_);
+      if (!error_) error_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
   }
 
   void help(unsigned seen) {
@@ -144,14 +168,25 @@ class Pool {
   int count_ = 0;
   std::atomic<int> next_{0};
   std::atomic<int> finished_{0};
-  std::atomic<bool> open_{false};  // between publishing a call's slices and their last finishing
-  std::atomic<int> active_{0};     // helpers that may be looking at the current call
+  std::atomic<bool> open_{false};    // between publishing a call's slices and their last finishing
+  std::atomic<int> active_{0};       // helpers that may be looking at the current call
+  std::atomic<bool> failed_{false};  // a slice of the current call threw
+  std::mutex error_mutex_;
+  std::exception_ptr error_;  // the first exception a slice of the current call threw
 };
 
 Pool& pool() {
   thread_local Pool p;
   return p;
 }
+
+// t_in_pool while it lives, also when a task throws.
+struct InPoolScope {
+  InPoolScope() { t_in_pool = true; }
+  ~InPoolScope() { t_in_pool = false; }
+  InPoolScope(const InPoolScope&) = delete;
+  InPoolScope& operator=(const InPoolScope&) = delete;
+};
 
 void run_in_order(int count, const std::function<void(int)>& slice) {
   for (int i = 0; i < count; ++i) slice(i);
@@ -160,16 +195,17 @@ void run_in_order(int count, const std::function<void(int)>& slice) {
 // The traced run: the tasks in order on this thread, each timed (task_trace.hpp).
 void run_traced(TaskTrace& trace, int count, const std::function<void(int)>& slice,
                 const void* site) {
-  t_in_pool = true;  // a call from inside a task is part of that task's time
   std::vector<std::int64_t> task_ns(static_cast<std::size_t>(count));
   const std::int64_t start = TaskTrace::now_ns();
-  for (int i = 0; i < count; ++i) {
-    const std::int64_t begin = TaskTrace::now_ns();
-    slice(i);
-    task_ns[static_cast<std::size_t>(i)] = TaskTrace::now_ns() - begin;
+  {
+    const InPoolScope in_pool;  // a call from inside a task is part of that task's time
+    for (int i = 0; i < count; ++i) {
+      const std::int64_t begin = TaskTrace::now_ns();
+      slice(i);
+      task_ns[static_cast<std::size_t>(i)] = TaskTrace::now_ns() - begin;
+    }
   }
   const std::int64_t end = TaskTrace::now_ns();
-  t_in_pool = false;
   trace.record(site, start, end, task_ns);
 }
 
@@ -179,9 +215,8 @@ void run_slices(int count, const std::function<void(int)>& slice, const void* si
     return run_traced(*trace, count, slice, site);
   const int width = std::min(parallel_width(), count);
   if (width <= 1 || t_in_pool) return run_in_order(count, slice);
-  t_in_pool = true;
+  const InPoolScope in_pool;
   pool().run(width, count, slice);
-  t_in_pool = false;
 }
 
 }  // namespace
@@ -213,13 +248,12 @@ std::string compute_thread_name(int number, int width) {
 }
 
 // Not inlined, so that the return address is the op's code (the task trace's site).
-__attribute__((noinline)) void parallel_slices(int count,
-                                               const std::function<void(int)>& slice) {
+__attribute__((noinline)) void parallel_slices(int count, const std::function<void(int)>& slice) {
   run_slices(count, slice, __builtin_return_address(0));
 }
 
-__attribute__((noinline)) void parallel_ranges(std::size_t n,
-                     const std::function<void(std::size_t begin, std::size_t end)>& part) {
+__attribute__((noinline)) void parallel_ranges(
+    std::size_t n, const std::function<void(std::size_t begin, std::size_t end)>& part) {
   if (n < kMinSlicedElements) return part(0, n);
   const int ranges = static_cast<int>((n + kRangeFloats - 1) / kRangeFloats);
   run_slices(
