@@ -123,18 +123,23 @@ int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
 
 namespace {
 
-// eval --predictions: "index,label,predicted,p0,...,p<classes-1>" per test example, in order,
-// with predicted_class after predicted for a model trained on named classes, as predict writes.
+// eval --predictions: "index[,file|,line],label,predicted,p0,...,p<classes-1>" per test example,
+// in order: the sample's file or line where the test set names them (an image folder, a CSV
+// file), predicted_class after predicted for a model trained on named classes, as predict writes.
 void write_predictions(Model& model, const Dataset& test, const std::vector<std::string>& names,
                        const std::string& path) {
   const int classes = model.num_classes();
-  PredictionCsv csv(classes, names, std::string(), true);
+  const SampleSources& sources = test.origin().sample_sources;
+  PredictionCsv csv(classes, names, sources.column, true);
   run_inference(
       model, test,
       [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
-        for (std::size_t i = 0; i < n; ++i)
-          csv.add(first + static_cast<std::int64_t>(i), {}, labels[i],
+        for (std::size_t i = 0; i < n; ++i) {
+          const auto index = static_cast<std::size_t>(first) + i;
+          csv.add(static_cast<std::int64_t>(index),
+                  sources.column.empty() ? std::string_view() : sources.names[index], labels[i],
                   outputs + i * static_cast<std::size_t>(classes));
+        }
       });
   write_named_output(path, csv.text());
 }

@@ -53,6 +53,7 @@ Dataset load_csv_split(const Config& config, DataSplit split) {
   const DataConfig& data = config.data;
   if (split == DataSplit::kTrain) return read_csv(training_request(config));
   CsvRequest request = csv_request(config, data.testFile, data.testLimit);
+  request.name_lines = true;  // for eval --predictions
   request.classes = read_csv_classes(training_request(config));
   request.classes_source = "the training file " + data.trainFile;
   return read_csv(request);

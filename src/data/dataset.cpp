@@ -163,13 +163,31 @@ std::string Dataset::shape_text() const {
 
 void Dataset::set_pipeline(InputPipeline pipeline) {
   const auto channels = static_cast<std::size_t>(channels_);
-  if (pipeline.normalizes() && (pipeline.mean.size() != channels || pipeline.std.size() != channels))
+  if (pipeline.normalizes() &&
+      (pipeline.mean.size() != channels || pipeline.std.size() != channels))
     throw DataError(fmt::format(
         "the input normalization has {} mean and {} std value(s) for samples of {} channel(s); "
         "train the model again with one value per channel",
         pipeline.mean.size(), pipeline.std.size(), channels));
   pipeline_ = std::move(pipeline);
 }
+
+namespace {
+
+// The origin of the samples at `indices`: each keeps its source's name (its file or line).
+DataOrigin picked_origin(const DataOrigin& origin, const std::vector<std::int64_t>& indices) {
+  DataOrigin picked = origin;
+  const std::vector<std::string>& names = origin.sample_sources.names;
+  if (names.empty()) return picked;
+  picked.sample_sources.names.clear();
+  for (const std::int64_t index : indices) {
+    DL_CHECK(static_cast<std::size_t>(index) < names.size(), "a source name for every sample");
+    picked.sample_sources.names.push_back(names[static_cast<std::size_t>(index)]);
+  }
+  return picked;
+}
+
+}  // namespace
 
 Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
   // Only a set that holds its pixels has pixels to copy (not numeric features, not a stream).
@@ -190,7 +208,7 @@ Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
     part.labels_ = std::move(labels);
     for (const std::int64_t index : indices)
       part.entries_.push_back(entries_[static_cast<std::size_t>(index)]);
-    part.set_origin(origin_);
+    part.set_origin(picked_origin(origin_, indices));
     return part;
   }
   if (numeric_) {
@@ -200,11 +218,11 @@ Dataset Dataset::subset(const std::vector<std::int64_t>& indices) const {
                                           static_cast<std::size_t>(indices[i]) * sample_bytes_),
                   sample_bytes_, features.begin() + static_cast<std::ptrdiff_t>(i * sample_bytes_));
     Dataset part = from_features(cols_, std::move(features), std::move(labels), num_classes_);
-    part.set_origin(origin_);
+    part.set_origin(picked_origin(origin_, indices));
     return part;
   }
   Dataset part(channels_, rows_, cols_, std::move(pixels), std::move(labels), num_classes_);
-  part.set_origin(origin_);
+  part.set_origin(picked_origin(origin_, indices));
   return part;
 }
 

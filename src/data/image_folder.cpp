@@ -266,7 +266,7 @@ Dataset read_whole(const std::vector<ImageFile>& files, const ImageFolderRequest
     labels.push_back(files[kept[k]].label);
   }
   pixels.resize(kept.size() * sample_bytes);
-  if (request.for_predict)
+  if (request.name_files)
     for (const std::size_t k : kept)
       origin.sample_sources.names.push_back(under(request, files[k]));
   Dataset dataset(request.channels, request.height, request.width, std::move(pixels),
@@ -298,7 +298,7 @@ Dataset read_streamed(std::vector<ImageFile> files, const ImageFolderRequest& re
   std::vector<std::int32_t> labels;
   for (const ImageFile& f : kept_files) {
     labels.push_back(f.label);
-    if (request.for_predict) origin.sample_sources.names.push_back(under(request, f));
+    if (request.name_files) origin.sample_sources.names.push_back(under(request, f));
   }
   const std::size_t count = kept_files.size();
   auto store =
@@ -321,7 +321,7 @@ Dataset read_image_folder(const ImageFolderRequest& request) {
   std::vector<ImageFile> files = spread(std::move(listing.files), request.limit);
   DataOrigin origin;
   origin.class_names = listing.class_names;
-  if (request.for_predict) origin.sample_sources.column = kFileColumn;
+  if (request.name_files) origin.sample_sources.column = kFileColumn;
   for (const BadFile& bad : listing.bad) origin.skipped.push_back(bad.path + ": " + bad.why);
   const std::uint64_t decoded_bytes =
       static_cast<std::uint64_t>(files.size()) * decode_target(request).sample_bytes();

@@ -34,8 +34,11 @@ struct ImageFolderRequest {
   // training folder itself.
   std::vector<std::string> expected_classes;
   // For predict: a folder that holds images and no subfolders is read as those images, unlabelled
-  // (label 0, no class names), and each sample's file is named in DataOrigin::sample_sources.
+  // (label 0, no class names).
   bool for_predict = false;
+  // Each sample's file is named in DataOrigin::sample_sources (the rows of predict and of eval
+  // --predictions).
+  bool name_files = false;
   // data.cacheBytes resolved: a folder whose decoded images take more is streamed
   // (image_store.hpp); `cache_setting` says where the number came from, for the log.
   std::uint64_t cache_bytes = UINT64_MAX;

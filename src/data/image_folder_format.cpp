@@ -58,10 +58,12 @@ ImageFolderRequest folder_request(const Config& config, const std::string& direc
   return request;
 }
 
-// A test or validation folder: the training folder's classes, in its order.
+// A test or validation folder: the training folder's classes, in its order; each sample's file
+// named, for eval --predictions.
 Dataset read_other_folder(const Config& config, const std::string& directory,
                           const std::string& key, std::int64_t limit) {
   ImageFolderRequest request = folder_request(config, directory, key, limit);
+  request.name_files = true;
   request.expected_classes =
       image_folder_classes(config.data.trainDirectory, "data.trainDirectory");
   return read_image_folder(request);
@@ -100,6 +102,7 @@ Dataset load_image_input(const std::string& path, const Config& config,
     ImageFolderRequest request = folder_request(config, path, "--input", 0);
     request.expected_classes = classes;
     request.for_predict = true;
+    request.name_files = true;
     return read_image_folder(request);
   }
   const InputTypeConfig& in = config.inputType;

@@ -88,14 +88,14 @@ awk -v a="$accuracy" -v p="$predicted" 'BEGIN { d = a - p; exit !(p != "" && d <
   fail "predict's accuracy is not eval's $accuracy: $(cat "$WORK/predict.err")"
 echo "ok: predict names the classes: $(cat "$WORK/predict.err")"
 
-# eval --predictions names the classes as predict does (it wrote no names): predicted_class after
-# predicted, and the same predictions as predict's on the same file.
+# eval --predictions names the classes and each row's line as predict does (it wrote neither):
+# predicted_class after predicted, and the same lines and predictions as predict's on the same file.
 "$DL_TRAIN" eval --model "$WORK/run/model.dlm" --predictions "$WORK/eval-predictions.csv" >/dev/null
-head -1 "$WORK/eval-predictions.csv" | grep -qx "index,label,predicted,predicted_class,p0,p1,p2" ||
+head -1 "$WORK/eval-predictions.csv" | grep -qx "index,line,label,predicted,predicted_class,p0,p1,p2" ||
   fail "eval --predictions header: $(head -1 "$WORK/eval-predictions.csv")"
-cmp <(cut -d, -f3- "$WORK/eval-predictions.csv") <(cut -d, -f3- "$WORK/predict.csv") ||
+cmp <(cut -d, -f1,2,4- "$WORK/eval-predictions.csv") <(cut -d, -f1- "$WORK/predict.csv") ||
   fail "eval --predictions differs from predict: $(head -3 "$WORK/eval-predictions.csv")"
-echo "ok: eval --predictions names the classes as predict does"
+echo "ok: eval --predictions names the classes and lines as predict does"
 
 # A header cell holding a quoted line break is one header row (it was "an unterminated quote" on
 # line 1, skipped, and a bad row on line 2), and a label holding one is one bad row: predict's

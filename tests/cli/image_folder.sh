@@ -66,6 +66,14 @@ echo "ok: predict on the test folder: $(cat "$WORK/predict.err")"
 # Each row names its file under the folder, so rows match files whatever was left out.
 grep -q "^1,Ankle_boot/[^,]*\.png,[0-9],[A-Za-z_-]*,0\?[.0-9e-]*," "$WORK/folder.csv" ||
   fail "predict rows do not name their files: $(sed -n 2,3p "$WORK/folder.csv")"
+# eval --predictions on the test folder names each row's file and label as predict does (it named
+# no file: a mistake could not be traced to its image).
+"$DL_TRAIN" eval -m "$WORK/run-folder/model.dlm" --predictions "$WORK/eval.csv" >/dev/null
+head -1 "$WORK/eval.csv" | grep -q "^index,file,label,predicted,predicted_class,p0," ||
+  fail "eval --predictions header: $(head -1 "$WORK/eval.csv")"
+cmp <(cut -d, -f1,2,4- "$WORK/eval.csv") "$WORK/folder.csv" ||
+  fail "eval --predictions rows differ from predict's: $(sed -n 2,3p "$WORK/eval.csv")"
+echo "ok: eval --predictions names each test image's file: $(sed -n 2p "$WORK/eval.csv" | cut -d, -f1-4)"
 # A folder of images with no class folders (new photos to classify): read unlabelled, each row
 # named by its file; it was refused as 'has no class folders'.
 mkdir -p "$WORK/photos"

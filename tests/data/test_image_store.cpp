@@ -176,3 +176,26 @@ TEST_CASE("image folder: Windows' and hidden metadata files are no samples", "[i
   CHECK_THROWS_WITH(dl::read_image_folder(request(dir, UINT64_MAX)),
                     Contains("notes.txt: is not an image"));
 }
+
+// eval --predictions names each test example's file: a subset (a rank's share, a validation
+// split) keeps each sample's own name, held or streamed.
+TEST_CASE("image folder: named files follow their samples into a subset", "[image]") {
+  const dl::test::TempDir dir;
+  write_folder(dir);
+  const std::vector<std::int64_t> picked = {29, 3, 17, 0};
+  const std::vector<std::string> expected = {"b/114.jpg", "a/103.png", "b/102.jpg", "a/100.png"};
+  for (const std::uint64_t cache_bytes : {std::uint64_t{1} << 30, std::uint64_t{0}}) {
+    INFO("cacheBytes " << cache_bytes);
+    dl::ImageFolderRequest r = request(dir, cache_bytes);
+    r.name_files = true;
+    const dl::Dataset set = dl::read_image_folder(r);
+    CHECK(set.streamed() == (cache_bytes == 0));
+    const dl::SampleSources& all = set.origin().sample_sources;
+    CHECK(all.column == "file");
+    REQUIRE(all.names.size() == static_cast<std::size_t>(set.size()));
+    const dl::SampleSources& part = set.subset(picked).origin().sample_sources;
+    CHECK(part.column == "file");
+    CHECK(part.names == expected);
+  }
+  CHECK(dl::read_image_folder(request(dir, 0)).origin().sample_sources.names.empty());
+}
