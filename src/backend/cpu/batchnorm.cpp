@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "backend/cpu/batchnorm_parts.hpp"
 #include "backend/cpu/lane_vectors.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "backend/ops/batchnorm.hpp"
@@ -12,33 +14,7 @@ inline namespace DL_CPU_ISA {
 
 namespace {
 
-struct Layout {
-  std::size_t n, channels, spatial;
-  // Offset of the first value of (sample i, channel c); its `spatial` values follow contiguously.
-  std::size_t offset(std::size_t i, std::size_t c) const { return (i * channels + c) * spatial; }
-  std::size_t per_channel() const { return n * spatial; }
-};
-
-Layout layout_of(const BatchNormShape& s) {
-  ops::check_shape(s);
-  return Layout{static_cast<std::size_t>(s.n), static_cast<std::size_t>(s.channels),
-                static_cast<std::size_t>(s.spatial)};
-}
-
-// Each task takes whole channels, at least kTaskValues values (a flat layer's small channels are
-// grouped): a channel's sums are made by one task in one order, so the results do not depend on
-// the thread count, nor even on how channels are grouped into tasks.
-constexpr std::size_t kTaskValues = std::size_t{1} << 14;
-
-template <typename ChannelWork>
-void for_each_channel(const Layout& l, const ChannelWork& work) {
-  const std::size_t per_task = std::max<std::size_t>(kTaskValues / l.per_channel(), 1);
-  const int tasks = static_cast<int>((l.channels + per_task - 1) / per_task);
-  parallel_slices(tasks, [&](int t) {
-    const std::size_t first = static_cast<std::size_t>(t) * per_task;
-    for (std::size_t c = first; c < std::min(l.channels, first + per_task); ++c) work(c);
-  });
-}
+using namespace batchnorm_parts;
 
 // A channel's sums: kSumLanes partial sums, so that the compiler keeps kChains vectors of adds in
 // flight (one accumulator waits out the add's latency on every value) and needs no conversion per
@@ -95,17 +71,17 @@ class LaneSums {
   double tail_[kLaneFloats] = {};
 };
 
-// Calls block(at, chains) for the runs of values of channel c that fill whole vectors, each run
+// Calls block(at, chains) for the runs of values of the part that fill whole vectors, each run
 // starting at x[at] on a row's multiple of kSumLanes and `chains` vectors long (kChains but at a
 // row's end), then tail(at, k) for each remaining value x[at] of the row, k counted from the
 // first.
 template <typename Block, typename Tail>
-void walk_channel(const Layout& l, std::size_t c, const Block& block, const Tail& tail) {
+void walk_part(const Layout& l, const Part& part, const Block& block, const Tail& tail) {
   const std::size_t whole = l.spatial / kSumLanes * kSumLanes;
   const int rest_vectors = static_cast<int>((l.spatial - whole) / kLaneFloats);
   const std::size_t vectors_end = whole + static_cast<std::size_t>(rest_vectors) * kLaneFloats;
-  for (std::size_t i = 0; i < l.n; ++i) {
-    const std::size_t row = l.offset(i, c);
+  for (std::size_t i = part.begin; i < part.end; ++i) {
+    const std::size_t row = l.offset(i, part.c);
     for (std::size_t k = 0; k < whole; k += kSumLanes) block(row + k, kChains);
     if (rest_vectors > 0) block(row + whole, rest_vectors);
     for (std::size_t k = vectors_end; k < l.spatial; ++k)
@@ -113,10 +89,10 @@ void walk_channel(const Layout& l, std::size_t c, const Block& block, const Tail
   }
 }
 
-double channel_sum(const Layout& l, std::size_t c, const float* x) {
+double part_sum(const Layout& l, const Part& part, const float* x) {
   LaneSums s;
-  walk_channel(
-      l, c,
+  walk_part(
+      l, part,
       [&](std::size_t at, int chains) {
         s.add_block(chains, [&](int j) { return floats_at(x + at, j); });
       },
@@ -127,11 +103,11 @@ double channel_sum(const Layout& l, std::size_t c, const float* x) {
 // x - mean in float: rounding the mean to float (by up to 2^-24 |mean|) moves the variance by the
 // square of that shift, (2^-24 |mean| / std)^2 of itself: under 1e-6 while |mean| < 16000 std,
 // where float x itself resolves its spread to 2^-24 |mean| only.
-double channel_centered_squares(const Layout& l, std::size_t c, const float* x, double mean) {
+double part_centered_squares(const Layout& l, const Part& part, const float* x, double mean) {
   LaneSums s;
   const float mean_f = static_cast<float>(mean);
-  walk_channel(
-      l, c,
+  walk_part(
+      l, part,
       [&](std::size_t at, int chains) {
         s.add_block(chains, [&](int j) {
           const Floats d = floats_at(x + at, j) - mean_f;
@@ -168,17 +144,17 @@ Floats pre_activation_gradient(const float* x, const float* dy, int chain, Affin
   return g;
 }
 
-// sum g and sum g * xhat over channel c, g = pre_activation_gradient, xhat = (x - mean) * inv_std
-// rounded to float.
+// sum g and sum g * xhat over a part of a channel, g = pre_activation_gradient, xhat = (x - mean) *
+// inv_std rounded to float.
 struct GradientSums {
   double dy, dy_xhat;
 };
 template <Activation A>
-GradientSums channel_gradient_sums(const Layout& l, std::size_t c, const float* x, const float* dy,
-                                   float mean, float inv_std, Affine f) {
+GradientSums part_gradient_sums(const Layout& l, const Part& part, const float* x, const float* dy,
+                                float mean, float inv_std, Affine f) {
   LaneSums s_dy, s_dy_xhat;
-  walk_channel(
-      l, c,
+  walk_part(
+      l, part,
       [&](std::size_t at, int chains) {
         Floats g[kChains];
         for (int j = 0; j < chains; ++j) g[j] = pre_activation_gradient<A>(x + at, dy + at, j, f);
@@ -194,15 +170,53 @@ GradientSums channel_gradient_sums(const Layout& l, std::size_t c, const float* 
   return {s_dy.total(), s_dy_xhat.total()};
 }
 
-// y = act(x * scale + shift) over the values of channel c.
+// y = act(x * scale + shift) over the values of a part of a channel.
 template <Activation A>
-void apply_affine(const Layout& l, std::size_t c, const float* x, Affine f, float* y) {
-  for (std::size_t i = 0; i < l.n; ++i) {
-    const float* xs = x + l.offset(i, c);
-    float* ys = y + l.offset(i, c);
+void apply_affine(const Layout& l, const Part& part, const float* x, Affine f, float* y) {
+  for (std::size_t i = part.begin; i < part.end; ++i) {
+    const float* xs = x + l.offset(i, part.c);
+    float* ys = y + l.offset(i, part.c);
     for (std::size_t k = 0; k < l.spatial; ++k)
       ys[k] = ops::activate<A>(ops::batchnorm_affine(xs[k], f.scale, f.shift));
   }
+}
+
+// A part's mean and sum of squared deviations from it: its values read twice while they are in
+// cache (a part is a few thousand values), the second time centered on the part's own mean.
+struct PartStats {
+  double count = 0.0, mean = 0.0, squares = 0.0;
+};
+
+PartStats part_stats(const Layout& l, const Part& part, const float* x) {
+  PartStats stats;
+  stats.count = static_cast<double>((part.end - part.begin) * l.spatial);
+  stats.mean = part_sum(l, part, x) / stats.count;
+  stats.squares = part_centered_squares(l, part, x, stats.mean);
+  return stats;
+}
+
+// A channel's mean and biased variance from its parts' stats, added in part order (Chan, Golub
+// and LeVeque's pairwise update): the squares about the channel's mean are each part's squares
+// about its own mean plus count (part mean - mean)^2, so nothing cancels, as in a two-pass
+// variance, while the values are read from memory once.
+struct ChannelStats {
+  double mean, var;
+};
+
+ChannelStats channel_stats(const Parts& p, const std::vector<PartStats>& parts, std::size_t c) {
+  const PartStats* first = parts.data() + c * p.per_channel;
+  double count = 0.0, sum = 0.0;
+  for (std::size_t k = 0; k < p.per_channel; ++k) {
+    count += first[k].count;
+    sum += first[k].mean * first[k].count;
+  }
+  const double mean = sum / count;
+  double squares = 0.0;
+  for (std::size_t k = 0; k < p.per_channel; ++k) {
+    const double shift = first[k].mean - mean;
+    squares += first[k].squares + first[k].count * shift * shift;
+  }
+  return {mean, squares / count};
 }
 
 template <Activation A>
@@ -211,54 +225,78 @@ void forward_training(const Layout& l, float eps, float decay, const float* x, c
                       float* save_mean, float* save_inv_std, float* save_affine) {
   const double m = static_cast<double>(l.per_channel());
   const double unbias = l.per_channel() > 1 ? m / (m - 1.0) : 1.0;
-  for_each_channel(l, [&](std::size_t c) {
-    const double mean = channel_sum(l, c, x) / m;
-    const double var = channel_centered_squares(l, c, x, mean) / m;
-    const double inv_std = 1.0 / std::sqrt(var + eps);
-    const Affine f{static_cast<float>(gamma[c] * inv_std),
-                   static_cast<float>(beta[c] - mean * gamma[c] * inv_std)};
-    apply_affine<A>(l, c, x, f, y);
-
-    save_mean[c] = static_cast<float>(mean);
+  const Parts p = parts_of(l);
+  std::vector<PartStats> parts(l.channels * p.per_channel);
+  std::vector<Affine> affine(l.channels);
+  const auto finish = [&](std::size_t c) {
+    const ChannelStats stats = channel_stats(p, parts, c);
+    const double inv_std = 1.0 / std::sqrt(stats.var + eps);
+    affine[c] = Affine{static_cast<float>(gamma[c] * inv_std),
+                       static_cast<float>(beta[c] - stats.mean * gamma[c] * inv_std)};
+    save_mean[c] = static_cast<float>(stats.mean);
     save_inv_std[c] = static_cast<float>(inv_std);
     if (save_affine != nullptr) {
-      save_affine[c] = f.scale;
-      save_affine[l.channels + c] = f.shift;
+      save_affine[c] = affine[c].scale;
+      save_affine[l.channels + c] = affine[c].shift;
     }
-    running_mean[c] = static_cast<float>(decay * running_mean[c] + (1.0 - decay) * mean);
-    running_var[c] = static_cast<float>(decay * running_var[c] + (1.0 - decay) * var * unbias);
-  });
+    running_mean[c] = static_cast<float>(decay * running_mean[c] + (1.0 - decay) * stats.mean);
+    running_var[c] =
+        static_cast<float>(decay * running_var[c] + (1.0 - decay) * stats.var * unbias);
+  };
+  run_by_parts(
+      l, p, [&](const Part& part) { parts[part.index(p)] = part_stats(l, part, x); }, finish,
+      [&](const Part& part) { apply_affine<A>(l, part, x, affine[part.c], y); });
 }
+
+// dx = a (g - mean_dy - xhat mean_dy_xhat) for the values of a channel: the header's dx formula
+// with 1/m moved inside, a = gamma inv_std.
+struct DxTerms {
+  float a, mean_dy, mean_dy_xhat;
+};
 
 template <Activation A>
 void backward(const Layout& l, const float* x, const float* dy, const float* gamma,
               const float* save_mean, const float* save_inv_std, const float* save_affine,
               float* dx, float* dgamma, float* dbeta) {
   const double m = static_cast<double>(l.per_channel());
-  for_each_channel(l, [&](std::size_t c) {
-    const float mean = save_mean[c];
-    const float inv_std = save_inv_std[c];
-    const Affine f = save_affine != nullptr ? Affine{save_affine[c], save_affine[l.channels + c]}
-                                            : Affine{1.0f, 0.0f};
-    const GradientSums sums = channel_gradient_sums<A>(l, c, x, dy, mean, inv_std, f);
-    dbeta[c] = static_cast<float>(sums.dy);
-    dgamma[c] = static_cast<float>(sums.dy_xhat);
-    // The header's dx formula with 1/m moved inside: gamma inv_std (g - mean g - xhat mean(g
-    // xhat)).
-    const float a = gamma[c] * inv_std;
-    const float mean_dy = static_cast<float>(sums.dy / m);
-    const float mean_dy_xhat = static_cast<float>(sums.dy_xhat / m);
-    for (std::size_t i = 0; i < l.n; ++i) {
-      const float* xs = x + l.offset(i, c);
-      const float* dys = dy + l.offset(i, c);
-      float* dxs = dx + l.offset(i, c);
+  const Parts p = parts_of(l);
+  const auto affine_of = [&](std::size_t c) {
+    return save_affine != nullptr ? Affine{save_affine[c], save_affine[l.channels + c]}
+                                  : Affine{1.0f, 0.0f};
+  };
+  std::vector<double> dy_sums(l.channels * p.per_channel), dy_xhat_sums(dy_sums.size());
+  std::vector<DxTerms> terms(l.channels);
+  const auto sum_part = [&](const Part& part) {
+    const GradientSums sums = part_gradient_sums<A>(l, part, x, dy, save_mean[part.c],
+                                                    save_inv_std[part.c], affine_of(part.c));
+    dy_sums[part.index(p)] = sums.dy;
+    dy_xhat_sums[part.index(p)] = sums.dy_xhat;
+  };
+  const auto finish = [&](std::size_t c) {
+    const double sum_dy = channel_total(p, dy_sums, c);
+    const double sum_dy_xhat = channel_total(p, dy_xhat_sums, c);
+    dbeta[c] = static_cast<float>(sum_dy);
+    dgamma[c] = static_cast<float>(sum_dy_xhat);
+    terms[c] = DxTerms{gamma[c] * save_inv_std[c], static_cast<float>(sum_dy / m),
+                       static_cast<float>(sum_dy_xhat / m)};
+  };
+  const auto apply = [&](const Part& part) {
+    const float mean = save_mean[part.c];
+    const float inv_std = save_inv_std[part.c];
+    const Affine f = affine_of(part.c);
+    const DxTerms t = terms[part.c];
+    for (std::size_t i = part.begin; i < part.end; ++i) {
+      const float* xs = x + l.offset(i, part.c);
+      const float* dys = dy + l.offset(i, part.c);
+      float* dxs = dx + l.offset(i, part.c);
       for (std::size_t k = 0; k < l.spatial; ++k) {
         const float g = pre_activation_gradient<A>(xs[k], dys[k], f);
         const float xhat = (xs[k] - mean) * inv_std;
-        dxs[k] = a * (g - mean_dy - xhat * mean_dy_xhat);
+        dxs[k] = t.a * (g - t.mean_dy - xhat * t.mean_dy_xhat);
       }
     }
-  });
+  };
+  run_by_parts(l, p, sum_part, finish, apply);
 }
 
 }  // namespace
@@ -281,11 +319,14 @@ void batchnorm_forward_inference(const BatchNormShape& s, Activation a, float ep
   const Layout l = layout_of(s);
   ops::check_fusable(a);
   ops::visit_activation_or_identity(a, [&](auto tag) {
-    for_each_channel(l, [&](std::size_t c) {
+    std::vector<Affine> affine(l.channels);
+    for (std::size_t c = 0; c < l.channels; ++c) {
       const double inv_std = 1.0 / std::sqrt(static_cast<double>(running_var[c]) + eps);
-      const Affine f{static_cast<float>(gamma[c] * inv_std),
-                     static_cast<float>(beta[c] - running_mean[c] * gamma[c] * inv_std)};
-      apply_affine<decltype(tag)::value>(l, c, x, f, y);
+      affine[c] = Affine{static_cast<float>(gamma[c] * inv_std),
+                         static_cast<float>(beta[c] - running_mean[c] * gamma[c] * inv_std)};
+    }
+    for_each_part(l, parts_of(l), [&](const Part& part) {
+      apply_affine<decltype(tag)::value>(l, part, x, affine[part.c], y);
     });
   });
 }

@@ -14,9 +14,11 @@
 // Backward:  with xhat = (x - mean) * inv_std,
 //            dbeta = sum dy, dgamma = sum dy * xhat,
 //            dx = gamma * inv_std / m * (m * dy - dbeta - xhat * dgamma).
-// Each channel's sums are made by one task of the thread pool, in an order fixed by the shape
-// (float partial sums of at most 32 values each, added in double: batchnorm.cpp), so the results
-// are the same bits on any thread count.
+// Each channel's values are cut into parts of whole samples by the shape alone, each part's sums
+// made in a fixed order (float partial sums of at most 32 values each, added in double:
+// batchnorm.cpp) and the parts' added in part order (the variance by Chan's pairwise update), so
+// the results are the same bits on any thread count; a call runs whole channels or, where they
+// are too few for the threads, parts as its tasks (batchnorm_parts.hpp).
 #pragma once
 
 #include <cstddef>
