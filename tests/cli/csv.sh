@@ -43,12 +43,16 @@ YAML
 "$DL_TRAIN" --config "$WORK/idx.yaml" --set backend=cpu --set epochs=$epochs \
   --set "output.directory=$WORK/run-idx" --set output.console=epochs >"$WORK/idx.txt"
 accuracy() { sed -n 's/.*"test_accuracy": \([0-9.]*\).*/\1/p' "$1/summary.json"; }
+# close_to_idx WHAT CSV_ACCURACY IDX_ACCURACY: the CSV run learned (0.6 and up) and is within 0.02
+# of the same network on the same images read as IDX.
+close_to_idx() {
+  awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0.6 && d <= 0.02) }' ||
+    fail "$1: accuracy $2 from CSV is not close to $3 from IDX"
+}
 csv_accuracy=$(accuracy "$WORK/run-csv")
 idx_accuracy=$(accuracy "$WORK/run-idx")
 echo "ok: $epochs epochs on $train_count rows: test accuracy $csv_accuracy from CSV, $idx_accuracy from IDX"
-awk -v a="$csv_accuracy" -v b="$idx_accuracy" \
-  'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0.6 && d <= 0.02) }' ||
-  fail "CSV accuracy $csv_accuracy is not close to IDX's $idx_accuracy"
+close_to_idx "configs/fashion-mnist-csv.yaml" "$csv_accuracy" "$idx_accuracy"
 
 "$DL_TRAIN" predict -m "$WORK/run-csv/model.dlm" -i "$WORK/test.csv" -o "$WORK/predict.csv" \
   2>"$WORK/predict.err"
@@ -90,9 +94,7 @@ lenet_run "$WORK/lenet-idx" --set data.trainLimit=$train_count --set data.testLi
 lenet_csv=$(accuracy "$WORK/lenet-csv")
 lenet_idx=$(accuracy "$WORK/lenet-idx")
 echo "ok: LeNet (convolutionalFlat 28x28x1): test accuracy $lenet_csv from CSV, $lenet_idx from IDX"
-awk -v a="$lenet_csv" -v b="$lenet_idx" \
-  'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 0.6 && d <= 0.02) }' ||
-  fail "LeNet's CSV accuracy $lenet_csv is not close to its IDX accuracy $lenet_idx"
+close_to_idx LeNet "$lenet_csv" "$lenet_idx"
 "$DL_TRAIN" predict -m "$WORK/lenet-csv/model.dlm" -i "$WORK/test.csv" -o "$WORK/lenet.csv" \
   2>"$WORK/lenet-predict.err"
 grep -q "accuracy $lenet_csv" "$WORK/lenet-predict.err" || fail "predict: $(cat "$WORK/lenet-predict.err")"
