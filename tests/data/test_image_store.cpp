@@ -193,7 +193,8 @@ TEST_CASE("image folder: named files follow their samples into a subset", "[imag
     const dl::SampleSources& all = set.origin().sample_sources;
     CHECK(all.column == "file");
     REQUIRE(all.names.size() == static_cast<std::size_t>(set.size()));
-    const dl::SampleSources& part = set.subset(picked).origin().sample_sources;
+    const dl::Dataset subset = set.subset(picked);
+    const dl::SampleSources& part = subset.origin().sample_sources;
     CHECK(part.column == "file");
     CHECK(part.names == expected);
   }
