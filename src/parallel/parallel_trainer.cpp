@@ -16,7 +16,6 @@ namespace dl {
 
 namespace {
 
-
 // The first failure of any worker, kept to rethrow on the calling thread. A worker that stops
 // because another one aborted the collective records nothing.
 class FirstFailure {
