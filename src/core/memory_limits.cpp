@@ -1,5 +1,6 @@
 #include "core/memory_limits.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -23,6 +24,12 @@ MemoryLimit host_memory_limit() {
     }
   }
   return limit;
+}
+
+std::optional<std::uint64_t> address_space_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  return static_cast<std::uint64_t>(limit.rlim_cur);
 }
 
 }  // namespace dl

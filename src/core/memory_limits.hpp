@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace dl {
@@ -15,5 +16,9 @@ struct MemoryLimit {
 };
 
 MemoryLimit host_memory_limit();
+
+// This process's address-space limit (RLIMIT_AS's soft limit, `ulimit -v`) in bytes; none when
+// unlimited. Thread stacks, oneDNN's generated code and OpenBLAS's buffers are all mapped from it.
+std::optional<std::uint64_t> address_space_limit();
 
 }  // namespace dl

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <vector>
 
+#include "core/memory_limits.hpp"
+
 namespace dl {
 
 namespace {
@@ -33,9 +35,7 @@ ThreadLimits current_thread_limits() {
   if (::getrlimit(RLIMIT_NPROC, &processes) == 0 && processes.rlim_cur != RLIM_INFINITY)
     limits.user_processes = static_cast<std::uint64_t>(processes.rlim_cur);
   limits.cgroup_pids = cgroup_pids_limit();
-  struct rlimit address_space {};
-  if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY)
-    limits.address_space_bytes = static_cast<std::uint64_t>(address_space.rlim_cur);
+  limits.address_space_bytes = address_space_limit();
   return limits;
 }
 

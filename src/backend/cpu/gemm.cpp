@@ -1,13 +1,13 @@
 #include "backend/cpu/gemm.hpp"
 
 #include <cblas.h>
-#include <sys/resource.h>
 
 #include <atomic>
 
 #include "backend/cpu/blas_control.hpp"
 #include "backend/cpu/isa.hpp"
 #include "core/error.hpp"
+#include "core/memory_limits.hpp"
 
 namespace dl {
 
@@ -20,8 +20,7 @@ std::atomic<CpuKernels> g_kernels{CpuKernels::kCblas};
 // again without end (a run under ulimit -v spun for 20 minutes), where oneDNN's products end the
 // run with exit 7: said on the start-up line when CBLAS products run under such a limit.
 std::string address_space_warning() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return "";
+  if (!address_space_limit()) return "";
   return std::string(
              "; under this address-space limit (ulimit -v) OpenBLAS waits without end "
              "for a buffer it cannot map") +
@@ -40,8 +39,10 @@ std::string select_cpu_kernels(CpuKernels requested) {
   g_kernels.store(onednn ? CpuKernels::kOnednn : CpuKernels::kCblas);
   const char* why = requested == CpuKernels::kAuto ? "cpu.kernels: auto" : "cpu.kernels";
   const std::string own = "; " + cpu::describe_cpu_isa();
-  if (onednn) cpu::prepare_onednn();
-  if (onednn) return "CPU kernels: " + cpu::onednn_description() + " (" + why + ")" + own;
+  if (onednn) {
+    cpu::prepare_onednn();
+    return "CPU kernels: " + cpu::onednn_description() + " (" + why + ")" + own;
+  }
   return std::string("CPU kernels: CBLAS sgemm (") + why +
          (onednn_built() ? ")" : "; built without oneDNN)") + own + address_space_warning();
 }

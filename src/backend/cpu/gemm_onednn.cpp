@@ -2,16 +2,17 @@
 #include <dnnl.h>
 #include <omp.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include <cstdlib>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/isa.hpp"
 #include "core/error.hpp"
+#include "core/memory_limits.hpp"
 #include "core/out_of_memory.hpp"
 
 namespace dl {
@@ -124,19 +125,18 @@ void check_kernel_code_headroom() {
     munmap(probe, kKernelCodeHeadroomBytes);
     return;
   }
-  rlimit limit{};
-  const bool limited = getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  const std::optional<std::uint64_t> limit = address_space_limit();
   const std::string room = format_bytes(kKernelCodeHeadroomBytes);
   const std::string what =
       " for the code of oneDNN's matrix-product kernels (cpu.kernels), made at "
       "start-up; ";
   throw Error(ExitCode::kOutOfMemory,
-              limited ? "out of memory before training: the address-space limit of " +
-                            format_bytes(static_cast<std::size_t>(limit.rlim_cur)) +
-                            " (ulimit -v) leaves no " + room + what +
-                            "raise the limit, or run where more memory is free"
-                      : "out of memory before training: no " + room + " is left" + what +
-                            "run where more memory is free");
+              limit
+                  ? "out of memory before training: the address-space limit of " +
+                        format_bytes(static_cast<std::size_t>(*limit)) + " (ulimit -v) leaves no " +
+                        room + what + "raise the limit, or run where more memory is free"
+                  : "out of memory before training: no " + room + " is left" + what +
+                        "run where more memory is free");
 }
 
 }  // namespace
