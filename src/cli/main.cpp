@@ -280,8 +280,7 @@ int run_command(int argc, char** argv) {
   } catch (const dl::Error& e) {
     return fail(static_cast<int>(e.code()), std::string("error: ") + e.what());
   } catch (const std::bad_alloc&) {
-    return fail(static_cast<int>(dl::ExitCode::kOutOfMemory),
-                "error: out of memory; " + dl::out_of_memory_advice());
+    return fail(static_cast<int>(dl::ExitCode::kOutOfMemory), "error: " + dl::bad_alloc_message());
   } catch (const std::exception& e) {
     // Any exception's text is held to the typed errors' one bounded line.
     return fail(static_cast<int>(dl::ExitCode::kFailure),

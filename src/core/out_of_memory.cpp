@@ -38,6 +38,10 @@ std::string out_of_memory_advice() {
          "data.trainLimit, or run where more memory is free";
 }
 
+std::string bad_alloc_message() {
+  return "out of memory; " + out_of_memory_advice();
+}
+
 OutOfMemoryError::OutOfMemoryError(std::size_t bytes, const std::string& memory)
     : Error(ExitCode::kOutOfMemory, out_of_memory_message(bytes, memory)) {}
 

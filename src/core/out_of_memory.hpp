@@ -15,9 +15,12 @@ namespace dl {
 // "512 B", "1.5 KiB", "3.2 GiB".
 std::string format_bytes(std::size_t bytes);
 
-// What to lower when memory runs out, for every out-of-memory message (also a std::bad_alloc
-// with no AllocationPurpose, in main).
+// What to lower when memory runs out, for every out-of-memory message.
 std::string out_of_memory_advice();
+
+// "out of memory; <advice>": a std::bad_alloc's message (main's, a worker's), which knows neither
+// what was being allocated nor its size.
+std::string bad_alloc_message();
 
 // Makes glibc load what it needs to unwind an exception through its own frames, while memory is
 // still free; main calls it first. glibc loads libgcc_s the first time an exception passes one of

@@ -38,7 +38,7 @@ class FirstFailure {
     } catch (const std::bad_alloc&) {
       // From a library's allocation (oneDNN's scratch) or a task's scratch, which name no
       // AllocationPurpose: the exit code and advice of every out-of-memory error.
-      throw Error(ExitCode::kOutOfMemory, who + "out of memory; " + out_of_memory_advice());
+      throw Error(ExitCode::kOutOfMemory, who + bad_alloc_message());
     } catch (const std::exception& e) {
       throw Error(ExitCode::kFailure, who + e.what());
     }
