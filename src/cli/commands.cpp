@@ -136,8 +136,7 @@ void write_predictions(Model& model, const Dataset& test, const std::vector<std:
       [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
         for (std::size_t i = 0; i < n; ++i) {
           const auto index = static_cast<std::size_t>(first) + i;
-          csv.add(static_cast<std::int64_t>(index),
-                  sources.column.empty() ? std::string_view() : sources.names[index], labels[i],
+          csv.add(static_cast<std::int64_t>(index), sources.name(index), labels[i],
                   outputs + i * static_cast<std::size_t>(classes));
         }
       });

@@ -146,11 +146,8 @@ int run_predict(const PredictOptions& options) {
       [&](std::int64_t first, std::size_t n, const std::int32_t* labels, const float* outputs) {
         for (std::size_t i = 0; i < n; ++i) {
           const std::int64_t index = first + static_cast<std::int64_t>(i);
-          const std::string_view source = sources.column.empty()
-                                              ? std::string_view()
-                                              : sources.names[static_cast<std::size_t>(index)];
-          const int predicted =
-              csv.add(index, source, labels[i], outputs + i * static_cast<std::size_t>(classes));
+          const int predicted = csv.add(index, sources.name(static_cast<std::size_t>(index)),
+                                        labels[i], outputs + i * static_cast<std::size_t>(classes));
           correct += predicted == labels[i] ? 1 : 0;
         }
       });

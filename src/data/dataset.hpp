@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,14 +17,20 @@
 
 namespace dl {
 
-// What reading a data set found besides its samples: the class names (image folders, CSV text
-// labels), the files or rows left out under data.onBadFile: skip, and the image sizes before they
-// were fitted (image folders).
+// Each sample's source where the reader names them (predict's and eval --predictions' rows): the
+// column's name ("file", "line"; empty: none) and one name per sample.
 struct SampleSources {
   std::string column;
   std::vector<std::string> names;
+  // Sample `index`'s name; empty where the samples are not named.
+  std::string_view name(std::size_t index) const {
+    return column.empty() ? std::string_view() : std::string_view(names[index]);
+  }
 };
 
+// What reading a data set found besides its samples: the class names (image folders, CSV text
+// labels), the files or rows left out under data.onBadFile: skip, and the image sizes before they
+// were fitted (image folders).
 struct DataOrigin {
   std::vector<std::string> class_names;             // by label; empty: the classes are numbers
   std::vector<std::string> skipped;                 // "path: why", in listing order

@@ -177,8 +177,8 @@ TEST_CASE("image folder: Windows' and hidden metadata files are no samples", "[i
                     Contains("notes.txt: is not an image"));
 }
 
-// eval --predictions names each test example's file: a subset (a rank's share, a validation
-// split) keeps each sample's own name, held or streamed.
+// eval --predictions names each test example's file: a subset (a validation split) keeps each
+// sample's own name, held or streamed.
 TEST_CASE("image folder: named files follow their samples into a subset", "[image]") {
   const dl::test::TempDir dir;
   write_folder(dir);
