@@ -39,10 +39,9 @@ inline Layout layout_of(const BatchNormShape& s) {
 constexpr std::size_t kTaskValues = std::size_t{1} << 12;
 
 struct Parts {
-  std::size_t per_channel = 1;  // parts of each channel
-  std::size_t samples = 0;      // samples per part (the channel's last part may have fewer)
-  std::size_t channels_per_task = 1;
-  int tasks = 0;
+  std::size_t per_channel = 1;        // parts of each channel
+  std::size_t samples = 0;            // samples per part (the channel's last part may have fewer)
+  std::size_t channels_per_task = 1;  // whole channels to a task (1 where channels are cut)
 };
 
 inline Parts parts_of(const Layout& l) {
@@ -51,13 +50,11 @@ inline Parts parts_of(const Layout& l) {
   if (values <= kTaskValues) {
     p.channels_per_task = std::max<std::size_t>(kTaskValues / std::max<std::size_t>(values, 1), 1);
     p.samples = l.n;
-    p.tasks = static_cast<int>((l.channels + p.channels_per_task - 1) / p.channels_per_task);
     return p;
   }
   const std::size_t wanted = std::min(values / kTaskValues, l.n);
   p.samples = (l.n + wanted - 1) / wanted;
   p.per_channel = (l.n + p.samples - 1) / p.samples;
-  p.tasks = static_cast<int>(l.channels * p.per_channel);
   return p;
 }
 
@@ -72,16 +69,23 @@ inline Part part_of(const Layout& l, const Parts& p, std::size_t c, std::size_t 
   return Part{c, k, begin, std::min(l.n, begin + p.samples)};
 }
 
+// Calls work(c) for every channel, as tasks of channels_per_task channels.
+template <typename ChannelWork>
+void for_each_channel(const Layout& l, const Parts& p, const ChannelWork& work) {
+  const int tasks = static_cast<int>((l.channels + p.channels_per_task - 1) / p.channels_per_task);
+  parallel_slices(tasks, [&](int t) {
+    const std::size_t first = static_cast<std::size_t>(t) * p.channels_per_task;
+    for (std::size_t c = first; c < std::min(l.channels, first + p.channels_per_task); ++c) work(c);
+  });
+}
+
+// Calls work(part) for every part, a task each (a whole channel's several to a task).
 template <typename PartWork>
 void for_each_part(const Layout& l, const Parts& p, const PartWork& work) {
-  parallel_slices(p.tasks, [&](int t) {
+  if (p.per_channel == 1)
+    return for_each_channel(l, p, [&](std::size_t c) { work(Part{c, 0, 0, l.n}); });
+  parallel_slices(static_cast<int>(l.channels * p.per_channel), [&](int t) {
     const auto task = static_cast<std::size_t>(t);
-    if (p.per_channel == 1) {
-      const std::size_t first = task * p.channels_per_task;
-      for (std::size_t c = first; c < std::min(l.channels, first + p.channels_per_task); ++c)
-        work(Part{c, 0, 0, l.n});
-      return;
-    }
     work(part_of(l, p, task / p.per_channel, task % p.per_channel));
   });
 }
@@ -104,14 +108,10 @@ void run_by_parts(const Layout& l, const Parts& p, const SumPart& sum_part, cons
     for_each_part(l, p, apply);
     return;
   }
-  const int tasks = static_cast<int>((l.channels + p.channels_per_task - 1) / p.channels_per_task);
-  parallel_slices(tasks, [&](int t) {
-    const std::size_t first = static_cast<std::size_t>(t) * p.channels_per_task;
-    for (std::size_t c = first; c < std::min(l.channels, first + p.channels_per_task); ++c) {
-      for (std::size_t k = 0; k < p.per_channel; ++k) sum_part(part_of(l, p, c, k));
-      finish(c);
-      apply(Part{c, 0, 0, l.n});
-    }
+  for_each_channel(l, p, [&](std::size_t c) {
+    for (std::size_t k = 0; k < p.per_channel; ++k) sum_part(part_of(l, p, c, k));
+    finish(c);
+    apply(Part{c, 0, 0, l.n});
   });
 }
 
