@@ -5,8 +5,10 @@
     bench/task_scaling.py trace.txt [--threads 16] [--warmup 0.1] [--top 12]
 
 A traced run executes every op's tasks in order on one thread and records each task's duration.
-Tasks depend on the problem's size alone, never on the thread count, so the trace says how the same
-run would spread over P threads: each call takes the makespan of its tasks handed out in order to
+Most tasks depend on the problem's size alone; those whose items are each computed alone are cut by
+the thread count too (items_per_task in src/backend/cpu/thread_pool.hpp, and the Winograd passes'
+TaskSpread), so trace with parallel.blasThreads set to the count you ask about (--threads). The
+trace says how the same run would spread over P threads: each call takes the makespan of its tasks handed out in order to
 P threads (what the pool does: every thread takes the next task when it is free), and the work
 between calls stays serial. Memory bandwidth shared by the threads is not modelled, so the figures
 are an upper bound for the ops that stream memory (batch normalization, element-wise passes).

@@ -10,6 +10,8 @@
 
 #include "backend/activation_reference.hpp"
 #include "backend/cpu/activation.hpp"
+#include "backend/cpu/thread_pool.hpp"
+#include "backend/op_test_support.hpp"
 #include "config/enum_names.hpp"
 #include "core/random.hpp"
 #include "gradient_check.hpp"
@@ -178,5 +180,41 @@ TEST_CASE("activations work in place", "[activation]") {
     std::vector<float> grad = dy;
     dl::cpu::activation_backward(a, kRows, kCols, x.data(), y.data(), grad.data(), grad.data());
     CHECK(grad == dx);
+  }
+}
+
+// The passes are cut into ranges by the thread count (parallel_elementwise): every element must
+// still get the same bits, wherever its range ends (and whether it falls in a vector loop's body
+// or its tail there).
+TEST_CASE("activations and the residual sum's pass give the same bits on 1, 2, 3 and 16 threads",
+          "[activation][thread_pool]") {
+  constexpr std::size_t kLong = 3 * dl::cpu::kRangeFloats + 13;
+  const std::vector<float> x = random_values(kLong, 8, -4.0f, 4.0f);
+  const std::vector<float> dy = random_values(kLong, 9, -1.0f, 1.0f);
+  const std::vector<float> term = random_values(kLong, 10, -1.0f, 1.0f);
+  for (Activation a : kAllActivations) {
+    if (!dl::ops::activation_is_elementwise(a)) continue;
+    INFO(name_of(a));
+    const auto run = [&](int threads) {
+      const dl::testing::BlasThreads blas(threads);
+      std::vector<std::vector<float>> out(4, std::vector<float>(kLong));
+      dl::cpu::activation_forward(a, 1, kLong, x.data(), out[0].data());
+      dl::cpu::activation_backward(a, 1, kLong, x.data(), out[0].data(), dy.data(), out[1].data());
+      out[2] = x;
+      dl::cpu::add_activation_forward(a, kLong, term.data(), out[2].data());
+      out[3] = dy;
+      dl::cpu::add_activation_backward(a, kLong, x.data(), out[0].data(), term.data(),
+                                       out[3].data());
+      return out;
+    };
+    const auto one = run(1);
+    for (int threads : {2, 3, 16}) {
+      INFO(threads << " threads");
+      const auto other = run(threads);
+      CHECK(other[0] == one[0]);
+      CHECK(other[1] == one[1]);
+      CHECK(other[2] == one[2]);
+      CHECK(other[3] == one[3]);
+    }
   }
 }

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/conv2d_reference.hpp"
@@ -167,6 +168,36 @@ TEST_CASE("pooling matches direct window loops, forward and backward", "[pooling
       CHECK(y.guard_intact());
       CHECK(dx.guard_intact());
       CHECK(argmax.guard_intact());
+    }
+  }
+}
+
+// Tasks take fewer planes where the threads are many (items_per_task): each plane must still get
+// the same bits. ResNet-20's global pooling (8x8 planes) and a 2x2 pooling, over enough planes for
+// several tasks on one thread.
+TEST_CASE("pooling gives the same bits on 1, 2, 3 and 16 threads", "[pooling][thread_pool]") {
+  std::mt19937 rng(kSeed);
+  for (const PoolingType type : {PoolingType::kMax, PoolingType::kAvg}) {
+    for (const Pool2dGeometry& g : {truncate_geometry({128, 64, 8, 8, 8, 8, 8, 8}),
+                                    truncate_geometry({16, 100, 24, 24, 2, 2, 2, 2})}) {
+      INFO(describe(g) << (type == PoolingType::kMax ? " max" : " avg"));
+      const std::vector<float> x = random_values(planes(g) * in_plane(g), rng);
+      const std::vector<float> dy = random_values(planes(g) * out_plane(g), rng);
+      const auto run = [&](int threads) {
+        const dl::testing::BlasThreads blas(threads);
+        std::vector<float> y(dy.size()), dx(x.size());
+        std::vector<std::int32_t> argmax(dy.size());
+        dl::cpu::pool2d_forward(g, type, x.data(), y.data(), argmax.data());
+        dl::cpu::pool2d_backward(g, type, x.data(), y.data(), dy.data(), dx.data(), argmax.data());
+        return std::make_pair(y, dx);
+      };
+      const auto one = run(1);
+      for (int threads : {2, 3, 16}) {
+        INFO(threads << " threads");
+        const auto other = run(threads);
+        CHECK(other.first == one.first);
+        CHECK(other.second == one.second);
+      }
     }
   }
 }

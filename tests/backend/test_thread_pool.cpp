@@ -109,6 +109,59 @@ TEST_CASE("parallel_ranges covers every element once, in aligned ranges", "[thre
   CHECK(dl::cpu_threads() == threads);
 }
 
+TEST_CASE("parallel_elementwise covers every element once, in more ranges for more threads",
+          "[thread_pool]") {
+  const int threads = GENERATE(1, 2, 16);
+  const std::size_t n = GENERATE(std::size_t{0}, dl::cpu::kMinSlicedElements - 1,
+                                 dl::cpu::kMinSlicedElements, 16 * dl::cpu::kRangeFloats + 7);
+  INFO("BLAS threads " << threads << ", elements " << n);
+  const BlasThreads blas(threads);
+  std::vector<std::atomic<int>> visits(n);
+  std::atomic<int> misaligned{0}, ranges{0}, short_ranges{0};
+  dl::cpu::parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
+    if (begin % kCacheLineFloats != 0) misaligned.fetch_add(1);
+    ranges.fetch_add(1);
+    // Every range but the last is at least kLeastElementwiseFloats long.
+    if (end < n && end - begin < dl::cpu::kLeastElementwiseFloats) short_ranges.fetch_add(1);
+    for (std::size_t i = begin; i < end; ++i) visits[i].fetch_add(1);
+  });
+  CHECK(misaligned.load() == 0);
+  CHECK(short_ranges.load() == 0);
+  for (std::size_t i = 0; i < n; ++i) REQUIRE(visits[i].load() == 1);
+  if (n >= 16 * dl::cpu::kRangeFloats) {
+    // 17 ranges of kRangeFloats where they give every thread kTasksPerThread; on 16 threads
+    // shorter ones, kTasksPerThread per thread (one more for what rounding to lines leaves).
+    const int fill = threads * dl::cpu::kTasksPerThread;
+    if (fill <= 17) {
+      CHECK(ranges.load() == 17);
+    } else {
+      CHECK(ranges.load() >= fill);
+      CHECK(ranges.load() <= fill + 1);
+    }
+  }
+}
+
+TEST_CASE("items_per_task fills the threads between least and preferred", "[thread_pool]") {
+  const struct {
+    int threads;
+    std::size_t items, preferred, least, expected;
+  } cases[] = {
+      {1, 1000, 64, 8, 64},    // one thread: the preferred size
+      {2, 1000, 64, 8, 64},    // 16 tasks of 64 already fill 2 threads twice
+      {16, 1000, 64, 8, 32},   // 32 tasks for 16 threads
+      {64, 1000, 64, 8, 8},    // 125 tasks of the least size for 128 wanted
+      {64, 100, 64, 8, 8},     // never under the least
+      {2, 100, 64, 200, 64},   // a least over the preferred gives the preferred
+      {16, 0, 64, 8, 8},       // no items: still a size a caller can divide by
+  };
+  for (const auto& c : cases) {
+    INFO("threads " << c.threads << ", items " << c.items << ", preferred " << c.preferred
+                    << ", least " << c.least);
+    const BlasThreads blas(c.threads);
+    CHECK(dl::cpu::items_per_task(c.items, c.preferred, c.least) == c.expected);
+  }
+}
+
 // Memory a library could not allocate inside a task: thrown on a helper it ended the process
 // (std::terminate), thrown on the caller it left the call while the helper still ran it. The
 // call rethrows it on the caller, and the pool, the caller's included, serves the next call on

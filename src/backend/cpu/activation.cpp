@@ -42,7 +42,7 @@ void activation_forward(Activation a, std::size_t rows, std::size_t cols, const 
   const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     // Elementwise, so any split over threads gives the same bits.
-    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) y[i] = ops::activate<kA>(x[i]);
     });
   });
@@ -60,7 +60,7 @@ void activation_backward(Activation a, std::size_t rows, std::size_t cols, const
   const std::size_t n = rows * cols;
   const bool elementwise = ops::visit_elementwise_activation(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
-    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
       if constexpr (ops::activation_reads_input(kA)) {
         for (std::size_t i = begin; i < end; ++i)
           dx[i] = ops::activation_gradient<kA>(x[i], y[i], dy[i]);
@@ -85,7 +85,7 @@ void add_activation_forward(Activation a, std::size_t n, const float* x, float* 
   ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
     // Elementwise, as axpy and the activation are: any split over threads gives the same bits.
-    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
       const float* __restrict src = x;
       float* __restrict dst = y;
       for (std::size_t i = begin; i < end; ++i) dst[i] = ops::activate<kA>(dst[i] + src[i]);
@@ -99,7 +99,7 @@ void add_activation_backward(Activation a, std::size_t n, const float* x, const 
   ops::check_gradient_input(a, x);
   ops::visit_activation_or_identity(a, [&](auto tag) {
     constexpr Activation kA = decltype(tag)::value;
-    parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+    parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) {
         const float input = ops::activation_reads_input(kA) ? x[i] : 0.0f;
         dy[i] = ops::activation_gradient<kA>(input, y[i], dy[i] + term[i]);

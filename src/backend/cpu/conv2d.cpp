@@ -67,8 +67,10 @@ constexpr std::size_t kMacsPerPartialFloat = 512;
 // (20 x 25 x 576) ran at 79 GFLOP/s, dy * col_t at 185; for the second (50 x 500 x 64) the two
 // products differ by 10%, less than the slower copy costs.
 constexpr std::size_t kTransposedColumnsBelow = 64;
-// Floats of dW each task of the partials' sum adds up.
+// Floats of dW each task of the partials' sum adds up; fewer where the threads are many
+// (items_per_task: each float is summed by one task), down to kLeastReduceFloats.
 constexpr std::size_t kReduceFloats = 4096;
+constexpr std::size_t kLeastReduceFloats = 512;
 // Partial sums kept side by side when reducing a row: one AVX-512 register's worth of lanes.
 constexpr int kSumLanes = 16;
 
@@ -98,6 +100,8 @@ Plan plan_of(const Conv2dGeometry& g) {
                                                     static_cast<std::size_t>(batch)));
   };
   const std::size_t sample_macs = std::max<std::size_t>(s.weights * s.ohw, 1);
+  // Not cut by the thread count (items_per_task): a task's samples are one product, whose bits
+  // the library may compute differently for another count of columns (CBLAS did).
   s.task_samples = std::max(samples_for(kTaskColumns),
                             samples_for((kTaskMacs + sample_macs - 1) / sample_macs * s.ohw));
   s.partial_samples = samples_for(kMacsPerPartialFloat);
@@ -220,12 +224,14 @@ void input_gradient_samples(const Conv2dGeometry& g, const Plan& s, SliceRange r
 void add_partials(const Conv2dGeometry& g, const Plan& s, const float* partials, float* dw,
                   float* db) {
   const std::size_t stride = partial_floats(g, s);
-  const int ranges = static_cast<int>((s.weights + kReduceFloats - 1) / kReduceFloats);
+  const std::size_t per_range =
+      round_up_to_lines(items_per_task(s.weights, kReduceFloats, kLeastReduceFloats));
+  const int ranges = static_cast<int>((s.weights + per_range - 1) / per_range);
   parallel_slices(ranges + 1, [&](int i) {
     // The last task sums db.
     const bool bias = i == ranges;
-    const std::size_t begin = bias ? 0 : i * kReduceFloats;
-    const std::size_t end = bias ? g.out_channels : std::min(s.weights, begin + kReduceFloats);
+    const std::size_t begin = bias ? 0 : i * per_range;
+    const std::size_t end = bias ? g.out_channels : std::min(s.weights, begin + per_range);
     float* __restrict out = bias ? db : dw;
     const float* first = partials + (bias ? s.weights : 0);
     for (int p = 1; p < s.partials; ++p) {

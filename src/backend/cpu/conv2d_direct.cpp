@@ -273,7 +273,7 @@ void conv2d_direct_weight_gradient(const Conv2dGeometry& g, const float* x, cons
     gradient_samples(g, l, r, x, dy_first, pdw, pdb);
   });
   // Partials added in task order, element by element.
-  parallel_ranges(l.weights + g.out_channels, [&](std::size_t begin, std::size_t end) {
+  parallel_elementwise(l.weights + g.out_channels, [&](std::size_t begin, std::size_t end) {
     for (std::size_t e = begin; e < end; ++e) {
       float* out = e < l.weights ? dw + e : db + (e - l.weights);
       for (int p = 1; p < tasks; ++p) *out += workspace[(p - 1) * stride + e];

@@ -36,10 +36,13 @@ constexpr int kTaskTiles = 64;
 constexpr int kWeightTaskTiles = 256;
 constexpr int kLeastWeightTaskTiles = 128;
 constexpr std::size_t kWeightTaskBytes = std::size_t{1} << 20;
-// Filter pairs' lane groups transformed per task.
+// Filter pairs' lane groups transformed per task; fewer where the threads are many
+// (items_per_task: each group is transformed alone).
 constexpr int kFilterGroupsPerTask = 4;
-// Floats of dU each task of the partials' sum adds up.
+// Floats of dU each task of the partials' sum adds up; fewer where the threads are many
+// (items_per_task: each float is summed by one task), down to kLeastReduceFloats.
 constexpr std::size_t kReduceFloats = 4096;
+constexpr std::size_t kLeastReduceFloats = 512;
 // A pass is spread (TaskSpread::kByThreads) where its chunks, handed out to the threads in
 // rounds, would leave more than a quarter of the threads' rounds idle: ResNet-20's 64-channel
 // layers make 4 backward chunks and 8 forward ones at batch 128, which idled 12 and 8 of a
@@ -51,7 +54,9 @@ constexpr int kLeastRunTiles = 16;
 // Filter pairs per task of dW's transform back from the Winograd domain: a few microseconds of
 // work each. parallel_ranges would run ResNet-20's 256 to 4,096 pairs on one thread, a serial
 // stretch after every layer's backward pass that bench/task_scaling.py showed idling 15 threads.
+// Fewer where the threads are many (items_per_task), down to kLeastPairsPerTask.
 constexpr int kPairsPerTask = 64;
+constexpr int kLeastPairsPerTask = 8;
 // Partial sums kept side by side in db's plane sums.
 constexpr int kSumLanes = 16;
 
@@ -103,9 +108,11 @@ Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {
 // U = G w Gt for every (out, in) channel pair, in lane groups.
 void transform_filters(const Conv2dGeometry& g, const Plan& s, const float* w, float* u) {
   const int groups = static_cast<int>((s.pairs + s.lanes - 1) / s.lanes);
-  parallel_slices(task_count(groups, kFilterGroupsPerTask), [&](int task) {
-    const int end = std::min(groups, (task + 1) * kFilterGroupsPerTask);
-    for (int group = task * kFilterGroupsPerTask; group < end; ++group) {
+  const int per_task =
+      static_cast<int>(items_per_task(static_cast<std::size_t>(groups), kFilterGroupsPerTask, 1));
+  parallel_slices(task_count(groups, per_task), [&](int task) {
+    const int end = std::min(groups, (task + 1) * per_task);
+    for (int group = task * per_task; group < end; ++group) {
       filters_to_domain(g, s.lanes, w, static_cast<std::size_t>(group) * s.lanes, u);
     }
   });
@@ -337,11 +344,12 @@ void WinogradBackward::finish(float* dw, float* db) const {
   float* first = u_ + filters_floats(s);
   const std::size_t du_floats = s.positions * s.pairs;
   // The tasks' parts added in task order, element by element, into the first.
-  const int ranges =
-      static_cast<int>((du_floats + g_.out_channels + kReduceFloats - 1) / kReduceFloats);
-  parallel_slices(ranges, [&](int i) {
-    const std::size_t begin = i * kReduceFloats;
-    const std::size_t end = std::min(du_floats + g_.out_channels, begin + kReduceFloats);
+  const std::size_t sums = du_floats + g_.out_channels;
+  const std::size_t per_range =
+      round_up_to_lines(items_per_task(sums, kReduceFloats, kLeastReduceFloats));
+  parallel_slices(static_cast<int>((sums + per_range - 1) / per_range), [&](int i) {
+    const std::size_t begin = i * per_range;
+    const std::size_t end = std::min(sums, begin + per_range);
     for (int t = 1; t < s.tasks; ++t) {
       const float* __restrict part = first + t * stride;
       for (std::size_t e = begin; e < end; ++e) first[e] += part[e];
@@ -351,10 +359,11 @@ void WinogradBackward::finish(float* dw, float* db) const {
   // dW = Gt dU G for each filter pair.
   by_tile(g_, [&](auto m, auto r) {
     constexpr int M = decltype(m)::value, R = decltype(r)::value, n = M + R - 1;
-    const int pairs = static_cast<int>(s.pairs);
-    parallel_slices(task_count(pairs, kPairsPerTask), [&](int task) {
-      const std::size_t begin = static_cast<std::size_t>(task) * kPairsPerTask;
-      const std::size_t end = std::min(s.pairs, begin + kPairsPerTask);
+    const int per_task =
+        static_cast<int>(items_per_task(s.pairs, kPairsPerTask, kLeastPairsPerTask));
+    parallel_slices(task_count(static_cast<int>(s.pairs), per_task), [&](int task) {
+      const std::size_t begin = static_cast<std::size_t>(task) * per_task;
+      const std::size_t end = std::min(s.pairs, begin + per_task);
       for (std::size_t pair = begin; pair < end; ++pair) {
         float du[n * n], out[R * R];
         for (int p = 0; p < n * n; ++p) du[p] = first[p * s.pairs + pair];

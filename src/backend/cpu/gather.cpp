@@ -9,17 +9,21 @@ inline namespace DL_CPU_ISA {
 
 namespace {
 
-// Samples per task: a batch of 128 makes 8 tasks. Each sample is written by one task alone, so
+// Samples per task: a batch of 128 makes 8 tasks, more where the threads are more
+// (items_per_task), down to kLeastSamplesPerTask. Each sample is written by one task alone, so
 // the batch is the same on any thread count.
 constexpr int kSamplesPerTask = 16;
+constexpr int kLeastSamplesPerTask = 2;
 
-// Calls sample(i) for i in [0, n) in tasks of kSamplesPerTask, prefetching ahead within a task.
+// Calls sample(i) for i in [0, n) in tasks of a few samples, prefetching ahead within a task.
 template <class Sample>
 void for_each_sample(int n, const std::uint8_t* pixels, std::size_t sample_bytes,
                      const std::int32_t* indices, const Sample& sample) {
-  parallel_slices(task_count(n, kSamplesPerTask), [&](int task) {
-    const int begin = task * kSamplesPerTask;
-    const int end = std::min(n, begin + kSamplesPerTask);
+  const int per_task = static_cast<int>(items_per_task(static_cast<std::size_t>(std::max(n, 0)),
+                                                       kSamplesPerTask, kLeastSamplesPerTask));
+  parallel_slices(task_count(n, per_task), [&](int task) {
+    const int begin = task * per_task;
+    const int end = std::min(n, begin + per_task);
     constexpr int kAhead = static_cast<int>(ops::kPrefetchSamplesAhead);
     for (int i = begin; i < end; ++i) {
       if (i + kAhead < end) {

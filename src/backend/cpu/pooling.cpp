@@ -235,8 +235,11 @@ void backward_samples(const Pool2dGeometry& g, PoolingType type, const float* dy
 
 // Input floats per pooling task (256 KiB), in whole planes: LeNet at batch 128 makes 23 tasks of
 // 113 planes for the first pooling layer and 7 of 1024 for the second. A quarter of that (92
-// tasks) ran both layers 30-35% slower on two threads; pooling is a small part of a step.
+// tasks) ran both layers 30-35% slower on two threads; pooling is a small part of a step. Where
+// the threads are many, tasks get fewer planes (items_per_task), down to kLeastPoolTaskFloats:
+// ResNet-20's global pooling made 8 tasks for 64 threads.
 constexpr std::size_t kPoolTaskFloats = std::size_t{1} << 16;
+constexpr std::size_t kLeastPoolTaskFloats = std::size_t{1} << 14;
 
 // Runs op(sub-geometry, first plane) for each task's run of consecutive (n, c) planes: planes are
 // independent, and an argmax indexes inside its own plane, so each task is the same op on a
@@ -244,8 +247,11 @@ constexpr std::size_t kPoolTaskFloats = std::size_t{1} << 16;
 template <typename Op>
 void over_planes(const Pool2dGeometry& g, Op op) {
   const Counts c = counts_of(g);
+  const auto planes_of = [&](std::size_t floats) {
+    return std::max<std::size_t>(floats / std::max<std::size_t>(c.in_plane, 1), 1);
+  };
   const std::size_t per_task =
-      std::max<std::size_t>(kPoolTaskFloats / std::max<std::size_t>(c.in_plane, 1), 1);
+      items_per_task(c.planes, planes_of(kPoolTaskFloats), planes_of(kLeastPoolTaskFloats));
   const int tasks = static_cast<int>((c.planes + per_task - 1) / per_task);
   parallel_slices(tasks, [&](int i) {
     const std::size_t first = i * per_task;

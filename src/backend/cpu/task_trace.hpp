@@ -3,8 +3,9 @@
 // to FILE: when it began and ended, its task count, the code that called it and each task's
 // duration. bench/task_scaling.py reads the file and predicts the speed-up of the same step on
 // 2 to 128 threads, op by op, from the tasks' sizes: how a many-core server would run a network,
-// measured on any machine (oneDNN's DNNL_VERBOSE is the model). Tasks are the same on any thread
-// count (thread_pool.hpp), so a traced run computes the same bits as any other; it is only slower.
+// measured on any machine (oneDNN's DNNL_VERBOSE is the model). A traced run computes the same
+// bits as any other (thread_pool.hpp); it is only slower. Some ops cut their tasks by the thread
+// count, so trace with parallel.blasThreads set to the count the prediction is for.
 #pragma once
 
 #include <cstdint>

@@ -260,17 +260,42 @@ __attribute__((noinline)) void parallel_slices(int count, const std::function<vo
   run_slices(count, slice, __builtin_return_address(0));
 }
 
-__attribute__((noinline)) void parallel_ranges(
-    std::size_t n, const std::function<void(std::size_t begin, std::size_t end)>& part) {
-  if (n < kMinSlicedElements) return part(0, n);
-  const int ranges = static_cast<int>((n + kRangeFloats - 1) / kRangeFloats);
+namespace {
+
+void run_ranges(std::size_t n, std::size_t range,
+                const std::function<void(std::size_t begin, std::size_t end)>& part,
+                const void* site) {
+  const int ranges = static_cast<int>((n + range - 1) / range);
   run_slices(
       ranges,
       [&](int i) {
-        const std::size_t begin = static_cast<std::size_t>(i) * kRangeFloats;
-        part(begin, std::min(n, begin + kRangeFloats));
+        const std::size_t begin = static_cast<std::size_t>(i) * range;
+        part(begin, std::min(n, begin + range));
       },
-      __builtin_return_address(0));
+      site);
+}
+
+}  // namespace
+
+std::size_t items_per_task(std::size_t items, std::size_t preferred, std::size_t least) {
+  if (parallel_width() == 1) return std::max<std::size_t>(preferred, 1);
+  const std::size_t tasks = static_cast<std::size_t>(parallel_width()) * kTasksPerThread;
+  const std::size_t even = (items + tasks - 1) / tasks;
+  return std::max<std::size_t>(std::clamp(even, std::min(least, preferred), preferred), 1);
+}
+
+__attribute__((noinline)) void parallel_ranges(
+    std::size_t n, const std::function<void(std::size_t begin, std::size_t end)>& part) {
+  if (n < kMinSlicedElements) return part(0, n);
+  run_ranges(n, kRangeFloats, part, __builtin_return_address(0));
+}
+
+__attribute__((noinline)) void parallel_elementwise(
+    std::size_t n, const std::function<void(std::size_t begin, std::size_t end)>& part) {
+  if (n < kMinSlicedElements) return part(0, n);
+  const std::size_t range =
+      round_up_to_lines(items_per_task(n, kRangeFloats, kLeastElementwiseFloats));
+  run_ranges(n, range, part, __builtin_return_address(0));
 }
 
 }  // namespace dl::cpu

@@ -3,7 +3,11 @@
 // many columns, so many floats), never on the thread count; tasks write disjoint memory, and where
 // tasks make partial sums (a convolution's weight gradient) they are added in task order. Results
 // are therefore bit-identical on any number of threads, and a machine with more cores gets more
-// tasks running at once, up to the task count. Products inside a task run on its thread alone
+// tasks running at once, up to the task count. Work whose every item is computed alone, by the
+// same code whatever else its task holds (elementwise passes, pooling planes, gathered samples),
+// may be cut by the thread count too (items_per_task): no bit depends on where its tasks end.
+// Not so a product over a task's items: a library may round a wider product differently (the
+// columns path's forward samples, with CBLAS). Products inside a task run on its thread alone
 // (gemm.hpp), so the library's threads and ours never multiply.
 #pragma once
 
@@ -51,13 +55,28 @@ float* thread_scratch(std::size_t floats);
 // (each worker) has its own helpers; a call made from inside a slice runs its slices in order.
 void parallel_slices(int count, const std::function<void(int)>& slice);
 
-// For elementwise passes over n floats: calls part(begin, end) on consecutive ranges of
-// kRangeFloats (the last one shorter) that cover [0, n) once, through parallel_slices. Below
-// kMinSlicedElements (a bias, a small layer's weights) it makes one call part(0, n) on the
-// calling thread, since waking the pool would cost more than the pass.
+// Items per task for work whose items are each computed by one task alone: `preferred` where
+// that gives every thread kTasksPerThread tasks or more, else fewer, down to `least`, so that
+// the threads of a many-core machine all get some (ResNet-20's 8x8 stage made 16 elementwise
+// ranges, and 8 pooling and gathering tasks, for 64 threads). One thread takes `preferred`.
+constexpr int kTasksPerThread = 2;
+std::size_t items_per_task(std::size_t items, std::size_t preferred, std::size_t least);
+
+// For passes over n floats whose split must not depend on the thread count (sums of ranges):
+// calls part(begin, end) on consecutive ranges of kRangeFloats (the last one shorter) that cover
+// [0, n) once, through parallel_slices. Below kMinSlicedElements (a bias, a small layer's
+// weights) it makes one call part(0, n) on the calling thread, since waking the pool would cost
+// more than the pass.
 constexpr std::size_t kMinSlicedElements = std::size_t{1} << 15;
 constexpr std::size_t kRangeFloats = std::size_t{1} << 15;
 void parallel_ranges(std::size_t n,
                      const std::function<void(std::size_t begin, std::size_t end)>& part);
+
+// The same for elementwise passes (each float computed alone): ranges of kRangeFloats, or
+// shorter ones (whole cache lines, at least kLeastElementwiseFloats) where the threads would
+// otherwise sit idle (items_per_task).
+constexpr std::size_t kLeastElementwiseFloats = std::size_t{1} << 13;
+void parallel_elementwise(std::size_t n,
+                          const std::function<void(std::size_t begin, std::size_t end)>& part);
 
 }  // namespace dl::cpu

@@ -118,12 +118,12 @@ void rule_over_ranges(std::size_t begin, std::size_t end, const UpdateTermRanges
 }  // namespace
 
 // Every rule updates each parameter from its own gradient, terms and state alone, so the pass is
-// split over threads (parallel_ranges) without changing any bit.
+// split over threads (parallel_elementwise) without changing any bit.
 void updater_step(const UpdaterHyper& h, std::size_t n, float* params, const float* grads,
                   float* state, const UpdateTermRanges& terms) {
   ops::check_update_terms(terms, n);
   const float adam_alpha = uses_adam_rule(h.type) ? static_cast<float>(adam_step_size(h)) : 0.0f;
-  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+  parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
     switch (h.type) {
       case UpdaterType::kSgd:
         return rule_over_ranges(begin, end, terms, params, grads, SgdRule{h.learning_rate});

@@ -37,14 +37,14 @@ double squares_of_range(const float* __restrict x, std::size_t begin, std::size_
 
 // scale and axpy treat each element on its own, so splitting them over threads changes no bit.
 void scale(std::size_t n, float alpha, float* x) {
-  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+  parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
     float* __restrict v = x;
     for (std::size_t i = begin; i < end; ++i) v[i] *= alpha;
   });
 }
 
 void axpy(std::size_t n, float alpha, const float* x, float* y) {
-  parallel_ranges(n, [&](std::size_t begin, std::size_t end) {
+  parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
     const float* __restrict src = x;
     float* __restrict dst = y;
     for (std::size_t i = begin; i < end; ++i) dst[i] += alpha * src[i];
