@@ -129,3 +129,22 @@ TEST_CASE("all_finite detects NaN and infinities anywhere", "[vector_ops]") {
       CHECK(dl::cpu::all_finite(at, y.data()));
     }
 }
+
+TEST_CASE("all_finite over a long buffer finds a bad value in any range, on 1 to 16 threads",
+          "[vector_ops]") {
+  std::vector<float> x = random_values(kSlicedCount, 6);
+  const int threads = GENERATE(1, 2, 3, 16);
+  INFO(threads << " threads");
+  const dl::testing::BlasThreads blas(threads);
+  CHECK(dl::cpu::all_finite(x.size(), x.data()));
+  // The first and last value, and values on both sides of where a range of any of these thread
+  // counts ends.
+  for (std::size_t at : {std::size_t{0}, dl::cpu::kLeastElementwiseFloats - 1,
+                         dl::cpu::kRangeFloats, kSlicedCount / 2, kSlicedCount - 1}) {
+    INFO("NaN at " << at);
+    const float kept = x[at];
+    x[at] = std::numeric_limits<float>::quiet_NaN();
+    CHECK_FALSE(dl::cpu::all_finite(x.size(), x.data()));
+    x[at] = kept;
+  }
+}

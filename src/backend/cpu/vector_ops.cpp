@@ -1,6 +1,7 @@
 #include "backend/cpu/vector_ops.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -68,15 +69,22 @@ void sum_of_squares(std::size_t n, const float* x, float* result) {
 }
 
 // Tests the bits instead of calling std::isfinite: branch-free, so the loop vectorizes, and
-// immune to compiler flags that assume no NaN.
+// immune to compiler flags that assume no NaN. Synchronous training checks the summed gradient
+// every step, on the worker's threads: ResNet-20's 0.27M parameters took 70 us on one thread,
+// idle time for the others (11M parameters, ResNet-18's, would take milliseconds). Any split
+// gives the same answer.
 bool all_finite(std::size_t n, const float* x) {
-  std::uint32_t any_non_finite = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint32_t bits;
-    std::memcpy(&bits, x + i, sizeof bits);
-    any_non_finite |= static_cast<std::uint32_t>((bits & kFloatExponentMask) == kFloatExponentMask);
-  }
-  return any_non_finite == 0;
+  std::atomic<std::uint32_t> any_non_finite{0};
+  parallel_elementwise(n, [&](std::size_t begin, std::size_t end) {
+    std::uint32_t found = 0;
+    for (std::size_t i = begin; i < end; ++i) {
+      std::uint32_t bits;
+      std::memcpy(&bits, x + i, sizeof bits);
+      found |= static_cast<std::uint32_t>((bits & kFloatExponentMask) == kFloatExponentMask);
+    }
+    if (found != 0) any_non_finite.store(1, std::memory_order_relaxed);
+  });
+  return any_non_finite.load(std::memory_order_relaxed) == 0;
 }
 
 }  // namespace DL_CPU_ISA
