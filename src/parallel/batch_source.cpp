@@ -1,6 +1,8 @@
 #include "parallel/batch_source.hpp"
 
 #include <limits>
+#include <numeric>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -50,18 +52,20 @@ class HostBatches final : public BatchSource {
   BatchLoader loader_;
 };
 
-// A batch of `n` samples at `indices` from a training set in the model's backend's memory
-// (`pixels`, `labels`, the pipeline's `channel_mean` and `channel_std`) into the model's input
-// and labels: through the input pipeline where it transforms, else the plain conversion.
-void gather_batch(const Dataset& data, int epoch, const std::uint8_t* pixels,
+// A batch of `n` samples at `indices` from a data set in the model's backend's memory (`pixels`,
+// `labels`, the pipeline's `channel_mean` and `channel_std`) into the model's input and labels:
+// through the input pipeline where it transforms, else the plain conversion. A training batch of
+// `epoch` where `epoch` is set, else an evaluation batch (normalized, never cropped or flipped).
+void gather_batch(const Dataset& data, std::optional<int> epoch, const std::uint8_t* pixels,
                   const std::int32_t* labels, const float* channel_mean, const float* channel_std,
                   const std::int32_t* indices, int n, Model& model) {
   Backend& backend = model.backend();
   const InputPipeline& pipeline = data.pipeline();
   if (pipeline.transforms()) {
-    // The host loader's Dataset::gather_training, on the backend (backend/ops/augment.hpp).
-    const ops::SampleTransform t =
-        pipeline.sample_transform(data.channels(), data.rows(), data.cols(), true, epoch);
+    // The host loader's Dataset::gather_training (or gather), on the backend
+    // (backend/ops/augment.hpp).
+    const ops::SampleTransform t = pipeline.sample_transform(
+        data.channels(), data.rows(), data.cols(), epoch.has_value(), epoch.value_or(0));
     backend.gather_transformed(pixels, labels, t, indices, n, channel_mean, channel_std,
                                model.input(), model.labels());
   } else {
@@ -215,8 +219,7 @@ std::string describe_data_placement(const Config& config, const Dataset& data, B
         "threads, parallel.prefetchBuffer ({}) batches ahead of the step, each batch then {}",
         setting, data.origin().holding, config.parallel.prefetchBuffer,
         backend == BackendKind::kCpu ? "copied into the model's input" : "uploaded");
-  const std::string holding =
-      data.origin().holding.empty() ? "" : "; " + data.origin().holding;
+  const std::string holding = data.origin().holding.empty() ? "" : "; " + data.origin().holding;
   if (data.has_features())
     return fmt::format(
         "data: host loader (data.deviceResident: {}; numeric features are never resident): each "
@@ -235,6 +238,18 @@ bool uses_batch_loader(const Dataset& data, BackendKind backend) {
   // A streamed folder's batches are decoded ahead by the loader's thread, on every backend.
   return backend != BackendKind::kCpu || !indices_fit_int32(data) || data.has_features() ||
          data.streamed();
+}
+
+bool gather_evaluation_batch(const Dataset& data, std::int64_t first, int n, Model& model) {
+  if (uses_batch_loader(data, model.backend().kind())) return false;
+  // Reused batch after batch by the thread that evaluates.
+  thread_local std::vector<std::int32_t> indices;
+  indices.resize(static_cast<std::size_t>(n));
+  std::iota(indices.begin(), indices.end(), static_cast<std::int32_t>(first));
+  const InputPipeline& pipeline = data.pipeline();
+  gather_batch(data, std::nullopt, data.pixels().data(), data.labels().data(), pipeline.mean.data(),
+               pipeline.std.data(), indices.data(), n, model);
+  return true;
 }
 
 std::vector<std::string> batch_source_threads(const Dataset& data, BackendKind backend,

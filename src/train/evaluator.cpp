@@ -4,6 +4,8 @@
 #include <numeric>
 #include <vector>
 
+#include "parallel/batch_source.hpp"
+
 namespace dl {
 
 void run_inference(Model& model, const Dataset& data, const BatchOutputs& on_batch) {
@@ -11,7 +13,7 @@ void run_inference(Model& model, const Dataset& data, const BatchOutputs& on_bat
   const std::size_t sample = data.sample_floats();
   const std::size_t classes = static_cast<std::size_t>(model.num_classes());
   std::vector<std::int64_t> indices(batch);
-  std::vector<float> images(batch * sample);
+  std::vector<float> images;  // the host gather's batch, where the backend cannot gather
   std::vector<std::int32_t> labels(batch);
   std::vector<float> outputs(batch * classes);
   Backend& backend = model.backend();
@@ -19,10 +21,15 @@ void run_inference(Model& model, const Dataset& data, const BatchOutputs& on_bat
   for (std::int64_t first = 0; first < data.size(); first += static_cast<std::int64_t>(batch)) {
     const std::size_t n =
         static_cast<std::size_t>(std::min<std::int64_t>(batch, data.size() - first));
-    std::iota(indices.begin(), indices.begin() + n, first);
-    data.gather(indices.data(), n, images.data(), labels.data());
-    backend.upload(model.input(), images.data(), n * sample * sizeof(float));
-    backend.upload(model.labels(), labels.data(), n * sizeof(std::int32_t));
+    if (gather_evaluation_batch(data, first, static_cast<int>(n), model)) {
+      backend.download(labels.data(), model.labels(), n * sizeof(std::int32_t));
+    } else {
+      std::iota(indices.begin(), indices.begin() + n, first);
+      images.resize(batch * sample);
+      data.gather(indices.data(), n, images.data(), labels.data());
+      backend.upload(model.input(), images.data(), n * sample * sizeof(float));
+      backend.upload(model.labels(), labels.data(), n * sizeof(std::int32_t));
+    }
     model.forward(static_cast<int>(n), inference);
     backend.download(outputs.data(), model.output(), n * classes * sizeof(float));
     on_batch(first, n, labels.data(), outputs.data());
