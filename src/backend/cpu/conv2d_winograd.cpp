@@ -107,14 +107,10 @@ Chunk chunk_of(const Conv2dGeometry& g, const Plan& s, int task) {
 
 // U = G w Gt for every (out, in) channel pair, in lane groups.
 void transform_filters(const Conv2dGeometry& g, const Plan& s, const float* w, float* u) {
-  const int groups = static_cast<int>((s.pairs + s.lanes - 1) / s.lanes);
-  const int per_task =
-      static_cast<int>(items_per_task(static_cast<std::size_t>(groups), kFilterGroupsPerTask, 1));
-  parallel_slices(task_count(groups, per_task), [&](int task) {
-    const int end = std::min(groups, (task + 1) * per_task);
-    for (int group = task * per_task; group < end; ++group) {
-      filters_to_domain(g, s.lanes, w, static_cast<std::size_t>(group) * s.lanes, u);
-    }
+  const std::size_t groups = (s.pairs + s.lanes - 1) / s.lanes;
+  parallel_item_ranges(groups, kFilterGroupsPerTask, 1, 1, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t group = begin; group < end; ++group)
+      filters_to_domain(g, s.lanes, w, group * s.lanes, u);
   });
 }
 
@@ -345,32 +341,26 @@ void WinogradBackward::finish(float* dw, float* db) const {
   const std::size_t du_floats = s.positions * s.pairs;
   // The tasks' parts added in task order, element by element, into the first.
   const std::size_t sums = du_floats + g_.out_channels;
-  const std::size_t per_range =
-      round_up_to_lines(items_per_task(sums, kReduceFloats, kLeastReduceFloats));
-  parallel_slices(static_cast<int>((sums + per_range - 1) / per_range), [&](int i) {
-    const std::size_t begin = i * per_range;
-    const std::size_t end = std::min(sums, begin + per_range);
-    for (int t = 1; t < s.tasks; ++t) {
-      const float* __restrict part = first + t * stride;
-      for (std::size_t e = begin; e < end; ++e) first[e] += part[e];
-    }
-  });
+  parallel_item_ranges(sums, kReduceFloats, kLeastReduceFloats, kLineFloats,
+                       [&](std::size_t begin, std::size_t end) {
+                         for (int t = 1; t < s.tasks; ++t) {
+                           const float* __restrict part = first + t * stride;
+                           for (std::size_t e = begin; e < end; ++e) first[e] += part[e];
+                         }
+                       });
   std::copy(first + du_floats, first + du_floats + g_.out_channels, db);
   // dW = Gt dU G for each filter pair.
   by_tile(g_, [&](auto m, auto r) {
     constexpr int M = decltype(m)::value, R = decltype(r)::value, n = M + R - 1;
-    const int per_task =
-        static_cast<int>(items_per_task(s.pairs, kPairsPerTask, kLeastPairsPerTask));
-    parallel_slices(task_count(static_cast<int>(s.pairs), per_task), [&](int task) {
-      const std::size_t begin = static_cast<std::size_t>(task) * per_task;
-      const std::size_t end = std::min(s.pairs, begin + per_task);
-      for (std::size_t pair = begin; pair < end; ++pair) {
-        float du[n * n], out[R * R];
-        for (int p = 0; p < n * n; ++p) du[p] = first[p * s.pairs + pair];
-        filter_transform_adjoint<M, R>(du, out);
-        std::copy(out, out + R * R, dw + pair * R * R);
-      }
-    });
+    parallel_item_ranges(s.pairs, kPairsPerTask, kLeastPairsPerTask, 1,
+                         [&](std::size_t begin, std::size_t end) {
+                           for (std::size_t pair = begin; pair < end; ++pair) {
+                             float du[n * n], out[R * R];
+                             for (int p = 0; p < n * n; ++p) du[p] = first[p * s.pairs + pair];
+                             filter_transform_adjoint<M, R>(du, out);
+                             std::copy(out, out + R * R, dw + pair * R * R);
+                           }
+                         });
   });
 }
 

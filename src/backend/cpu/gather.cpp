@@ -19,20 +19,20 @@ constexpr int kLeastSamplesPerTask = 2;
 template <class Sample>
 void for_each_sample(int n, const std::uint8_t* pixels, std::size_t sample_bytes,
                      const std::int32_t* indices, const Sample& sample) {
-  const int per_task = static_cast<int>(items_per_task(static_cast<std::size_t>(std::max(n, 0)),
-                                                       kSamplesPerTask, kLeastSamplesPerTask));
-  parallel_slices(task_count(n, per_task), [&](int task) {
-    const int begin = task * per_task;
-    const int end = std::min(n, begin + per_task);
-    constexpr int kAhead = static_cast<int>(ops::kPrefetchSamplesAhead);
-    for (int i = begin; i < end; ++i) {
-      if (i + kAhead < end) {
-        ops::prefetch_bytes(pixels + static_cast<std::size_t>(indices[i + kAhead]) * sample_bytes,
-                            sample_bytes);
-      }
-      sample(i);
-    }
-  });
+  parallel_item_ranges(
+      static_cast<std::size_t>(std::max(n, 0)), kSamplesPerTask, kLeastSamplesPerTask, 1,
+      [&](std::size_t first, std::size_t last) {
+        const int begin = static_cast<int>(first), end = static_cast<int>(last);
+        constexpr int kAhead = static_cast<int>(ops::kPrefetchSamplesAhead);
+        for (int i = begin; i < end; ++i) {
+          if (i + kAhead < end) {
+            ops::prefetch_bytes(
+                pixels + static_cast<std::size_t>(indices[i + kAhead]) * sample_bytes,
+                sample_bytes);
+          }
+          sample(i);
+        }
+      });
 }
 
 }  // namespace

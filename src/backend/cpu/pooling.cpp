@@ -250,16 +250,13 @@ void over_planes(const Pool2dGeometry& g, Op op) {
   const auto planes_of = [&](std::size_t floats) {
     return std::max<std::size_t>(floats / std::max<std::size_t>(c.in_plane, 1), 1);
   };
-  const std::size_t per_task =
-      items_per_task(c.planes, planes_of(kPoolTaskFloats), planes_of(kLeastPoolTaskFloats));
-  const int tasks = static_cast<int>((c.planes + per_task - 1) / per_task);
-  parallel_slices(tasks, [&](int i) {
-    const std::size_t first = i * per_task;
-    Pool2dGeometry part = g;
-    part.batch = static_cast<int>(std::min(c.planes, first + per_task) - first);
-    part.in_channels = part.out_channels = 1;
-    op(part, first);
-  });
+  parallel_item_ranges(c.planes, planes_of(kPoolTaskFloats), planes_of(kLeastPoolTaskFloats), 1,
+                       [&](std::size_t first, std::size_t end) {
+                         Pool2dGeometry part = g;
+                         part.batch = static_cast<int>(end - first);
+                         part.in_channels = part.out_channels = 1;
+                         op(part, first);
+                       });
 }
 
 }  // namespace

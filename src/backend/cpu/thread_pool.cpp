@@ -275,6 +275,12 @@ void run_ranges(std::size_t n, std::size_t range,
       site);
 }
 
+// items_per_task's size rounded up to a multiple of `granule`.
+std::size_t range_of(std::size_t n, std::size_t preferred, std::size_t least, std::size_t granule) {
+  const std::size_t items = items_per_task(n, preferred, least);
+  return (items + granule - 1) / granule * granule;
+}
+
 }  // namespace
 
 std::size_t items_per_task(std::size_t items, std::size_t preferred, std::size_t least) {
@@ -290,12 +296,17 @@ __attribute__((noinline)) void parallel_ranges(
   run_ranges(n, kRangeFloats, part, __builtin_return_address(0));
 }
 
+__attribute__((noinline)) void parallel_item_ranges(
+    std::size_t n, std::size_t preferred, std::size_t least, std::size_t granule,
+    const std::function<void(std::size_t begin, std::size_t end)>& part) {
+  run_ranges(n, range_of(n, preferred, least, granule), part, __builtin_return_address(0));
+}
+
 __attribute__((noinline)) void parallel_elementwise(
     std::size_t n, const std::function<void(std::size_t begin, std::size_t end)>& part) {
   if (n < kMinSlicedElements) return part(0, n);
-  const std::size_t range =
-      round_up_to_lines(items_per_task(n, kRangeFloats, kLeastElementwiseFloats));
-  run_ranges(n, range, part, __builtin_return_address(0));
+  run_ranges(n, range_of(n, kRangeFloats, kLeastElementwiseFloats, kLineFloats), part,
+             __builtin_return_address(0));
 }
 
 }  // namespace dl::cpu

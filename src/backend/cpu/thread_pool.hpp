@@ -62,6 +62,14 @@ void parallel_slices(int count, const std::function<void(int)>& slice);
 constexpr int kTasksPerThread = 2;
 std::size_t items_per_task(std::size_t items, std::size_t preferred, std::size_t least);
 
+// Calls part(begin, end) on consecutive ranges that cover [0, n) once, through parallel_slices:
+// ranges of items_per_task(n, preferred, least) items, rounded up to a multiple of `granule`
+// (kLineFloats for floats, so that no two tasks write one cache line), the last one shorter. For
+// work whose items are each computed alone (above).
+void parallel_item_ranges(std::size_t n, std::size_t preferred, std::size_t least,
+                          std::size_t granule,
+                          const std::function<void(std::size_t begin, std::size_t end)>& part);
+
 // For passes over n floats whose split must not depend on the thread count (sums of ranges):
 // calls part(begin, end) on consecutive ranges of kRangeFloats (the last one shorter) that cover
 // [0, n) once, through parallel_slices. Below kMinSlicedElements (a bias, a small layer's
