@@ -11,9 +11,15 @@ namespace winograd {
 
 namespace {
 
-// A block of kCo x kCi sums, L of them in all, so that one pass of lane_sums adds up the block:
-// 4 x 4 with 16 lanes (16 accumulators, 4 + 1 operands of 32 registers), 2 x 4 with 8 (8 + 5 of
-// 16).
+// A block of kCo x kCi sums kept in registers (their lanes added by add_lanes). 16 lanes: 4 x 4
+// (16 accumulators, 4 + 1 operands of 32 registers). 8 lanes: 3 x 4, dM's 3 vectors held and V's
+// taken one at a time (12 accumulators + 3 + 1 operands of 16 registers): a multiply-add's latency
+// times a Zen 2 or Skylake core's two FMA pipes is 8 to 10 sums in flight, which a 2 x 4 block
+// left short of. The operands are held in registers (keep_in_register). One position's product,
+// one thread, 8 lanes, Zen 2, min us, 2 x 4 with operands from memory -> 3 x 4: 16 channels x 256
+// tiles (ResNet-20's first stage) 2.0 -> 1.9, 32 x 128 4.4 -> 4.3, 64 x 128 18.5 -> 17.4, LeNet's
+// 50 x 20 x 512 40.6 -> 32.4. Each sum runs over its tiles lane by lane in the same order
+// whatever block holds it, so the block's shape changes no bit.
 template <int L>
 struct SumBlock;
 template <>
@@ -22,7 +28,7 @@ struct SumBlock<16> {
 };
 template <>
 struct SumBlock<8> {
-  static constexpr int kCo = 2, kCi = 4;
+  static constexpr int kCo = 3, kCi = 4;
 };
 
 template <int L, std::size_t... kLane, typename Pick>
@@ -30,7 +36,7 @@ constexpr LaneIndex<L> picks(Pick pick, std::index_sequence<kLane...>) {
   return LaneIndex<L>{pick(static_cast<int>(kLane))...};
 }
 
-// One halving stage of lane_sums: vectors of S sums in progress, each over h = L / S lanes, paired
+// One halving stage of add_lanes: vectors of S sums in progress, each over h = L / S lanes, paired
 // into vectors of 2S sums over h / 2 lanes; output sum j (lanes j * h / 2 on) takes sum j % S of
 // the pair's first (j < S) or second vector, its first half (kSecond false) or second half.
 template <int L, int S, bool kSecond>
@@ -53,18 +59,29 @@ template <int L, int S>
   }
 }
 
-// Lane i of the result: the sum of v[i]'s L lanes, added pairwise (lane l to lane l + L / 2,
-// and so on) in one fixed order. v is overwritten.
-template <int L>
-[[gnu::always_inline]] inline Lanes<L> lane_sums(Lanes<L>* v) {
-  halve<L, 1>(v, L);
-  halve<L, 2>(v, L / 2);
-  halve<L, 4>(v, L / 4);
-  if constexpr (L == 16) halve<L, 8>(v, 2);
-  return v[0];
+// One halving stage over n vectors (a zero vector appended where n is odd; v holds n + 1);
+// returns the vectors left.
+template <int L, int S>
+[[gnu::always_inline]] inline int halve_all(Lanes<L>* v, int n) {
+  if (n % 2 != 0) v[n++] = Lanes<L>{};
+  halve<L, S>(v, n);
+  return n / 2;
 }
 
-// The block's sums over the tiles, lane by lane (acc[i * kCi + j]: dm row i, v row j).
+// sums[i] = the sum of v[i]'s L lanes for i < count, added pairwise (lane l to lane l + L / 2,
+// and so on) in one fixed order, whatever count is: each vector's lanes meet only each other.
+// v holds count + 1 vectors and is overwritten.
+template <int L>
+[[gnu::always_inline]] inline void add_lanes(Lanes<L>* v, int count, float* sums) {
+  int n = halve_all<L, 1>(v, count);
+  n = halve_all<L, 2>(v, n);
+  n = halve_all<L, 4>(v, n);
+  if constexpr (L == 16) n = halve_all<L, 8>(v, n);
+  for (int i = 0; i < count; ++i) sums[i] = v[i / L][i % L];
+}
+
+// The block's sums over the tiles, lane by lane (acc[i * kCi + j]: dm row i, v row j): dM's kCo
+// vectors held, V's taken one at a time.
 template <int L, int kCo, int kCi>
 [[gnu::always_inline]] inline void block_sums(const float* dm, const float* v, const TileRuns& runs,
                                               Lanes<L>* acc) {
@@ -74,51 +91,61 @@ template <int L, int kCo, int kCi>
     const float* const dm_run = dm + k * runs.run_stride;
     const float* const v_run = v + k * runs.run_stride;
     for (std::size_t t = 0; t < tiles; t += L) {
-      Lanes<L> b[kCi];
-      for (int j = 0; j < kCi; ++j) b[j] = load_lanes<L>(v_run + j * tiles + t);
+      Lanes<L> a[kCo];
       for (int i = 0; i < kCo; ++i) {
-        const Lanes<L> a = load_lanes<L>(dm_run + i * tiles + t);
-        for (int j = 0; j < kCi; ++j) acc[i * kCi + j] += a * b[j];
+        a[i] = load_lanes<L>(dm_run + i * tiles + t);
+        keep_in_register<L>(a[i]);
+      }
+      for (int j = 0; j < kCi; ++j) {
+        Lanes<L> b = load_lanes<L>(v_run + j * tiles + t);
+        keep_in_register<L>(b);
+        for (int i = 0; i < kCo; ++i) acc[i * kCi + j] += a[i] * b;
       }
     }
   }
 }
 
+// Room for any block's sums and add_lanes's padding.
+template <int L>
+constexpr int kMostSums = SumBlock<L>::kCo * SumBlock<L>::kCi + 1;
+
+// du's rows [co, co + kRows) over the input channels: kCols of them at a time, then one at a time.
+template <int L, int kRows, int kCols>
+void row_sums(int co, int cin, const float* dm, const float* v, const TileRuns& runs, float* du) {
+  static_assert(kRows * kCols < kMostSums<L>, "the block's sums and padding fit acc");
+  const std::size_t tiles = runs.tiles;
+  Lanes<L> acc[kMostSums<L>];
+  float sums[kMostSums<L>];
+  int ci = 0;
+  for (; ci + kCols <= cin; ci += kCols) {
+    block_sums<L, kRows, kCols>(dm + co * tiles, v + ci * tiles, runs, acc);
+    add_lanes<L>(acc, kRows * kCols, sums);
+    for (int i = 0; i < kRows; ++i)
+      for (int j = 0; j < kCols; ++j) du[(co + i) * cin + ci + j] = sums[i * kCols + j];
+  }
+  for (int i = co; i < co + kRows; ++i) {
+    for (int j = ci; j < cin; ++j) {
+      block_sums<L, 1, 1>(dm + i * tiles, v + j * tiles, runs, acc);
+      add_lanes<L>(acc, 1, sums);
+      du[i * cin + j] = sums[0];
+    }
+  }
+}
+
+// The output channels in blocks of kCo rows; the rows left (fewer than kCo) in a block of their
+// own as wide as keeps 8 sums in flight: LeNet's 50 channels leave 2 rows with 8 lanes, ResNet's
+// 16, 32 and 64 leave 1 or 2.
 template <int L>
 void weight_product(int cout, int cin, const float* dm, const float* v, const TileRuns& runs,
                     float* du) {
-  const std::size_t tiles = runs.tiles;
   constexpr int kCo = SumBlock<L>::kCo, kCi = SumBlock<L>::kCi;
-  for (int co = 0; co < cout; co += kCo) {
-    for (int ci = 0; ci < cin; ci += kCi) {
-      const float* a = dm + co * tiles;
-      const float* b = v + ci * tiles;
-      Lanes<L> acc[L];
-      if (co + kCo <= cout && ci + kCi <= cin) {
-        block_sums<L, kCo, kCi>(a, b, runs, acc);
-        const Lanes<L> sums = lane_sums<L>(acc);
-        for (int i = 0; i < kCo; ++i)
-          for (int j = 0; j < kCi; ++j) du[(co + i) * cin + ci + j] = sums[i * kCi + j];
-        continue;
-      }
-      // A block cut by the channel counts: a row of kCi sums at a time where the input
-      // channels fill the block (kCi chains of multiply-adds in flight; LeNet's 50 output
-      // channels leave 2 rows with 16 lanes), else one sum; their lanes added as above.
-      for (int i = co; i < std::min(cout, co + kCo); ++i) {
-        if (ci + kCi <= cin) {
-          block_sums<L, 1, kCi>(dm + i * tiles, b, runs, acc);
-          for (int e = kCi; e < L; ++e) acc[e] = Lanes<L>{};
-          const Lanes<L> sums = lane_sums<L>(acc);
-          for (int j = 0; j < kCi; ++j) du[i * cin + ci + j] = sums[j];
-          continue;
-        }
-        for (int j = ci; j < cin; ++j) {
-          block_sums<L, 1, 1>(dm + i * tiles, v + j * tiles, runs, acc);
-          for (int e = 1; e < L; ++e) acc[e] = Lanes<L>{};
-          du[i * cin + j] = lane_sums<L>(acc)[0];
-        }
-      }
-    }
+  int co = 0;
+  for (; co + kCo <= cout; co += kCo) row_sums<L, kCo, kCi>(co, cin, dm, v, runs, du);
+  switch (cout - co) {
+    case 3: return row_sums<L, 3, 4>(co, cin, dm, v, runs, du);
+    case 2: return row_sums<L, 2, 4>(co, cin, dm, v, runs, du);
+    case 1: return row_sums<L, 1, 8>(co, cin, dm, v, runs, du);
+    default: return;
   }
 }
 

@@ -1,7 +1,7 @@
 // The Winograd domain's weight-gradient products (conv2d_winograd.hpp): for one position p,
 // dU[co][ci] = the sum over a chunk's tiles of dM[co][tile] V[ci][tile]. The tiles are the
-// lanes, so each sum is kept as L lane sums over the chunk (a block of L of them in registers)
-// and its lanes are added once at the end, L sums at a time by a halving tree of shuffles: with
+// lanes, so each sum is kept as L lane sums over the chunk (a block of sums in registers) and
+// its lanes are added once at the end, a block at a time by a halving tree of shuffles: with
 // a chunk of 256 tiles, 16 multiply-adds per sum between two such additions.
 #pragma once
 
