@@ -101,7 +101,7 @@ std::vector<std::string> origin_notes(const Dataset& set, const std::string& sou
       sizes.push_back(fmt::format("{} ({})", size, count));
     lines.push_back(fmt::format("images in {}: {}", source, fmt::join(sizes, ", ")));
   }
-  // A streamed folder's sizes are not read before training: say why, and how it is read.
+  // A streamed folder: say why, and how it is read.
   if (set.streamed()) lines.push_back(fmt::format("images in {}: {}", source, origin.holding));
   for (std::string& line : skipped_notes(origin, source)) lines.push_back(std::move(line));
   return lines;

@@ -276,25 +276,23 @@ Dataset read_whole(const std::vector<ImageFile>& files, const ImageFolderRequest
 }
 
 // The folder exceeds data.cacheBytes: its images are decoded when batches are gathered
-// (image_store.hpp). With onBadFile: skip the samples must be known before the first step (the
-// epoch orders are permutations of them), so every file is decoded once now, on the readers'
-// threads, and its pixels dropped; with stop, nothing is decoded now and a bad file stops the run
-// when its batch is gathered.
+// (image_store.hpp). Every file is decoded once now all the same, on the readers' threads, and its
+// pixels dropped: a bad file is found before the run claims its directory, as in a held folder
+// (with onBadFile: stop, one found mid-run had cost an --overwrite's old run, or an epoch's
+// training when it lay in the test folder, and `validate` could not see it), and with skip the
+// samples must be known before the first step (the epoch orders are permutations of them). The
+// cost is one pass of decoding at start-up, which every epoch pays anyway.
 Dataset read_streamed(std::vector<ImageFile> files, const ImageFolderRequest& request,
                       DataOrigin origin, std::uint64_t decoded_bytes) {
   const DecodeTarget target = decode_target(request);
+  const std::vector<FileDecode> decoded = decode_all(files, request, [&](std::size_t) {
+    thread_local std::vector<std::uint8_t> scratch;
+    scratch.resize(target.sample_bytes());
+    return scratch.data();
+  });
   std::vector<ImageFile> kept_files;
-  if (request.on_bad_file == BadFileAction::kSkip) {
-    const std::vector<FileDecode> decoded = decode_all(files, request, [&](std::size_t) {
-      thread_local std::vector<std::uint8_t> scratch;
-      scratch.resize(target.sample_bytes());
-      return scratch.data();
-    });
-    for (const std::size_t i : usable_files(files, decoded, request, origin))
-      kept_files.push_back(std::move(files[i]));
-  } else {
-    kept_files = std::move(files);
-  }
+  for (const std::size_t i : usable_files(files, decoded, request, origin))
+    kept_files.push_back(std::move(files[i]));
   std::vector<std::int32_t> labels;
   for (const ImageFile& f : kept_files) {
     labels.push_back(f.label);

@@ -4,8 +4,9 @@
 # for bit as the same folder held whole: scores.csv compared with cmp, the models with
 # compare_models at tolerance 0, on other thread counts and prefetch depths, with a validation
 # split, normalization computed from the data, crops and flips, two workers and a streamed test
-# folder, also across 2 MPI ranks. A bad file met while streaming stops the run naming it (exit
-# 3); under onBadFile: skip it is left out as in a held folder. With a tiny cacheBytes the peak RSS
+# folder, also across 2 MPI ranks. A bad file in a streamed folder stops the run at start naming
+# it (exit 3), before the run claims its directory; under onBadFile: skip it is left out as in a
+# held folder. With a tiny cacheBytes the peak RSS
 # of a run on 224x224 RGB JPEGs grows far less than their decoded size above the same run on 16 of
 # them (below a quarter of it), and the held run's grows by more than half of it (the runs' other
 # peaks need not coincide: about 13 MB here).
@@ -90,7 +91,10 @@ else
   echo "note: no MPI here; the 2-rank comparison was not run"
 fi
 
-# A corrupt JPEG in a streamed folder stops the run when its batch is decoded, naming it.
+# A corrupt JPEG in a streamed folder stops the run at start, naming it, before the run claims
+# its directory: validate finds it, a fresh start creates nothing, and --overwrite of an existing
+# run leaves that run's files as they were (found mid-run, it had cost the old run); the same in
+# the test folder, which was decoded only when the first epoch was evaluated.
 cp -r "$WORK/folder" "$WORK/bad"
 bad_file=$(ls "$WORK/bad/train/Coat/"*.jpg | head -1)
 head -c 300 "$WORK/folder/train/Coat/$(basename "$bad_file")" >"$bad_file"
@@ -99,6 +103,24 @@ bad_sets=(--config "$cfg" --set backend=cpu --set "data.trainDirectory=$WORK/bad
   --set output.report=false --set data.cacheBytes=50000)
 expect_failure 3 "error: $bad_file: .*data.onBadFile: skip" -- \
   "$DL_TRAIN" "${bad_sets[@]}" --set "output.directory=$WORK/bad-stop"
+[ ! -e "$WORK/bad-stop" ] || fail "a bad file in a streamed folder left $(ls -A "$WORK/bad-stop")"
+expect_failure 3 "error: $bad_file: " -- "$DL_TRAIN" validate "${bad_sets[@]}"
+"$DL_TRAIN" "${bad_sets[@]}" --set "data.trainDirectory=$WORK/folder/train" \
+  --set "data.testDirectory=$WORK/folder/test" --set "output.directory=$WORK/kept" \
+  >"$WORK/kept.txt" 2>&1 || fail "the run to keep: $(tail -3 "$WORK/kept.txt")"
+run_files() { (cd "$1" && find . -type f ! -name .dl-train.lock -exec sha256sum {} + | sort); }
+run_files "$WORK/kept" >"$WORK/kept.sums"
+expect_failure 3 "error: $bad_file: " -- \
+  "$DL_TRAIN" "${bad_sets[@]}" --set "output.directory=$WORK/kept" --overwrite
+run_files "$WORK/kept" | diff "$WORK/kept.sums" - || fail "--overwrite with a bad file changed the old run"
+bad_test=$(ls "$WORK/bad/test/Coat/"*.jpg | head -1)
+head -c 300 "$WORK/folder/test/Coat/$(basename "$bad_test")" >"$bad_test"
+expect_failure 3 "error: $bad_test: " -- \
+  "$DL_TRAIN" "${bad_sets[@]}" --set "data.trainDirectory=$WORK/folder/train" \
+  --set "output.directory=$WORK/bad-test"
+[ ! -e "$WORK/bad-test" ] || fail "a bad test file in a streamed folder left $(ls -A "$WORK/bad-test")"
+cp "$WORK/folder/test/Coat/$(basename "$bad_test")" "$bad_test"
+echo "ok: a bad file in a streamed folder stops the run at start; --overwrite keeps the old run"
 # Under skip the file is found before training (the samples must be known) and left out.
 "$DL_TRAIN" "${bad_sets[@]}" --set data.onBadFile=skip --set "output.directory=$WORK/bad-skip" \
   >"$WORK/bad-skip.txt" 2>&1 || fail "skip: $(tail -3 "$WORK/bad-skip.txt")"
