@@ -19,8 +19,11 @@ namespace dl {
 
 // `text` as a finite number, the one rule for a CSV field (feature or label): decimal or
 // scientific notation, with an optional sign, + included (Python's float(), pandas and NumPy
-// read "+2"; std::from_chars alone refuses it); or nothing.
+// read "+2"; std::from_chars alone refuses it); or nothing. A number nearer zero than float's
+// smallest is float's nearest (1e-50 is 0), as NumPy's float32 reads it.
 std::optional<float> csv_number(std::string_view text);
+// Whether `text` is a number beyond float's range (3.5e38, 1e999), which csv_number refuses.
+bool csv_number_too_large(std::string_view text);
 
 // `text` as a class index (a finite, non-negative whole number), or nothing.
 std::optional<float> label_as_index(std::string_view text);

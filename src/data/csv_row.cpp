@@ -52,6 +52,9 @@ std::optional<std::string> parse_row(std::string_view row, const CsvRequest& r, 
       if (auto problem = label_problem(label, field)) return problem;
     } else if (field < fields) {
       const std::optional<float> value = csv_number(f.text);
+      if (!value && csv_number_too_large(f.text))
+        return fmt::format("field {} ('{}') is beyond float32's range (+-3.4e38); scale the column",
+                           field + 1, quoted_value(f.text));
       if (!value)
         return fmt::format("field {} ('{}') is not a finite number", field + 1,
                            quoted_value(f.text));

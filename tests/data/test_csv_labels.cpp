@@ -3,6 +3,7 @@
 // read with the training file's classes; the one-line errors for a label that is no class.
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,31 @@ TEST_CASE("csv numbers: what Python's float() and pandas read, finite, + sign in
                                 "1e99", "1,5", "1 2", "two"}) {
     INFO(text);
     CHECK_FALSE(dl::csv_number(text).has_value());
+  }
+}
+
+TEST_CASE("csv numbers: below float's range is float's nearest, above it is refused as such",
+          "[csv][labels]") {
+  // NumPy's float32 of each: zero below half the smallest subnormal, else the nearest.
+  const std::vector<std::pair<std::string_view, float>> tiny{
+      {"1e-46", 0.0f},   {"-1e-50", -0.0f},       {"2.5e-300", 0.0f},
+      {"1e-400", 0.0f},  {"-0.0001e-999", -0.0f}, {"+3e-45", 2.802597e-45f},
+      {"1e-40", 1e-40f}, {"1.0e-38", 1.0e-38f}};
+  for (const auto& [text, value] : tiny) {
+    INFO(text);
+    REQUIRE(dl::csv_number(text).has_value());
+    CHECK(*dl::csv_number(text) == value);
+    CHECK(std::signbit(*dl::csv_number(text)) == std::signbit(value));
+    CHECK_FALSE(dl::csv_number_too_large(text));
+  }
+  for (std::string_view text : {"3.5e38", "-3.5e38", "1e99", "1e999", "0.01e400", "+1e39"}) {
+    INFO(text);
+    CHECK_FALSE(dl::csv_number(text).has_value());
+    CHECK(dl::csv_number_too_large(text));
+  }
+  for (std::string_view text : {"nan", "inf", "two", "1e", "3.4e38", "0"}) {
+    INFO(text);
+    CHECK_FALSE(dl::csv_number_too_large(text));
   }
 }
 
