@@ -98,7 +98,13 @@ CsvClasses csv_classes(const std::vector<std::string_view>& labels) {
   const std::unordered_set<std::string_view> distinct(labels.begin(), labels.end());
   std::vector<std::string> names(distinct.begin(), distinct.end());
   std::sort(names.begin(), names.end());
-  return {std::move(names), static_cast<std::size_t>(name - labels.begin())};
+  // Each distinct label read once.
+  std::size_t index_labels = 0;
+  std::unordered_set<std::string_view> indices;
+  for (const std::string& n : names)
+    if (label_as_index(n)) indices.insert(n);
+  for (std::string_view label : labels) index_labels += indices.count(label);
+  return {std::move(names), static_cast<std::size_t>(name - labels.begin()), index_labels};
 }
 
 std::optional<int> find_class(const std::vector<std::string>& names, std::string_view label) {

@@ -33,6 +33,7 @@ std::optional<float> label_as_index(std::string_view text);
 struct CsvClasses {
   std::vector<std::string> names;  // empty: the labels are class indices
   std::size_t first_name = 0;      // with names: the position of the first label not an index
+  std::size_t index_labels = 0;    // with names: the labels that read as class indices
 };
 CsvClasses csv_classes(const std::vector<std::string_view>& labels);
 

@@ -73,10 +73,22 @@ ParsedRows parse_rows(std::string_view text, const CsvRequest& request, bool kee
   return parsed;
 }
 
+// The line of labels[k], the k-th label of the rows that are not bad (the bad rows had no label).
+std::size_t label_line(const ParsedRows& parsed, std::size_t k) {
+  const std::vector<std::int32_t>& codes = parsed.labels;
+  std::size_t row = 0;
+  for (std::size_t seen = 0;; ++row)
+    if (codes[row] != kBadRow && seen++ == k) break;
+  return csv::LineCounter(parsed.text.text).line_at(parsed.starts.data[row]);
+}
+
 // The classes: the training file's (given) for any other file, else this file's own labels
 // decide (csv_labels.hpp), of the rows that are not bad, up to the first bad one under
-// onBadFile: stop (which then stops the read). Too many names for numClasses is a DataError.
-std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest& request) {
+// onBadFile: stop (which then stops the read). Too many names for numClasses is a DataError;
+// names that a few labels made of labels mostly indices get a note in `notes` (one stray "1.5"
+// among 0, 1 and 2 renumbers the classes by their text, which training would never say).
+std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest& request,
+                                      std::vector<std::string>& notes) {
   if (request.classes) return *request.classes;
   const std::vector<std::int32_t>& codes = parsed.labels;
   const auto end = request.on_bad_row == BadFileAction::kStop
@@ -96,17 +108,23 @@ std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest
   }
   CsvClasses classes = csv_classes(labels);
   const std::size_t count = classes.names.size();
-  if (count <= static_cast<std::size_t>(request.num_classes)) return std::move(classes.names);
-  std::size_t row = 0;  // the row of labels[classes.first_name]: the bad rows had no label
-  for (std::size_t seen = 0;; ++row)
-    if (codes[row] != kBadRow && seen++ == classes.first_name) break;
-  throw DataError(fmt::format(
-      "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
-      "class names because the label '{}' on line {} is not a class index); set "
-      "data.numClasses: {}, or give labelIndex the field of the class labels",
-      request.path, count, quoted_class_list(classes.names), request.num_classes,
-      quoted_value(labels[classes.first_name]),
-      csv::LineCounter(parsed.text.text).line_at(parsed.starts.data[row]), count));
+  const std::string made_names = fmt::format(
+      "the label '{}' on line {} is not a class index", quoted_value(labels[classes.first_name]),
+      label_line(parsed, classes.first_name));
+  if (count > static_cast<std::size_t>(request.num_classes))
+    throw DataError(fmt::format(
+        "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
+        "class names because {}); set data.numClasses: {}, or give labelIndex the field of the "
+        "class labels",
+        request.path, count, quoted_class_list(classes.names), request.num_classes, made_names,
+        count));
+  if (2 * classes.index_labels > labels.size())
+    notes.push_back(fmt::format(
+        "{}: {} of its {} labels are class indices, but {}, so every label is read as a class "
+        "name, the classes in text order ({}); if the labels are class indices, fix that row",
+        request.path, classes.index_labels, labels.size(), made_names,
+        quoted_class_list(classes.names)));
+  return std::move(classes.names);
 }
 
 // With class names, each parsed row's code becomes its class (its label's position among
@@ -163,7 +181,7 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   ParsedRows parsed = parse_rows(file, request, keep_features);
   GoodRows good;
   DataOrigin& origin = good.origin;
-  origin.class_names = file_classes(parsed, request);
+  origin.class_names = file_classes(parsed, request, origin.notes);
   classify_by_name(parsed, request, origin.class_names);
   if (request.name_lines) origin.sample_sources.column = "line";
   const std::size_t width = keep_features ? static_cast<std::size_t>(request.features) : 0;

@@ -135,6 +135,30 @@ TEST_CASE("csv labels: text labels become sorted class names and the labels thei
   CHECK(read.labels() == std::vector<std::int32_t>{1, 2, 0});
 }
 
+TEST_CASE("csv labels: names made by a few labels among indices are said in a note",
+          "[csv][labels]") {
+  dl::test::TempDir dir;
+  // One stray 1.5 among indices 0, 1 and 2 makes every label a name: class "2" is then 3.
+  const std::string stray =
+      write_text(dir, "stray.csv", "a,b,c\n1,2,0\n3,4,2\n5,6,1.5\n7,8,1\n9,9,2\n");
+  dl::CsvRequest ten = csv_request(stray);
+  ten.num_classes = 10;
+  const dl::Dataset set = dl::read_csv(ten);
+  CHECK(set.origin().class_names == Names{"0", "1", "1.5", "2"});
+  CHECK(set.labels() == std::vector<std::int32_t>{0, 3, 2, 1, 3});
+  REQUIRE(set.origin().notes.size() == 1);
+  CHECK_THAT(set.origin().notes[0],
+             Contains("stray.csv: 4 of its 5 labels are class indices, but the label '1.5' on "
+                      "line 4 is not a class index, so every label is read as a class name, the "
+                      "classes in text order ('0', '1', '1.5', '2'); if the labels are class "
+                      "indices, fix that row"));
+  // Names mostly text get no note, nor do indices alone.
+  const std::string names = write_text(dir, "names.csv", "a,b,c\n1,2,rose\n3,4,1\n5,6,tulip\n");
+  CHECK(dl::read_csv(csv_request(names)).origin().notes.empty());
+  const std::string indices = write_text(dir, "indices.csv", "a,b,c\n1,2,0\n3,4,1\n");
+  CHECK(dl::read_csv(csv_request(indices)).origin().notes.empty());
+}
+
 TEST_CASE("csv labels: a quoted label's doubled quotes are one quote each", "[csv][labels]") {
   dl::test::TempDir dir;
   // RFC 4180: inside quotes, "" stands for one quote. The same class written with and without
