@@ -69,9 +69,13 @@ std::size_t GzInput::read(void* dst, std::size_t n) {
         throw DataError(fmt::format("{}: read error: {}; check the file and the disk", path_,
                                     std::strerror(errno)));
       }
+      // A failed gzread hands out none of the bytes it decoded before the damage, and a
+      // checksum is checked after the whole stream: a count would only be of earlier reads.
+      const std::uint64_t decoded = bytes_read_ + done;
       throw DataError(fmt::format(
-          "{}: corrupt gzip data after {} decompressed bytes (zlib: {}); the file is damaged: {}",
-          path_, bytes_read_ + done, zlib_reason(zmsg, path_), damaged_fix()));
+          "{}: corrupt gzip data{} (zlib: {}); the file is damaged: {}", path_,
+          decoded > 0 ? fmt::format(" after at least {} decompressed bytes", decoded) : "",
+          zlib_reason(zmsg, path_), damaged_fix()));
     }
     done += static_cast<std::size_t>(got);
     if (static_cast<unsigned>(got) < want) {

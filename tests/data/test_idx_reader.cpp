@@ -296,6 +296,9 @@ TEST_CASE("IDX reader passes on zlib's message for corrupt gzip data", "[idx][er
   dl::test::write_plain(crc_path, bad_crc);
   CHECK_THAT(data_error_message([&] { dl::read_idx_images(crc_path); }),
              Contains(crc_path) && Contains("zlib: incorrect data check"));
+  // The failing read handed out none of its bytes: no count of them is made up.
+  CHECK_THAT(data_error_message([&] { dl::read_idx_images(crc_path); }),
+             !Contains("after 0 decompressed bytes"));
 
   // A gzip stream cut in the middle: the decompressed data is truncated too.
   Bytes half(gz.begin(), gz.begin() + gz.size() / 2);
