@@ -90,6 +90,44 @@ void check_is_folder(const std::string& directory, const std::string& key) {
                     directory, key));
 }
 
+// Whether `folder` holds folders only, one at least, among the entries sorted_entries would list:
+// the first file ends the listing, so a class folder of a million images costs one read.
+bool holds_only_folders(const fs::path& folder) {
+  std::error_code error;
+  bool any = false;
+  for (fs::directory_iterator it(folder, error); !error && it != fs::directory_iterator();
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind('.', 0) == 0 || is_system_metadata(name)) continue;
+    std::error_code kind;
+    if (!it->is_directory(kind) || kind) return false;
+    any = true;
+  }
+  return any && !error;
+}
+
+// A folder whose every subfolder holds only folders is the one above the class folders (the
+// data set's folder holding train/ and test/, say), which would read as a few classes.
+void check_not_above_classes(const std::string& directory, const std::string& key,
+                             const std::vector<fs::path>& folders) {
+  for (const fs::path& f : folders)
+    if (!holds_only_folders(f)) return;
+  std::vector<std::string> names;
+  for (const fs::path& f : folders) names.push_back(f.filename().string());
+  // The subfolder the key's split names, where there is one.
+  const std::string split = key.find("test") != std::string::npos         ? "test"
+                            : key.find("validation") != std::string::npos ? "val"
+                                                                          : "train";
+  const auto match = std::find_if(names.begin(), names.end(), [&](const std::string& n) {
+    return n.rfind(split, 0) == 0;
+  });
+  throw DataError(fmt::format(
+      "{}: its folders ({}) hold folders, not images: {} names the folder whose subfolders are "
+      "the classes; set it to {}/{}",
+      printable_path(directory), fmt::join(names, ", "), key, printable_path(directory),
+      match != names.end() ? *match : names.front()));
+}
+
 std::vector<fs::path> class_folders(const std::string& directory, const std::string& key) {
   check_is_folder(directory, key);
   std::vector<fs::path> folders;
@@ -112,6 +150,7 @@ std::vector<fs::path> class_folders(const std::string& directory, const std::str
         fmt::format("{}: has no class folders; {} names a folder with one subfolder "
                     "per class (e.g. {}/cat/1.png, {}/dog/2.jpg)",
                     directory, key, directory, directory));
+  check_not_above_classes(directory, key, folders);
   return folders;
 }
 

@@ -191,6 +191,13 @@ expect_failure 3 "other_classes: its class folders \(a, x\) are not the training
   run_small "$small" --set "data.testDirectory=$WORK/other_classes"
 expect_failure 3 "has 2 class folders but data.numClasses is 10" "set data.numClasses: 2" -- \
   run_small "$small" --set data.numClasses=10 --set layers.5.nOut=10
+# The folder above train/ and test/ given as the training folder: said so, with the folder to set
+# (it was 'has 2 class folders ... set data.numClasses: 2', a wrong fix).
+mkdir -p "$WORK/above" && cp -r "$small" "$WORK/above/train" && cp -r "$small" "$WORK/above/test"
+expect_failure 3 "above: its folders \(test, train\) hold folders, not images: data.trainDirectory names the folder whose subfolders are the classes; set it to $WORK/above/train$" -- \
+  run_small "$WORK/above" --set data.numClasses=2
+expect_failure 3 "above: its folders \(test, train\) hold folders, not images: data.testDirectory .*; set it to $WORK/above/test$" -- \
+  run_small "$small" --set "data.testDirectory=$WORK/above"
 nothing_written
 
 # onBadFile: skip leaves the files out, counts and names them in the log.
