@@ -3,6 +3,8 @@
 #include <exception>
 #include <iterator>
 #include <map>
+#include <set>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
@@ -52,9 +54,45 @@ bool decides_network(const std::string& key) {
   return key.rfind("inputType.", 0) == 0 || key.rfind("layers.", 0) == 0;
 }
 
+// Flattened layer keys with each layer's name and inputs spelled out where left to their
+// defaults ("<kind><index>", and the layer before or "input"): a config that writes a default
+// describes the same network as one that leaves it out, and a file recorded either way compares
+// equal to either (`inputs: stem_act` on the layer after stem_act was refused as another network).
+void spell_out_layer_defaults(std::map<std::string, std::string>& keys) {
+  constexpr std::string_view kLayers = "layers.", kName = ".name", kInputs = ".inputs.";
+  std::map<int, std::string> kind_of, name_of;
+  std::set<int> has_inputs;
+  for (const auto& [key, value] : keys) {
+    if (key.rfind(kLayers, 0) != 0) continue;
+    const std::size_t dot = key.find('.', kLayers.size());
+    const std::size_t kind_end = key.find('.', dot + 1);
+    if (dot == std::string::npos || kind_end == std::string::npos) continue;
+    const std::string index_text = key.substr(kLayers.size(), dot - kLayers.size());
+    if (index_text.empty() || index_text.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    const int index = std::stoi(index_text);
+    const std::string kind = key.substr(dot + 1, kind_end - dot - 1);
+    const std::string field = key.substr(kind_end);
+    if (field == kName) {
+      kind_of[index] = kind;
+      name_of[index] = value == "~" ? kind + index_text : value;
+    }
+    if (field.rfind(kInputs, 0) == 0) has_inputs.insert(index);
+  }
+  for (const auto& [index, kind] : kind_of) {
+    const std::string prefix = fmt::format("layers.{}.{}", index, kind);
+    keys[prefix + std::string(kName)] = name_of[index];
+    if (has_inputs.count(index) != 0) continue;
+    const auto before = name_of.find(index - 1);
+    keys[prefix + std::string(kInputs) + "0"] =
+        index == 0 || before == name_of.end() ? "input" : before->second;
+  }
+}
+
 std::map<std::string, std::string> resume_keys(const Config& config, int ranks) {
   std::map<std::string, std::string> keys;
   flatten(YAML::Load(dump_config_yaml(config)), "", keys);
+  spell_out_layer_defaults(keys);
   keys[kRanksKey] = std::to_string(ranks);
   return keys;
 }
@@ -75,6 +113,7 @@ std::map<std::string, std::string> saved_keys(const CheckpointState& state, Want
     if (key.rfind(prefix, 0) == 0 && wanted(key.substr(prefix.size())))
       saved[key.substr(prefix.size())] = value;
   }
+  spell_out_layer_defaults(saved);
   return saved;
 }
 

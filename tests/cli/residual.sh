@@ -125,7 +125,21 @@ expect_failure 4 "layers.14.convolution.inputs.0: b1 -> stem_relu" -- "$DL_TRAIN
 "$DL_TRAIN" eval --model "$model" --config "$config" --set weightInit=UNIFORM \
   --set layers.1.batchNormalization.decay=0.5 >/dev/null ||
   fail "eval refused a config that differs from the model's in training-only keys"
-echo "ok: a config of another wiring or activation is refused by eval, predict and export"
+# A config that writes out what it may leave out (inputs naming the layer before, or the network's
+# input for the first layer) describes the same network: eval takes it, as does --resume (both
+# refused it as another network, exit 4).
+sed -e 's/{name: stem, nOut: 8,/{name: stem, inputs: input, nOut: 8,/' \
+  -e 's/{name: b1_conv1, nOut: 8,/{name: b1_conv1, inputs: stem_relu, nOut: 8,/' \
+  "$config" >"$WORK/spelled.yaml"
+! cmp -s "$config" "$WORK/spelled.yaml" || fail "the sed edits of the spelled-out config did not apply"
+"$DL_TRAIN" eval --model "$model" --config "$WORK/spelled.yaml" >/dev/null 2>"$WORK/spelled.err" ||
+  fail "eval refused a config that spells out default inputs: $(cat "$WORK/spelled.err")"
+cp -r "$WORK/straight" "$WORK/spelled-run"
+"$DL_TRAIN" --config "$WORK/spelled.yaml" "${settings[@]}" --set epochs=3 \
+  --set "output.directory=$WORK/spelled-run" --resume >"$WORK/spelled-run.log" 2>&1 ||
+  fail "--resume refused a config that spells out default inputs: $(tail -3 "$WORK/spelled-run.log")"
+echo "ok: a config of another wiring or activation is refused by eval, predict and export;" \
+  "one that spells out default inputs is the same network"
 
 # 2 MPI ranks x 1 worker: the same global workers as 1 x 2, so the same bits.
 if [ "${MPI_BUILT:-0}" = 1 ] && command -v mpirun >/dev/null; then
