@@ -246,6 +246,18 @@ RunData load_checked_data(const Config& config) {
         training_source(d), train.shape_text(), train.sample_floats(), expected_input,
         config.sourcePath));
   }
+  // The same count of values in another shape reads every image scrambled (28x28 IDX digits as
+  // 14x56): an image file's own shape decides, where the input is an image.
+  const InputTypeConfig& in = config.inputType;
+  if (!train.has_features() && in.kind != InputTypeConfig::Kind::kFeedForward &&
+      (train.channels() != in.channels || train.rows() != in.height || train.cols() != in.width)) {
+    throw DataError(fmt::format(
+        "{}: images are {} but inputType is convolutionalFlat {}x{}x{} (height x width x "
+        "channels): the same {} values in another shape; set inputType's height: {}, width: {}, "
+        "channels: {} in {}, or feedForward: {{size: {}}} for a flat vector",
+        training_source(d), train.shape_text(), in.height, in.width, in.channels, expected,
+        train.rows(), train.cols(), train.channels(), config.sourcePath, expected));
+  }
   check_same_size(config, test, train, test_source(d), "test", "data.testImages, data.testLabels");
   check_labels_fit_output(config, train, training_source(d));
   check_labels_fit_output(config, test, test_source(d));

@@ -53,6 +53,11 @@ expect_failure 3 "truncated/train-images-idx3-ubyte.gz" "truncat" -- "$DL_TRAIN"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/v3" inputType.convolutionalFlat.height=27)
 expect_failure 3 "images are 28x28 \(784 values\) but inputType expects 756 values" "fix inputType" -- \
   "$DL_TRAIN" validate "${args[@]}"
+# The same 784 values in another shape would read every image scrambled: refused, shape named.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/v3" inputType.convolutionalFlat.height=14 \
+  inputType.convolutionalFlat.width=56)
+expect_failure 3 "images are 28x28 but inputType is convolutionalFlat 14x56x1 .*the same 784 values in another shape; set inputType's height: 28, width: 28, channels: 1 in " -- \
+  "$DL_TRAIN" validate "${args[@]}"
 [[ ! -e "$WORK/v1" && ! -e "$WORK/v2" && ! -e "$WORK/v3" ]] || fail "validate claimed a run directory"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/v4")
 "$DL_TRAIN" validate "${args[@]}" | grep -q "^data OK: 200 training examples (28x28) from .*, 50 test examples" ||
@@ -193,7 +198,7 @@ expect_failure 2 "data.delimiter is 'é' \(2 bytes\), but it must be one ASCII c
 head -c 10000000 /dev/zero | tr '\0' 7 >>"$WORK/csv/train.csv"
 echo ",0.5,1" >>"$WORK/csv/train.csv"
 expect_failure 3 "train.csv: line 7: field 1 \('777+\.\.\.777+ \(10000000 bytes\)'\)" \
-  "is not a finite number; fix the row, or set data.onBadFile: skip" -- \
+  "is beyond float32's range \(\+-3\.4e38\); scale the column; fix the row, or set data.onBadFile: skip" -- \
   "$DL_TRAIN" validate --config "$WORK/csv.yaml" "${csv_args[@]}" --set 'data.delimiter=","'
 
 # A config with old Mac line ends (a carriage return alone) is refused at the first one, naming
