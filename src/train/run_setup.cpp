@@ -13,6 +13,7 @@
 #include "backend/cpu/gemm.hpp"
 #include "backend/cpu/thread_pool.hpp"
 #include "config/enum_names.hpp"
+#include "config/read_context.hpp"
 #include "config/recipe_checks.hpp"
 #include "core/class_names.hpp"
 #include "core/error.hpp"
@@ -41,11 +42,12 @@ void check_labels_fit_output(const Config& config, const Dataset& data, const st
   const int units = config.layers.back().nOut;
   const auto top = std::max_element(data.labels().begin(), data.labels().end());
   if (top == data.labels().end() || *top < units) return;
-  throw ConfigError(fmt::format(
-      "{}: labels go up to {} but the output layer (layers.{}) has nOut {}; set its nOut to at "
-      "least {} in {}",
-      labels, class_text(*top, data.origin().class_names), config.layers.size() - 1, units,
-      *top + 1, config.sourcePath));
+  // At the output layer's line, as the config's own errors are (the data only found it out).
+  fail_at(config.layers.back().where,
+          fmt::format("the output layer (layers.{}) has nOut {}, but the labels of {} go up to {}",
+                      config.layers.size() - 1, units, labels,
+                      class_text(*top, data.origin().class_names)),
+          fmt::format("set its nOut to at least {}", *top + 1));
 }
 
 // Test or validation images of another size than the training images the network is built for:

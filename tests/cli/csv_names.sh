@@ -152,5 +152,5 @@ awk 'NR == 4 { sub(/[a-z]+$/, "rose") } { print }' "$WORK/train.csv" >"$WORK/fou
 expect_failure 3 "four.csv: the labels name 4 classes \('rose', 'setosa', 'versicolor', 'virginica'\), more than data.numClasses 3" \
   "set data.numClasses: 4" -- \
   "$DL_TRAIN" validate --config "$cfg" --set "data.trainFile=$WORK/four.csv"
-expect_failure 2 "labels go up to 3 'virginica' but the output layer \(layers.1\) has nOut 3; set its nOut to at least 4" -- \
+expect_failure 2 "the output layer \(layers.1\) has nOut 3, but the labels of .* go up to 3 'virginica'; set its nOut to at least 4" -- \
   "$DL_TRAIN" validate --config "$cfg" --set "data.trainFile=$WORK/four.csv" --set data.numClasses=4

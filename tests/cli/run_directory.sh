@@ -33,7 +33,7 @@ mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" inputType.convolutiona
 expect_failure 3 "inputType" -- "$DL_TRAIN" "${args[@]}"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" layers.3.output.nOut=5)
 # The labels' own file is named (an IDX images file holds none).
-expect_failure 2 "^dl-train: error: $WORK/data/train-labels-idx1-ubyte.gz: labels go up to [0-9] but the output layer \(layers.3\) has nOut 5; set its nOut to at least" -- \
+expect_failure 2 "^dl-train: error: .*:[0-9]+:[0-9]+ with --set .*: the output layer \(layers.3\) has nOut 5, but the labels of $WORK/data/train-labels-idx1-ubyte.gz go up to [0-9]; set its nOut to at least" -- \
   "$DL_TRAIN" "${args[@]}"
 # Out of memory (a dense layer of 300000 x 1152 weights under a 1.5 GB address-space limit).
 mapfile -t args < <(small_args "$WORK/data" "$WORK/retry" layers.2.dense.nOut=300000)
