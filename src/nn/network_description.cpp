@@ -16,26 +16,29 @@ namespace dl {
 
 namespace {
 
-// One row: index, name, type, inputs, output shape, parameters. The name and inputs columns
-// widen past their usual 22 and 24 characters for a longer name or list of inputs (Keras's
-// 'batch_normalization_12' alone is 22), which ran into the next column.
+// One row: index, name, type, inputs, output shape, parameters. The index column widens for a
+// thousand layers or more, and the name and inputs columns past their usual 22 and 24 characters
+// for a longer name or list of inputs (Keras's 'batch_normalization_12' alone is 22), which ran
+// into the next column; but only up to kWidest: one name or list longer than that (a merge of
+// 2,000 inputs) runs past its own column in its own row rather than padding every row to it.
 struct TableColumns {
-  std::size_t name = 22, inputs = 24;
+  std::size_t index = 4, name = 22, inputs = 24;
 
   std::string row(const std::string& index, const std::string& name, std::string_view type,
                   const std::string& inputs, const std::string& output,
                   const std::string& parameters) const {
-    return fmt::format("{:<4}{:<{}}{:<20}{:<{}}{:<12}{:>12}\n", index, name, this->name, type,
-                       inputs, this->inputs, output, parameters);
+    return fmt::format("{:<{}}{:<{}}{:<20}{:<{}}{:<12}{:>12}\n", index, this->index, name,
+                       this->name, type, inputs, this->inputs, output, parameters);
   }
 };
 
 TableColumns table_columns(const std::vector<PlannedLayer>& plan) {
   TableColumns columns;
-  constexpr std::size_t kGap = 2;
+  constexpr std::size_t kGap = 2, kWidest = 64;
+  columns.index = std::max(columns.index, std::to_string(plan.size()).size() + kGap);
   for (const PlannedLayer& p : plan) {
-    columns.name = std::max(columns.name, p.config.name.size() + kGap);
-    columns.inputs = std::max(columns.inputs, join_words(p.source_names).size() + kGap);
+    columns.name = std::clamp(p.config.name.size() + kGap, columns.name, kWidest);
+    columns.inputs = std::clamp(join_words(p.source_names).size() + kGap, columns.inputs, kWidest);
   }
   return columns;
 }

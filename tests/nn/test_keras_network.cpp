@@ -3,7 +3,9 @@
 // as Keras's glorot_uniform with zero biases; a 3-channel forward pass keeps the NCHW layout.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -124,4 +126,27 @@ TEST_CASE("the layer table widens its name and inputs columns for long names", "
                         "batch_normalization_12, shortcut_convolution_12  2x6x6"));
   // Every row takes the widened columns (25: the longest name and two blanks).
   CHECK_THAT(table, Catch::Matchers::Contains("0   conv2d_12                convolution"));
+}
+
+TEST_CASE("layer table: a thousand layers widen the index column, one long list its own row",
+          "[nn][graph]") {
+  std::string yaml = "inputType: {feedForward: {size: 4}}\nlayers:\n";
+  for (int i = 0; i < 1000; ++i) yaml += "  - activation: {activation: relu}\n";
+  yaml += "  - add: {name: sum, inputs: [";
+  for (int i = 0; i < 40; ++i) yaml += (i > 0 ? ", " : "") + std::string("activation999");
+  yaml += "]}\n  - output: {nOut: 3}\n";
+  const std::string table = dl::layer_table(dl::load_config_string(yaml, "t.yaml"));
+  // The index ran into the name ('1000activation1000').
+  CHECK_THAT(table, Catch::Matchers::Contains("\n999   activation999 "));
+  CHECK_THAT(table, Catch::Matchers::Contains("\n1001  output1001 "));
+  // The 40 inputs (598 characters) run past their column in the sum's row alone.
+  CHECK_THAT(table, Catch::Matchers::Contains("\n1000  sum "));
+  std::istringstream rows(table);
+  std::size_t longest = 0, long_rows = 0;
+  for (std::string row; std::getline(rows, row);) {
+    longest = std::max(longest, row.size());
+    long_rows += row.size() > 200 ? 1 : 0;
+  }
+  CHECK(longest > 598);
+  CHECK(long_rows == 1);
 }
