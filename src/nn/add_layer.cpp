@@ -15,11 +15,18 @@ void add_shape(const LayerShaping& shaping, PlannedLayer& planned) {
   const std::vector<SampleShape> shapes = merge_input_shapes(inputs);
   for (std::size_t k = 1; k < inputs.size(); ++k) {
     if (shapes[k] == shapes.front()) continue;
+    // concat is a way out only where it would take the two: one height and width.
+    const bool concat_joins =
+        shapes[k].height == shapes.front().height && shapes[k].width == shapes.front().width;
     shaping.fail(fmt::format("it sums inputs of different shapes: '{}' gives {}, '{}' gives {}",
                              shaping.input_names().front(), inputs.front().str(),
                              shaping.input_names()[k], inputs[k].str()),
-                 "make the shapes equal (on a residual shortcut, a 1x1 convolution with the "
-                 "block's stride and channels), or join them with concat");
+                 concat_joins ? "make the shapes equal (on a residual shortcut, a 1x1 convolution "
+                                "with the block's stride and channels), or join them with concat"
+                              : "make the shapes equal (on a residual shortcut, a 1x1 convolution "
+                                "with the block's stride and channels; an image and a flat vector: "
+                                "pool the image to one pixel with globalPooling, or flatten it "
+                                "with a dense layer of the vector's size)");
   }
   planned.output = shapes.front();
   planned.config.nOut = planned.output.channels;

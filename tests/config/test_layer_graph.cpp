@@ -126,6 +126,22 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
     CHECK_THAT(msg, StartsWith("t.yaml:4:5: "));
     CHECK_THAT(msg, Contains("'a' gives 4x6x6, 'input' gives 3x8x8"));
     CHECK_THAT(msg, Contains("1x1 convolution"));
+    // concat joins only inputs of one height and width: not offered for an image and a vector.
+    CHECK_THAT(msg, !Contains("concat"));
+    CHECK_THAT(load_error(head +
+                          "  - convolution: {name: a, nOut: 4, kernelSize: 3, padding: 1}\n"
+                          "  - add: {inputs: [a, input]}\n"
+                          "  - output: {nOut: 2}\n"),
+               Contains("or join them with concat"));
+    const std::string flat = load_error(head +
+                                        "  - dense: {name: d, nOut: 16}\n"
+                                        "  - convolution: {name: c, inputs: input, nOut: 4, "
+                                        "kernelSize: 7}\n"
+                                        "  - add: {inputs: [c, d]}\n"
+                                        "  - output: {nOut: 2}\n");
+    CHECK_THAT(flat, Contains("'c' gives 4x2x2, 'd' gives 16"));
+    CHECK_THAT(flat, Contains("pool the image to one pixel with globalPooling"));
+    CHECK_THAT(flat, !Contains("concat"));
   }
   SECTION("planes that do not match at a concat") {
     const std::string msg = load_error(head +
