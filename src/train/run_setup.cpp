@@ -82,12 +82,19 @@ void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
   const std::uint64_t limit = memory.bytes;
   if (limit == 0 || bytes <= static_cast<long double>(limit)) return;
   constexpr long double kGiB = 1024.0L * 1024.0L * 1024.0L;
+  // One sample of one worker past the limit: no batch fits, only a smaller network.
+  const long double one_sample = bytes / static_cast<long double>(batch * config.parallel.workers);
+  const std::string fix = one_sample > static_cast<long double>(limit)
+                              ? "one sample alone does not fit: shrink the network (inputType, "
+                                "the layers' nOut, strides or pooling)"
+                              : "lower batchSize (or parallel.workers)";
   throw ConfigError(fmt::format(
       "batchSize {} with {} worker(s) needs at least {:.1f} GiB for activations and their "
       "gradients ({} values per sample), more than the {:.1f} GiB this process may use ({}); "
-      "lower batchSize (or parallel.workers) in {}",
+      "{} in {}",
       config.batchSize, config.parallel.workers, static_cast<double>(bytes / kGiB),
-      values_per_sample, static_cast<double>(limit / kGiB), memory.source, config.sourcePath));
+      values_per_sample, static_cast<double>(limit / kGiB), memory.source, fix,
+      config.sourcePath));
 }
 
 namespace {

@@ -235,4 +235,9 @@ expect_failure 1 "a-file/cifar: cannot create the folder: Not a directory" -- \
   "$MAKE_CIFAR" "$WORK/a-file/cifar" 20 10
 expect_failure 1 "a-file/idx: cannot create the folder: Not a directory" -- \
   "$MAKE_IDX" "$WORK/a-file/idx" 20 10
+# A network of which one sample alone outgrows memory: no batchSize helps, and the fix says so.
+printf 'backend: cpu\nbatchSize: 1\ninputType: {convolutionalFlat: {height: 65536, width: 65536, channels: 4096}}\nlayers:\n  - globalPooling: {}\n  - output: {nOut: 10}\n' \
+  >"$WORK/huge.yaml"
+expect_failure 2 "batchSize 1 with 1 worker\(s\) needs at least .* one sample alone does not fit: shrink the network" -- \
+  "$DL_TRAIN" validate --config "$WORK/huge.yaml" --set "data.trainImages=$WORK/data/train-images-idx3-ubyte.gz"
 echo "ok: all bad inputs rejected"
