@@ -76,9 +76,10 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
   for (const auto& layer : layers) parameters += layer->parameter_count();
   if (saved.state.network_signature != signature || saved.state.parameters.size() != parameters) {
     throw CheckpointError(fmt::format(
-        "{}: saved from a different network ({}) than {} describes ({}); pass the config the "
-        "model was trained with",
-        model_path, saved.state.network_signature, saved.config_path, signature));
+        "{}: saved from a different network than {} describes ({}); pass the config the model "
+        "was trained with",
+        model_path, saved.config_path,
+        signature_difference(saved.state.network_signature, signature)));
   }
   // Same parameter counts can still wire or activate them otherwise (a concat's order, an
   // activation): the file's recorded layers decide (files written before they were recorded

@@ -22,6 +22,9 @@ std::vector<std::unique_ptr<Layer>> build_layers(const std::vector<PlannedLayer>
 
 // "convolution:520,subsampling:0,...": identifies the parameter layout a checkpoint was saved from.
 std::string network_signature(const std::vector<std::unique_ptr<Layer>>& layers);
+// Where two signatures part, for a message: "layers.3: dense with 1824 parameters -> dense with
+// 1881", or the layer counts; the whole signatures where neither tells (a malformed one).
+std::string signature_difference(const std::string& saved, const std::string& now);
 
 // The table `dl-train validate` prints: name, type, input and output shapes, parameters.
 std::string layer_table(const Config& config);

@@ -180,9 +180,9 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   if (state.network_signature != model.signature() ||
       state.parameters.size() != model.parameter_count()) {
     throw CheckpointError(fmt::format(
-        "{}: saved from a different network ({}) than the config describes ({}); resume with the "
+        "{}: saved from a different network than the config describes ({}); resume with the "
         "config the run was started with, or start a new run in another output.directory",
-        path, state.network_signature, model.signature()));
+        path, signature_difference(state.network_signature, model.signature())));
   }
   RunPosition position{static_cast<int>(state.epoch), state.round_in_epoch, state.iteration};
   check_data_order(state, path, position, log);

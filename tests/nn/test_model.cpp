@@ -226,3 +226,12 @@ TEST_CASE("the same seed gives the same initial parameters; another seed does no
   b.initialize(12);
   CHECK_FALSE(std::equal(a.parameters(), a.parameters() + n, b.parameters()));
 }
+
+TEST_CASE("signature_difference names the first layer where two networks part", "[nn]") {
+  CHECK(dl::signature_difference("convolution:520,dense:1824,output:50",
+                                 "convolution:520,dense:1881,output:50") ==
+        "layers.1: dense with 1824 parameters -> dense with 1881 parameters");
+  CHECK(dl::signature_difference("dense:10,output:50", "dense:10,output:50,output:4") ==
+        "2 layers -> 3");
+  CHECK(dl::signature_difference("dense:10", "dense:10") == "dense:10 -> dense:10");
+}
