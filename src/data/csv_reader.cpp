@@ -188,6 +188,7 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   std::vector<std::int32_t>& labels = parsed.labels;
   csv::LineCounter lines(parsed.text.text);
   std::size_t kept = 0;
+  std::string first_bad;  // under onBadFile: skip, the first row left out, with its fix
   for (std::size_t i = 0; i < labels.size(); ++i) {
     std::optional<std::string> error = row_problem(parsed, i, origin.class_names, request);
     if (error) {
@@ -198,11 +199,12 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
       if (const std::int64_t spanned = csv::row_lines(row); spanned > 1)
         *error +=
             fmt::format(" (its quoted fields carry the row on to line {})", line + spanned - 1);
-      if (request.on_bad_row == BadFileAction::kStop) {
-        const std::optional<std::string> cause =
-            labels[i] == kBadRow && i == 0 ? csv::layout_cause(row, line, request) : std::nullopt;
+      const std::optional<std::string> cause =
+          labels[i] == kBadRow && i == 0 ? csv::layout_cause(row, line, request) : std::nullopt;
+      if (request.on_bad_row == BadFileAction::kStop)
         throw DataError(fmt::format("{}: {}; {}", where, *error, cause.value_or(kBadRowFix)));
-      }
+      if (origin.skipped.empty())
+        first_bad = fmt::format("line {}: {}; {}", line, *error, cause.value_or("fix the rows"));
       origin.skipped.push_back(where + ": " + *error);
       continue;
     }
@@ -214,6 +216,11 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
                   parsed.features.begin() + static_cast<std::ptrdiff_t>(kept * width));
     ++kept;
   }
+  // Every row bad (a file saved with another delimiter, say): the first one's cause, not "no rows".
+  if (kept == 0 && !origin.skipped.empty())
+    throw DataError(fmt::format(
+        "{}: none of its {} rows is usable (data.onBadFile: skip left every one out); the first, {}",
+        request.path, origin.skipped.size(), first_bad));
   if (kept == 0)
     throw DataError(fmt::format(
         "{}: holds no data rows{}; give one row of numbers per sample", request.path,

@@ -178,6 +178,17 @@ TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[cs
              Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));
 }
 
+TEST_CASE("csv: every row bad under onBadFile: skip names the first and its fix", "[csv]") {
+  dl::test::TempDir dir;
+  // A file saved with ';' read with ',': "holds no data rows", no word of the delimiter.
+  dl::CsvRequest r = csv_request(write_text(dir, "semi.csv", "a;b;label\n0.5;1;2\n1;2;0\n"));
+  r.on_bad_row = dl::BadFileAction::kSkip;
+  CHECK_THROWS_WITH(dl::read_csv(r),
+                    Contains("semi.csv: none of its 2 rows is usable (data.onBadFile: skip left "
+                             "every one out); the first, line 2: field 1 ('0.5;1;2')") &&
+                        Contains("set data.delimiter: \";\""));
+}
+
 TEST_CASE("csv: the rows left out under onBadFile: skip are listed by one rule", "[csv]") {
   dl::test::TempDir dir;
   dl::CsvRequest r = csv_request(write_text(dir, "skip.csv", "a,b,label\n1,2,0\n1,x,0\n3,4\n"));
