@@ -16,6 +16,8 @@ struct RowFields {
   int count = 0;
   int numbers = 0;
   int first_text = -1;
+  int empty = 0;                   // fields with nothing in them
+  bool last_empty = false;         // the row ends with the delimiter
   std::string_view decimal_comma;  // a field such as 6,31 (a ';'-separated export)
 };
 
@@ -23,6 +25,8 @@ RowFields row_fields(std::string_view row, char delimiter) {
   RowFields fields;
   for (std::size_t start = 0; start <= row.size(); ++fields.count) {
     const Field f = next_field(row, start, delimiter);
+    fields.empty += f.text.empty() ? 1 : 0;
+    fields.last_empty = f.text.empty();
     if (csv_number(f.text)) {
       ++fields.numbers;
     } else {
@@ -100,6 +104,16 @@ std::optional<std::string> layout_cause(std::string_view row, std::int64_t line,
         "it reads as a header line (none of its fields is a number): set "
         "data.skipLines: {}",
         line);
+  // Empty fields among numbers: a delimiter at each row's end (some exporters write one), or
+  // columns aligned with runs of spaces; the width advice below would count them as values.
+  const std::string delimiter = quoted_value(std::string(1, r.delimiter));
+  if (fields.empty == 1 && fields.last_empty && fields.numbers >= fields.count - 2)
+    return fmt::format(
+        "the row ends with '{}' (an empty last field): remove the delimiter at the end of the rows",
+        delimiter);
+  if (fields.empty > 0 && r.delimiter == ' ')
+    return "its columns are aligned with runs of spaces (empty fields between them): separate "
+           "the fields with one delimiter, a tab say, and set data.delimiter to it (\"\\t\")";
   // Numbers in every field but perhaps the label's (a class name): the file's rows are another
   // width than the config's input.
   if (fields.count != r.features + 1 && fields.numbers >= fields.count - 1)

@@ -173,6 +173,13 @@ TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[cs
   CHECK_THAT(error("a,b,c,label\n0.5,1,2,0\n0.5,1,2,0\n0.5,1,2\n", 1), Contains(wider));
   CHECK_THAT(error("label\n0\n", 1),
              Contains("line 2: 1 fields") && Contains("rows hold 0 values besides the label"));
+  // A delimiter at each row's end was advised as one more input value, then as an empty label.
+  CHECK_THAT(error("a,b,label,\n0.5,1,2,\n", 1),
+             Contains("line 2: 4 fields") &&
+                 Contains("the row ends with ',' (an empty last field): remove the delimiter at "
+                          "the end of the rows"));
+  CHECK_THAT(error("0.5  1 2\n", 0, ' '),
+             Contains("its columns are aligned with runs of spaces"));
   // Further down, a row is more likely bad itself.
   CHECK_THAT(error("a,b,label\n0.5,1,2\nx,y,z\n", 1),
              Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));
