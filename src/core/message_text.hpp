@@ -1,9 +1,10 @@
 // Text a user wrote (a config value, a key, a path, a --set argument) as an error message quotes
 // it: on one line and of bounded length, so that a message stays one readable line whatever the
-// input holds. Control characters and bytes that are not UTF-8 are written as escapes (\n, \t,
-// \x00, \xff); a backslash is left as it is, so escaping text twice changes nothing. Text longer
-// than the limit keeps its beginning and its end (a path's file name) around "...", followed by
-// its length in bytes.
+// input holds. Control characters, characters a terminal shows as nothing or a plain space, and
+// bytes that are not UTF-8 are written as escapes (\n, \t, \x00, \u200b, \ufeff, \xff); a
+// backslash is left as it is, so escaping text twice changes nothing. Text longer than the limit
+// keeps its beginning and its end (a path's file name) around "...", followed by its length in
+// bytes.
 #pragma once
 
 #include <cstddef>
@@ -74,6 +75,27 @@ inline bool is_c1_control(std::string_view text, std::size_t at, std::size_t len
          static_cast<unsigned char>(text[at + 1]) < kFirstAfterC1;
 }
 
+// The code point of the valid UTF-8 character of `length` bytes at `text[at]`.
+inline char32_t code_point(std::string_view text, std::size_t at, std::size_t length) {
+  constexpr unsigned kPayloadBits = 6;
+  constexpr unsigned char kPayloadMask = 0x3F;
+  static constexpr unsigned char kLeadMask[] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+  char32_t cp = static_cast<unsigned char>(text[at]) & kLeadMask[length];
+  for (std::size_t i = 1; i < length; ++i)
+    cp = (cp << kPayloadBits) | (static_cast<unsigned char>(text[at + i]) & kPayloadMask);
+  return cp;
+}
+
+// Characters a terminal shows as nothing or as a plain space, which would make a quoted value
+// look like another ("6.77" holding a zero-width space or a byte order mark): no-break and other
+// spaces, zero-width and joining characters, direction marks and embeddings, the soft hyphen.
+inline bool is_invisible(char32_t cp) {
+  return cp == 0xA0 || cp == 0xAD || cp == 0x34F || cp == 0x61C || cp == 0x180E ||
+         (cp >= 0x2000 && cp <= 0x200F) || (cp >= 0x2028 && cp <= 0x202F) ||
+         (cp >= 0x205F && cp <= 0x206F) || cp == 0x3000 || cp == 0xFEFF ||
+         (cp >= 0xFFF9 && cp <= 0xFFFB);
+}
+
 inline void append_hex_byte(std::string& out, unsigned char byte) {
   static constexpr char kHex[] = "0123456789abcdef";
   constexpr unsigned kNibbleBits = 4;
@@ -93,6 +115,15 @@ inline std::string escaped(std::string_view text) {
     if (is_c1_control(text, i, length)) {
       out += "\\u00";
       append_hex_byte(out, static_cast<unsigned char>(text[i + 1]));
+      i += length;
+      continue;
+    }
+    if (length > 1 && is_invisible(code_point(text, i, length))) {
+      constexpr unsigned kByteBits = 8;
+      const char32_t cp = code_point(text, i, length);
+      out += "\\u";
+      append_hex_byte(out, static_cast<unsigned char>(cp >> kByteBits));
+      append_hex_byte(out, static_cast<unsigned char>(cp));
       i += length;
       continue;
     }
