@@ -210,12 +210,22 @@ Listing list_folder(const ImageFolderRequest& request) {
   }
   const std::vector<fs::path> folders = class_folders(request.directory, request.key);
   for (const fs::path& f : folders) listing.class_names.push_back(f.filename().string());
-  if (!request.expected_classes.empty() && listing.class_names != request.expected_classes)
+  if (!request.expected_classes.empty() && listing.class_names != request.expected_classes) {
+    // Names that print alike but differ in their bytes: one folder's accents decomposed.
+    const auto decomposed = [](const std::vector<std::string>& names) {
+      return std::any_of(names.begin(), names.end(), has_combining_accent);
+    };
+    const bool forms = decomposed(listing.class_names) != decomposed(request.expected_classes);
     throw DataError(fmt::format(
         "{}: its class folders ({}) are not the training folder's ({}); every folder of a data "
-        "set has the same class folders",
+        "set has the same class folders{}",
         request.directory, fmt::join(listing.class_names, ", "),
-        fmt::join(request.expected_classes, ", ")));
+        fmt::join(request.expected_classes, ", "),
+        forms ? " (the names differ in their Unicode form: one folder's accents are written "
+                "decomposed, as macOS writes file names (NFD), the other's composed (NFC); "
+                "rename one folder's class folders to match the other's byte for byte)"
+              : ""));
+  }
   if (static_cast<int>(folders.size()) != request.num_classes)
     throw DataError(
         fmt::format("{}: has {} class folders but data.numClasses is {}; set "

@@ -70,4 +70,16 @@ std::string printable_path(const std::string& path) {
   return out;
 }
 
+bool has_combining_accent(const std::string& text) {
+  // U+0300 to U+036F in UTF-8: 0xCC 0x80 to 0xCD 0xAF.
+  constexpr unsigned char kFirstLead = 0xCC, kLastLead = 0xCD, kLastOfLastLead = 0xAF;
+  for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const auto next = static_cast<unsigned char>(text[i + 1]);
+    if (lead == kFirstLead && next >= 0x80 && next <= 0xBF) return true;
+    if (lead == kLastLead && next >= 0x80 && next <= kLastOfLastLead) return true;
+  }
+  return false;
+}
+
 }  // namespace dl

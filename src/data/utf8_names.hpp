@@ -11,5 +11,8 @@ bool is_valid_utf8(const std::string& text);
 bool has_control_character(const std::string& text);
 // `path` with every byte that is not part of valid UTF-8 written as \xNN.
 std::string printable_path(const std::string& path);
+// Whether `text` holds a combining accent (U+0300 to U+036F): a name written decomposed
+// (Unicode NFD, as macOS writes file names), which prints as the composed name (NFC) it is not.
+bool has_combining_accent(const std::string& text);
 
 }  // namespace dl

@@ -191,6 +191,13 @@ expect_failure 3 "other_classes: its class folders \(a, x\) are not the training
   run_small "$small" --set "data.testDirectory=$WORK/other_classes"
 expect_failure 3 "has 2 class folders but data.numClasses is 10" "set data.numClasses: 2" -- \
   run_small "$small" --set data.numClasses=10 --set layers.5.nOut=10
+# Class folders that print alike but differ in Unicode form (macOS writes names decomposed):
+# the two lists printed the same, and the message now says why they differ.
+mkdir -p "$WORK/nfc" "$WORK/nfd"
+cp -r "$small/a" "$WORK/nfc/caf"$'\xc3\xa9' && cp -r "$small/b" "$WORK/nfc/tea"
+cp -r "$small/a" "$WORK/nfd/cafe"$'\xcc\x81' && cp -r "$small/b" "$WORK/nfd/tea"
+expect_failure 3 "nfd: its class folders .* are not the training folder's .*the names differ in their Unicode form" -- \
+  run_small "$WORK/nfc" --set "data.testDirectory=$WORK/nfd"
 # The folder above train/ and test/ given as the training folder: said so, with the folder to set
 # (it was 'has 2 class folders ... set data.numClasses: 2', a wrong fix).
 mkdir -p "$WORK/above" && cp -r "$small" "$WORK/above/train" && cp -r "$small" "$WORK/above/test"
