@@ -24,7 +24,13 @@ namespace fs = std::filesystem;
 struct BadFile {
   std::string path;
   std::string why;
+  const char* fix = kBadImageFileFix;
 };
+
+// A folder inside a class folder is no file to replace.
+constexpr const char* kNestedFolderFix =
+    "move its images up into the class folder, or remove it; or set data.onBadFile: skip to "
+    "leave it out";
 
 struct Listing {
   std::vector<std::string> class_names;
@@ -46,12 +52,14 @@ std::string folder_error(const std::string& where, const std::error_code& error)
   return printable_path(where) + ": " + unreadable(error);
 }
 
-// Files Windows Explorer writes into folders of pictures (thumbnail caches, folder settings):
-// never samples, so left out like hidden files, as torchvision's ImageFolder and Keras leave them
-// out (by their extension).
+// Files Windows Explorer writes into folders of pictures (thumbnail caches, folder settings), and
+// the __MACOSX folder of resource forks a zip made on macOS unpacks: never samples nor classes,
+// so left out like hidden files, as torchvision's ImageFolder and Keras leave them out (by their
+// extension, or as a folder of no images).
 bool is_system_metadata(std::string name) {
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name == "thumbs.db" || name == "ehthumbs.db" || name == "desktop.ini";
+  return name == "thumbs.db" || name == "ehthumbs.db" || name == "desktop.ini" ||
+         name == "__macosx";
 }
 
 // The entries of `dir` in byte order of their names, hidden ones ('.' first) and system metadata
@@ -169,7 +177,8 @@ void list_class(const fs::path& folder, std::int32_t label, Listing& listing) {
     if (fs::is_directory(status)) {
       listing.bad.push_back({printable_path(path),
                              "is a folder inside a class folder; images go "
-                             "directly in their class's folder"});
+                             "directly in their class's folder",
+                             kNestedFolderFix});
     } else if (!is_valid_utf8(entry.path().filename().string())) {
       listing.bad.push_back({printable_path(path), "the file name is not UTF-8; rename it"});
     } else {
@@ -264,7 +273,7 @@ std::vector<ImageFile> spread(std::vector<ImageFile> files, std::int64_t limit) 
 }
 
 [[noreturn]] void fail_bad_file(const BadFile& bad) {
-  throw DataError(fmt::format("{}: {}; {}", bad.path, bad.why, kBadImageFileFix));
+  throw DataError(fmt::format("{}: {}; {}", bad.path, bad.why, bad.fix));
 }
 
 // The files that decoded, in listing order, with their sizes counted in `origin`; a bad file

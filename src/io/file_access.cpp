@@ -46,6 +46,10 @@ const char* role_fix(InputRole role) {
 
 // What to do when the file at `path` cannot be opened at all (most often: it is not there).
 const char* open_fix(InputRole role, const std::string& path) {
+  // "~/data.csv" in a config or a quoted --set: only a shell expands the tilde.
+  if (path.rfind("~/", 0) == 0 || path == "~")
+    return "a path that starts with ~ is not expanded (only a shell does that, and not inside "
+           "quotes or a config file): write the home directory out, e.g. /home/NAME/...";
   switch (role) {
     case InputRole::kConfig:
       return "check the path given to --config";

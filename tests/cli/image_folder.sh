@@ -191,6 +191,10 @@ expect_failure 3 "other_classes: its class folders \(a, x\) are not the training
   run_small "$small" --set "data.testDirectory=$WORK/other_classes"
 expect_failure 3 "has 2 class folders but data.numClasses is 10" "set data.numClasses: 2" -- \
   run_small "$small" --set data.numClasses=10 --set layers.5.nOut=10
+# A folder inside a class folder: no file to replace.
+fault nested && mkdir "$WORK/nested/a/sub" && cp "$small/a/1.png" "$WORK/nested/a/sub/"
+expect_failure 3 "nested/a/sub: is a folder inside a class folder; images go directly in their class's folder; move its images up into the class folder, or remove it" -- \
+  run_small "$WORK/nested"
 # Class folders that print alike but differ in Unicode form (macOS writes names decomposed):
 # the two lists printed the same, and the message now says why they differ.
 mkdir -p "$WORK/nfc" "$WORK/nfd"

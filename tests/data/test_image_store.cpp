@@ -161,16 +161,20 @@ TEST_CASE("image store: a worker's loader decodes its own samples only", "[image
   CHECK(streamed.store()->cached() == own);
 }
 
-TEST_CASE("image folder: Windows' and hidden metadata files are no samples", "[image]") {
+TEST_CASE("image folder: Windows', macOS's and hidden metadata files are no samples", "[image]") {
   const dl::test::TempDir dir;
   write_folder(dir);
   const dl::test::Bytes junk{'j', 'u', 'n', 'k'};
   for (const char* name :
        {"a/Thumbs.db", "b/desktop.ini", "a/ehthumbs.db", "b/DESKTOP.INI", "a/.DS_Store"})
     dl::test::write_plain(dir.file(name), junk);
+  // A zip made on macOS unpacks a __MACOSX folder of resource forks beside the classes.
+  std::filesystem::create_directories(dir.file("__MACOSX/a"));
+  dl::test::write_plain(dir.file("__MACOSX/a/._1.png"), junk);
   // Under onBadFile: stop (the default) any other file that is no image stops the read.
   const dl::Dataset data = dl::read_image_folder(request(dir, UINT64_MAX));
   CHECK(data.size() == 2 * kPerClass);
+  CHECK(data.origin().class_names == std::vector<std::string>{"a", "b"});
   CHECK(data.origin().skipped.empty());
   dl::test::write_plain(dir.file("a/notes.txt"), junk);
   CHECK_THROWS_WITH(dl::read_image_folder(request(dir, UINT64_MAX)),

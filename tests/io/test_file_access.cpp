@@ -57,6 +57,10 @@ TEST_CASE("a missing data file gets the download scripts only where they fetch i
         "/nonexistent/rows.csv: cannot open: No such file or directory; check the path");
   CHECK(message("/nonexistent/cat/0001.jpg") ==
         "/nonexistent/cat/0001.jpg: cannot open: No such file or directory; check the path");
+  // A tilde only a shell expands, written into a config or a quoted --set.
+  CHECK_THAT(message("~/nonexistent-dl-train-test/rows.csv"),
+             Contains("rows.csv: cannot open: No such file or directory; a path that starts with "
+                      "~ is not expanded"));
 }
 
 TEST_CASE("InputFd reads a regular file and enforces a size limit", "[io][file_access]") {
