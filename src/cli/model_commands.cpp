@@ -94,6 +94,12 @@ void add_model_commands(CLI::App& app, ModelCommands& commands) {
       fmt::format("{} (default: the model's data.format)", fmt::join(data_format_names(), ", ")));
   commands.predict->add_option("-o,--output", p.output_path, "the CSV file (default: stdout)");
   commands.predict->add_option("-c,--config", p.config_path, kConfigHelp);
+  // A bad input file's message advises data.onBadFile: skip, which predict must take as eval does.
+  commands.predict
+      ->add_option("--set", p.overrides,
+                   "override a value of the model's config: key.path=value (repeatable), e.g. "
+                   "--set data.onBadFile=skip")
+      ->take_all();
 
   ExportOptions& e = commands.export_options;
   commands.export_model =
@@ -112,7 +118,7 @@ int run_model_command(const ModelCommands& commands) {
 }
 
 int run_predict(const PredictOptions& options) {
-  const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
+  const SavedModel saved = load_saved_model(options.model_path, options.config_path, options.overrides);
   const Config& config = saved.config;
   const DataFormatKind& format = input_format(options, config);
   refuse_model_command_output(options.output_path, "--output",
@@ -158,7 +164,8 @@ int run_predict(const PredictOptions& options) {
   }
   const bool labelled = format.predict.labelled || !folder_classes.empty();
   std::cerr << fmt::format(
-      "predict: {} images from {} ({}){}\n", images.size(), options.input_path, images.shape_text(),
+      "predict: {} {} from {} ({}){}\n", images.size(),
+      images.has_features() ? "samples" : "images", options.input_path, images.shape_text(),
       labelled ? fmt::format(", accuracy {:.4f} against the input's labels",
                              images.size() > 0
                                  ? static_cast<double>(correct) / static_cast<double>(images.size())

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@ namespace dl {
 
 struct PredictOptions {
   std::string model_path, config_path, input_path, input_format, output_path;
+  std::vector<std::string> overrides;  // --set: the reading keys (data.onBadFile, say)
 };
 
 struct ExportOptions {

@@ -58,6 +58,8 @@ close_to_idx "configs/fashion-mnist-csv.yaml" "$csv_accuracy" "$idx_accuracy"
   2>"$WORK/predict.err"
 [ "$(wc -l <"$WORK/predict.csv")" -eq $((test_count + 1)) ] || fail "predict wrote $(wc -l <"$WORK/predict.csv") lines"
 grep -q "accuracy $csv_accuracy" "$WORK/predict.err" || fail "predict: $(cat "$WORK/predict.err")"
+grep -q "^predict: $test_count samples from $WORK/test.csv (" "$WORK/predict.err" ||
+  fail "predict counts rows as samples, not images: $(cat "$WORK/predict.err")"
 echo "ok: predict on the test CSV: $(cat "$WORK/predict.err")"
 
 # Bad rows: exit 3, one line naming the file and line, nothing written.

@@ -89,7 +89,16 @@ grep -q "predict: 2 images from $WORK/photos (28x28)$" "$WORK/photos.err" ||
 mkdir -p "$WORK/no-photos"
 expect_failure 3 "^dl-train: error: $WORK/no-photos: the folder is empty; give --input a PNG or JPEG image" -- \
   "$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/no-photos"
-echo "ok: predict on a folder of images names each row's file"
+# A bad file among them: the refusal advises data.onBadFile: skip, which predict takes by --set.
+printf 'not an image' >"$WORK/photos/c.png"
+expect_failure 3 "photos/c.png: .*set data.onBadFile: skip" -- \
+  "$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/photos"
+"$DL_TRAIN" predict -m "$WORK/run-folder/model.dlm" -i "$WORK/photos" --set data.onBadFile=skip \
+  >"$WORK/skipped.csv" 2>"$WORK/skipped.err" || fail "predict --set data.onBadFile=skip: $(cat "$WORK/skipped.err")"
+[ "$(wc -l <"$WORK/skipped.csv")" = 3 ] && grep -q "skipped $WORK/photos/c.png: " "$WORK/skipped.err" ||
+  fail "predict --set data.onBadFile=skip: $(cat "$WORK/skipped.csv" "$WORK/skipped.err")"
+rm "$WORK/photos/c.png"
+echo "ok: predict on a folder of images names each row's file; --set data.onBadFile=skip leaves a bad one out"
 # A folder of some of the classes: named as such, not told to set data.numClasses to its count.
 mkdir -p "$WORK/one-class" && cp -r "$WORK/folder/test/Bag" "$WORK/one-class/"
 expect_failure 3 "^dl-train: error: $WORK/one-class: its class folders \(Bag\) are not the training folder's \(Ankle_boot, Bag, " \
