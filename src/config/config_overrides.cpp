@@ -104,6 +104,13 @@ class OverrideWriter {
     if (count.documents > 1)
       fail(fmt::format("the value holds {} YAML documents (separated by '---')", count.documents),
            "give one value; quote it if '---' belongs to it");
+    // '|' or '>' alone starts a YAML block scalar, which reads as the empty string: a delimiter
+    // of '|' came out as '' (0 bytes).
+    if ((value_text == "|" || value_text == ">") && value.IsScalar() && value.Scalar().empty())
+      fail(fmt::format("the value '{}' alone starts a YAML block scalar, which reads as nothing",
+                       value_text),
+           fmt::format("quote it: {}=\"{}\"'", place_.substr(0, place_.rfind('=')).insert(6, "'"),
+                       value_text));
     if (const auto tagged = find_explicit_tag(value))
       fail(fmt::format("the value{} carries the YAML tag '{}', which dl-train does not read",
                        tagged->path.empty() ? "" : " at " + tagged->path, tagged->tag),

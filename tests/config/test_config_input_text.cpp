@@ -65,6 +65,11 @@ TEST_CASE("a --set value is held to the same rules as the file", "[config][error
              Contains("the value holds ' #', where YAML starts a comment") &&
                  Contains("quote the value"));
   CHECK_THAT(load_error(kNetwork, {"epochs=3 # three"}), Contains("starts a comment"));
+  // '|' alone is a YAML block scalar: a delimiter of '|' read as '' (0 bytes).
+  CHECK(load_error(kNetwork, {"data.delimiter=|"}) ==
+        "--set data.delimiter=|: the value '|' alone starts a YAML block scalar, which reads as "
+        "nothing; quote it: --set 'data.delimiter=\"|\"'");
+  CHECK(load(kNetwork, {"data.format=csv", "data.delimiter=\"|\""}).data.delimiter == "|");
   CHECK(load(kNetwork, {"data.trainImages=\"/a #1/x\""}).data.trainImages == "/a #1/x");
   CHECK(load(kNetwork, {"data.trainImages=/a#1/x"}).data.trainImages == "/a#1/x");
   CHECK(load(kNetwork, {"data.trainImages='it''s #1'"}).data.trainImages == "it's #1");
