@@ -68,6 +68,22 @@ std::string missing_file_fix(const CifarSource& source, const std::string& file)
     return fmt::format("the unpacked archive's folder is inside it: set data.directory: {}",
                        nested.string());
   }
+  // The file compressed, or the archive itself not unpacked: fetched by hand, say.
+  const fs::path gzipped = fs::path(source.directory) / (file + ".gz");
+  if (fs::exists(gzipped, ignored))
+    return fmt::format("the folder holds {} compressed: unpack it (gunzip {})", file,
+                       gzipped.string());
+  for (fs::directory_iterator it(source.directory, ignored), end; !ignored && it != end;
+       it.increment(ignored)) {
+    const std::string name = it->path().filename().string();
+    const bool archive = name.size() > 7 && (name.rfind(".tar.gz") == name.size() - 7 ||
+                                             name.rfind(".tgz") == name.size() - 4);
+    if (archive && name.rfind("cifar", 0) == 0)
+      return fmt::format(
+          "the folder holds the archive {}: unpack it (tar xzf {} -C {}) and set "
+          "data.directory: {}",
+          name, it->path().string(), source.directory, nested.string());
+  }
   const std::string other_first = file_names(!source.cifar100, CifarSplit::kTrain).front();
   if (fs::exists(fs::path(source.directory) / other_first, ignored)) {
     return fmt::format("this folder holds {} batches ({}): set data.format: {}", other.name,

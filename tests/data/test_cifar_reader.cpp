@@ -126,6 +126,17 @@ TEST_CASE("CIFAR: missing directory and batch files name the file and the fix", 
   // CIFAR-10 batches read as CIFAR-100.
   CHECK_THAT(read_error(dl::CifarSource{dir.file(""), true, false}, dl::CifarSplit::kTrain),
              Contains("train.bin: missing") && Contains("set data.format: cifar10"));
+  // The archive, or a batch gzipped, not unpacked: said so, with the command.
+  dl::test::TempDir packed;
+  dl::test::write_plain(packed.file("cifar-10-binary.tar.gz"), Bytes{1, 2, 3});
+  CHECK_THAT(read_error(dl::CifarSource{packed.file(""), false, false}, dl::CifarSplit::kTest),
+             Contains("test_batch.bin: missing") &&
+                 Contains("the folder holds the archive cifar-10-binary.tar.gz: unpack it (tar "
+                          "xzf ") &&
+                 Contains("cifar-10-batches-bin"));
+  dl::test::write_plain(packed.file("test_batch.bin.gz"), Bytes{1, 2, 3});
+  CHECK_THAT(read_error(dl::CifarSource{packed.file(""), false, false}, dl::CifarSplit::kTest),
+             Contains("the folder holds test_batch.bin compressed: unpack it (gunzip "));
 }
 
 TEST_CASE("CIFAR: empty and cut files say where the data ends", "[cifar]") {
