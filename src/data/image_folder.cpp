@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -70,6 +71,21 @@ std::vector<std::size_t> usable_files(const std::vector<ImageFile>& files,
   if (kept.empty())
     throw DataError(fmt::format("{}: none of its {} files is a usable image; {}", request.directory,
                                 files.size(), kBadImageFileFix));
+  // A class whose every file was left out would train as a class never seen, where an empty
+  // class folder is refused.
+  std::map<std::int32_t, std::size_t> listed, usable;
+  for (const ImageFile& f : files) ++listed[f.label];
+  for (const std::size_t k : kept) ++usable[files[k].label];
+  for (const auto& [label, count] : listed) {
+    if (usable[label] > 0) continue;
+    const auto first = std::find_if(files.begin(), files.end(),
+                                    [&](const ImageFile& f) { return f.label == label; });
+    throw DataError(fmt::format(
+        "{}: none of the class folder's {} files is a usable image (data.onBadFile: skip left "
+        "every one out), which would leave the class without samples; replace its files, or "
+        "remove the folder",
+        printable_path(fs::path(first->path).parent_path().string()), count));
+  }
   return kept;
 }
 

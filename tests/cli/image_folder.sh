@@ -238,3 +238,9 @@ want = [sys.argv[2] + "/a/0.png: is not an image", sys.argv[2] + "/b/2.jpg"]
 sys.exit(0 if len(names) == 2 and names[0].startswith(want[0]) and names[1].startswith(want[1]) else 1)
 PY
 echo "ok: onBadFile: skip: $(grep -c 'skipped /' "$WORK/skip.txt") lines name the skipped files"
+# Every file of a class bad: skip would leave the class without samples (an empty class folder is
+# refused); it trained on as a class never seen.
+fault skip_class && for f in "$WORK/skip_class/b/"*; do echo "not an image" >"$f"; done
+expect_failure 3 "skip_class/b: none of the class folder's [0-9]+ files is a usable image" -- \
+  run_small "$WORK/skip_class" --set data.onBadFile=skip --set "output.directory=$WORK/skip-class-run"
+[ ! -e "$WORK/skip-class-run" ] || fail "a class of bad files left $WORK/skip-class-run"
