@@ -8,6 +8,7 @@
 
 #include "config/text_match.hpp"
 #include "core/error.hpp"
+#include "core/split_text.hpp"
 #include "nn/layer_graph.hpp"
 #include "nn/layer_registry.hpp"
 #include "nn/model.hpp"
@@ -64,20 +65,12 @@ std::string network_signature(const std::vector<std::unique_ptr<Layer>>& layers)
 }
 
 std::string signature_difference(const std::string& saved, const std::string& now) {
-  const auto split = [](const std::string& text) {
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    for (std::size_t comma; (comma = text.find(',', start)) != std::string::npos; start = comma + 1)
-      parts.push_back(text.substr(start, comma - start));
-    parts.push_back(text.substr(start));
-    return parts;
-  };
   const auto described = [](const std::string& part) {
     const std::size_t colon = part.find(':');
     if (colon == std::string::npos) return part;
     return fmt::format("{} with {} parameters", part.substr(0, colon), part.substr(colon + 1));
   };
-  const std::vector<std::string> a = split(saved), b = split(now);
+  const std::vector<std::string> a = split_text(saved, ','), b = split_text(now, ',');
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
     if (a[i] != b[i]) return fmt::format("layers.{}: {} -> {}", i, described(a[i]), described(b[i]));
   if (a.size() != b.size()) return fmt::format("{} layers -> {}", a.size(), b.size());

@@ -6,6 +6,7 @@
 
 #include "core/epoch_number.hpp"
 #include "core/hash.hpp"
+#include "core/split_text.hpp"
 #include "report/build_info.hpp"
 
 namespace dl {
@@ -19,14 +20,6 @@ std::string pack_facts(const std::vector<RankFact>& facts) {
   return text;
 }
 
-std::vector<std::string> unpack_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1)
-    lines.push_back(text.substr(start, end - start));
-  lines.push_back(text.substr(start));
-  return lines;
-}
 
 // The facts in which `other` differs from rank 0's (`root`), as "name: value (rank 0: value)".
 std::string differences(const std::vector<RankFact>& facts, const std::vector<std::string>& root,
@@ -48,12 +41,12 @@ void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& fac
   if (processes.size() == 1) return;
   const std::vector<std::string> parts = processes.gather(pack_facts(facts), 0);
   if (processes.is_root()) {
-    const std::vector<std::string> root = unpack_lines(parts[0]);
+    const std::vector<std::string> root = split_text(parts[0], '\n');
     const RankFact* first = nullptr;
     std::string message;
     int disagreeing = 0;
     for (std::size_t r = 1; r < parts.size(); ++r) {
-      const std::vector<std::string> other = unpack_lines(parts[r]);
+      const std::vector<std::string> other = split_text(parts[r], '\n');
       const RankFact* first_here = nullptr;
       const std::string diff = differences(facts, root, other, first_here);
       if (diff.empty()) continue;
