@@ -118,7 +118,8 @@ int run_model_command(const ModelCommands& commands) {
 }
 
 int run_predict(const PredictOptions& options) {
-  const SavedModel saved = load_saved_model(options.model_path, options.config_path, options.overrides);
+  const SavedModel saved =
+      load_saved_model(options.model_path, options.config_path, options.overrides);
   const Config& config = saved.config;
   const DataFormatKind& format = input_format(options, config);
   refuse_model_command_output(options.output_path, "--output",

@@ -108,9 +108,9 @@ std::vector<std::string> file_classes(const ParsedRows& parsed, const CsvRequest
   }
   CsvClasses classes = csv_classes(labels);
   const std::size_t count = classes.names.size();
-  const std::string made_names = fmt::format(
-      "the label '{}' on line {} is not a class index", quoted_value(labels[classes.first_name]),
-      label_line(parsed, classes.first_name));
+  const std::string made_names =
+      fmt::format("the label '{}' on line {} is not a class index",
+                  quoted_value(labels[classes.first_name]), label_line(parsed, classes.first_name));
   if (count > static_cast<std::size_t>(request.num_classes))
     throw DataError(fmt::format(
         "{}: the labels name {} classes ({}), more than data.numClasses {} (they are read as "
@@ -218,9 +218,10 @@ GoodRows read_good_rows(const CsvRequest& request, bool keep_features) {
   }
   // Every row bad (a file saved with another delimiter, say): the first one's cause, not "no rows".
   if (kept == 0 && !origin.skipped.empty())
-    throw DataError(fmt::format(
-        "{}: none of its {} rows is usable (data.onBadFile: skip left every one out); the first, {}",
-        request.path, origin.skipped.size(), first_bad));
+    throw DataError(
+        fmt::format("{}: none of its {} rows is usable (data.onBadFile: skip left every one out); "
+                    "the first, {}",
+                    request.path, origin.skipped.size(), first_bad));
   if (kept == 0)
     throw DataError(fmt::format(
         "{}: holds no data rows{}; give one row of numbers per sample", request.path,

@@ -72,7 +72,8 @@ std::string signature_difference(const std::string& saved, const std::string& no
   };
   const std::vector<std::string> a = split_text(saved, ','), b = split_text(now, ',');
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    if (a[i] != b[i]) return fmt::format("layers.{}: {} -> {}", i, described(a[i]), described(b[i]));
+    if (a[i] != b[i])
+      return fmt::format("layers.{}: {} -> {}", i, described(a[i]), described(b[i]));
   if (a.size() != b.size()) return fmt::format("{} layers -> {}", a.size(), b.size());
   return fmt::format("{} -> {}", saved, now);
 }

@@ -20,7 +20,6 @@ std::string pack_facts(const std::vector<RankFact>& facts) {
   return text;
 }
 
-
 // The facts in which `other` differs from rank 0's (`root`), as "name: value (rank 0: value)".
 std::string differences(const std::vector<RankFact>& facts, const std::vector<std::string>& root,
                         const std::vector<std::string>& other, const RankFact*& first) {

@@ -93,8 +93,7 @@ void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
       "gradients ({} values per sample), more than the {:.1f} GiB this process may use ({}); "
       "{} in {}",
       config.batchSize, config.parallel.workers, static_cast<double>(bytes / kGiB),
-      values_per_sample, static_cast<double>(limit / kGiB), memory.source, fix,
-      config.sourcePath));
+      values_per_sample, static_cast<double>(limit / kGiB), memory.source, fix, config.sourcePath));
 }
 
 namespace {

@@ -170,10 +170,12 @@ TEST_CASE("quoted user text is one line and clipped, with its length", "[config]
   // What a terminal shows as nothing or a plain space is escaped too ('6.77' that is no number):
   // a byte order mark, a zero-width space, a no-break space, a direction mark; other non-ASCII
   // characters stay.
-  CHECK(dl::quoted_value("\xef\xbb\xbf" "6.77") == "\\ufeff6.77");
+  CHECK(dl::quoted_value("\xef\xbb\xbf"
+                         "6.77") == "\\ufeff6.77");
   CHECK(dl::quoted_value("1\xe2\x80\x8b.39") == "1\\u200b.39");
   CHECK(dl::quoted_value("2\xc2\xa0") == "2\\u00a0");
-  CHECK(dl::quoted_value("a\xe2\x80\x8f" "b") == "a\\u200fb");
+  CHECK(dl::quoted_value("a\xe2\x80\x8f"
+                         "b") == "a\\u200fb");
   CHECK(dl::quoted_value("caf\xc3\xa9 \xe4\xb8\xad") == "caf\xc3\xa9 \xe4\xb8\xad");
   CHECK(dl::quoted_value(dl::quoted_value("\xef\xbb\xbf")) == "\\ufeff");
   // A clipped path keeps its end (the file name) and does not split a UTF-8 character.

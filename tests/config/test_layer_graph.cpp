@@ -128,10 +128,9 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
     CHECK_THAT(msg, Contains("1x1 convolution"));
     // concat joins only inputs of one height and width: not offered for an image and a vector.
     CHECK_THAT(msg, !Contains("concat"));
-    CHECK_THAT(load_error(head +
-                          "  - convolution: {name: a, nOut: 4, kernelSize: 3, padding: 1}\n"
-                          "  - add: {inputs: [a, input]}\n"
-                          "  - output: {nOut: 2}\n"),
+    CHECK_THAT(load_error(head + "  - convolution: {name: a, nOut: 4, kernelSize: 3, padding: 1}\n"
+                                 "  - add: {inputs: [a, input]}\n"
+                                 "  - output: {nOut: 2}\n"),
                Contains("or join them with concat"));
     const std::string flat = load_error(head +
                                         "  - dense: {name: d, nOut: 16}\n"

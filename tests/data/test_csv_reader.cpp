@@ -178,8 +178,7 @@ TEST_CASE("csv: a bad first row names the layout mistake that made it bad", "[cs
              Contains("line 2: 4 fields") &&
                  Contains("the row ends with ',' (an empty last field): remove the delimiter at "
                           "the end of the rows"));
-  CHECK_THAT(error("0.5  1 2\n", 0, ' '),
-             Contains("its columns are aligned with runs of spaces"));
+  CHECK_THAT(error("0.5  1 2\n", 0, ' '), Contains("its columns are aligned with runs of spaces"));
   // Further down, a row is more likely bad itself.
   CHECK_THAT(error("a,b,label\n0.5,1,2\nx,y,z\n", 1),
              Contains("line 3:") && Contains("fix the row, or set data.onBadFile: skip"));

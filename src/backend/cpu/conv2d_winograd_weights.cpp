@@ -24,11 +24,11 @@ template <int L>
 struct SumBlock;
 template <>
 struct SumBlock<16> {
-  static constexpr int kCo = 4, kCi = 4;
+  static constexpr int kCo = 4, kCi = 4, kSums = kCo * kCi;
 };
 template <>
 struct SumBlock<8> {
-  static constexpr int kCo = 3, kCi = 4;
+  static constexpr int kCo = 3, kCi = 4, kSums = kCo * kCi;
 };
 
 template <int L, std::size_t... kLane, typename Pick>
@@ -107,7 +107,7 @@ template <int L, int kCo, int kCi>
 
 // Room for any block's sums and add_lanes's padding.
 template <int L>
-constexpr int kMostSums = SumBlock<L>::kCo * SumBlock<L>::kCi + 1;
+constexpr int kMostSums = SumBlock<L>::kSums + 1;
 
 // du's rows [co, co + kRows) over the input channels: kCols of them at a time, then one at a time.
 template <int L, int kRows, int kCols>
@@ -142,10 +142,14 @@ void weight_product(int cout, int cin, const float* dm, const float* v, const Ti
   int co = 0;
   for (; co + kCo <= cout; co += kCo) row_sums<L, kCo, kCi>(co, cin, dm, v, runs, du);
   switch (cout - co) {
-    case 3: return row_sums<L, 3, 4>(co, cin, dm, v, runs, du);
-    case 2: return row_sums<L, 2, 4>(co, cin, dm, v, runs, du);
-    case 1: return row_sums<L, 1, 8>(co, cin, dm, v, runs, du);
-    default: return;
+    case 3:
+      return row_sums<L, 3, 4>(co, cin, dm, v, runs, du);
+    case 2:
+      return row_sums<L, 2, 4>(co, cin, dm, v, runs, du);
+    case 1:
+      return row_sums<L, 1, 8>(co, cin, dm, v, runs, du);
+    default:
+      return;
   }
 }
 
