@@ -241,12 +241,15 @@ void TrainingState::check_data_order(const CheckpointState& state, const std::st
         "resume: note: the checkpoint does not record the job's layout (written before "
         "dl-train recorded it): each rank takes the saved updater states of workers 0, 1, ...");
   }
-  if (changed.empty() || (saved && only_layout_differs(state, *saved))) {
+  // The layout alone is no reason to refuse, so it is not named among the reasons either.
+  const std::vector<std::string> blocking =
+      saved && !changed.empty() ? changed_beyond_layout(state, *saved) : changed;
+  if (blocking.empty()) {
     continue_in_epoch(state, path, saved.value_or(now), position, log);
     return;
   }
   std::string list;
-  for (const std::string& c : changed) list += (list.empty() ? "" : "; ") + c;
+  for (const std::string& c : blocking) list += (list.empty() ? "" : "; ") + c;
   if (!allow_changed_data_order_) {
     throw CheckpointError(fmt::format(
         "{}: the config differs from the run's in what decides the data order or the model "
@@ -259,11 +262,11 @@ void TrainingState::check_data_order(const CheckpointState& state, const std::st
                             epoch_number(position.epoch), list));
 }
 
-bool TrainingState::only_layout_differs(const CheckpointState& state,
-                                        const JobLayout& saved) const {
+std::vector<std::string> TrainingState::changed_beyond_layout(const CheckpointState& state,
+                                                             const JobLayout& saved) const {
   Config as_saved = config_;
   as_saved.parallel.workers = saved.workers;
-  return changed_resume_keys(as_saved, saved.ranks, state).empty();
+  return changed_resume_keys(as_saved, saved.ranks, state);
 }
 
 // The epoch goes on after the samples of its order the checkpoint's job trained (recorded, or

@@ -86,7 +86,10 @@ class TrainingState {
  private:
   void check_data_order(const CheckpointState& state, const std::string& path,
                         RunPosition& position, std::vector<std::string>& log);
-  bool only_layout_differs(const CheckpointState& state, const JobLayout& saved) const;
+  // The keys that differ from the checkpoint's beyond its job's layout (ranks and workers, which a
+  // resume re-shards).
+  std::vector<std::string> changed_beyond_layout(const CheckpointState& state,
+                                                 const JobLayout& saved) const;
   void continue_in_epoch(const CheckpointState& state, const std::string& path,
                          const JobLayout& saved, RunPosition& position,
                          std::vector<std::string>& log);

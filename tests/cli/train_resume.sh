@@ -49,6 +49,11 @@ expect_end_written_again "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume
 mapfile -t changed < <(small_args "$WORK/data" "$WORK/resumed" epochs=3 batchSize=64)
 expect_failure 4 "the config differs from the run's in what decides the data order or the model \(batchSize: 32 -> 64\)" \
   "--restart-epoch" -- "$DL_TRAIN" "${changed[@]}" --resume
+# With the worker count changed beside it: only the batch size is named, since the worker count
+# alone is re-sharded (it was listed as a reason too).
+mapfile -t changed_workers < <(small_args "$WORK/data" "$WORK/resumed" epochs=3 batchSize=64 parallel.workers=2)
+expect_failure 4 "decides the data order or the model \(batchSize: 32 -> 64\); resume with" -- \
+  "$DL_TRAIN" "${changed_workers[@]}" --resume
 "$DL_TRAIN" "${changed[@]}" --resume --restart-epoch >"$WORK/restarted.log" ||
   fail "--restart-epoch did not resume: $(tail -3 "$WORK/restarted.log")"
 grep -q "resume: --restart-epoch: epoch 3 starts afresh (batchSize: 32 -> 64)" "$WORK/restarted.log" ||
