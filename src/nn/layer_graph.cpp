@@ -83,6 +83,14 @@ std::vector<std::string> names_run_together(const std::string& text,
   return words.size() >= 2 ? words : std::vector<std::string>{};
 }
 
+// The --set that renamed a layer whose old name a file still reads, or "".
+std::string renaming_override(const Config& config) {
+  for (const LayerConfig& layer : config.layers)
+    for (const std::string& o : layer.where.changed_by)
+      if (o.find(".name=") != std::string::npos) return o;
+  return {};
+}
+
 int resolve_one(const Config& config, const LayerSources& g, std::size_t index,
                 const LayerInput& in, const std::map<std::string, int>& by_name) {
   if (in.name == kNetworkInputName) return kNetworkInput;
@@ -90,14 +98,19 @@ int resolve_one(const Config& config, const LayerSources& g, std::size_t index,
   if (it == by_name.end()) {
     const auto near = closest_match(in.name, readable_names(g, index));
     const std::vector<std::string> list = names_run_together(in.name, by_name);
+    const std::string renamed = renaming_override(config);
     fail_at(in.where,
             fmt::format("{} reads '{}', which is no layer of this network",
                         describe_layer(config, g, index), quoted_value(in.name)),
             !list.empty() ? fmt::format("to read several layers, write them as a YAML list: "
                                         "inputs: [{}]",
                                         quoted_value(fmt::format("{}", fmt::join(list, ", "))))
-            : near        ? fmt::format("did you mean '{}'?", quoted_value(*near))
-                          : fmt::format("name one of: {}", join_words(readable_names(g, index))));
+            : !renamed.empty()
+                ? fmt::format("{} renamed a layer that this one may read by its old name: "
+                              "rename its readers' inputs too (--set), or keep the name",
+                              quoted_value(renamed))
+            : near ? fmt::format("did you mean '{}'?", quoted_value(*near))
+                   : fmt::format("name one of: {}", join_words(readable_names(g, index))));
   }
   if (it->second >= static_cast<int>(index))
     fail_at(in.where,

@@ -118,6 +118,17 @@ TEST_CASE("graph errors name the place and the fix", "[config][graph]") {
     CHECK_THAT(msg, StartsWith("t.yaml:3:5: no layer reads the output of layer 0 'lost' (dense)"));
     CHECK_THAT(msg, Contains("or remove the layer"));
   }
+  SECTION("a --set that renamed a layer its readers still name") {
+    const std::string yaml = head +
+                             "  - dense: {name: stem, nOut: 4}\n"
+                             "  - dense: {name: b, inputs: stem, nOut: 4}\n"
+                             "  - output: {nOut: 2}\n";
+    // It said 'name one of: input, trunk', silent on the --set that made the file's name stale.
+    CHECK_THAT(load_error(yaml, {"layers.0.name=trunk"}),
+               Contains("reads 'stem', which is no layer of this network; --set "
+                        "layers.0.name=trunk renamed a layer that this one may read by its old "
+                        "name"));
+  }
   SECTION("shapes that do not match at an add") {
     const std::string msg = load_error(head +
                                        "  - convolution: {name: a, nOut: 4, kernelSize: 3}\n"
