@@ -77,8 +77,15 @@ void BatchNormalizationLayer::forward(const float* x, int batch, const StepConte
   const std::size_t c = channels();
   const float eps = static_cast<float>(plan_.config.eps);
   if (ctx.training) {
+    // One value per channel (features, and a batch or a worker's share of one sample: an epoch's
+    // last partial batch) has no variance to learn from: its batch variance 0 would pull the
+    // running variance towards 0, which the evaluation then divides by. Decay 1 keeps the
+    // running statistics as they were (PyTorch refuses such a batch; batchSize: 1 is refused).
+    const BatchNormShape s = shape(batch);
+    const bool one_value = static_cast<std::int64_t>(s.n) * s.spatial == 1;
+    const float decay = one_value ? 1.0f : static_cast<float>(plan_.config.decay);
     backend().batchnorm_activation_forward_training(
-        shape(batch), activation_, eps, static_cast<float>(plan_.config.decay), x, params_,
+        s, activation_, eps, decay, x, params_,
         params_ + c, output_data_, params_ + 2 * c, params_ + 3 * c, save_mean_.data(),
         save_inv_std_.data(), save_affine_.data());
   } else {

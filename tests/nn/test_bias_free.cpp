@@ -87,3 +87,32 @@ layers:
   CHECK_FALSE(s[3].bias_like);                    // output weights
   CHECK(s[4].bias_like);
 }
+
+// A batch of one sample gives batch normalization over features one value per channel: its
+// variance 0 pulled the running variance towards 0 (an epoch's last partial batch, or a worker's
+// share of one), which evaluation then divides by. The running statistics stay as they were.
+TEST_CASE("batch normalization over features keeps its running statistics on a batch of one",
+          "[nn][bias]") {
+  const char* yaml = R"(
+seed: 5
+inputType: {feedForward: {size: 6}}
+layers:
+  - dense: {nOut: 4, activation: identity}
+  - batchNormalization: {decay: 0.5}
+  - output: {nOut: 3}
+)";
+  for (const int batch : {1, 2}) {
+    INFO("batch " << batch);
+    Fixture f(yaml, batch);
+    const auto& s = f.model.segments();
+    REQUIRE_FALSE(s[4].trainable);  // dense W, b, gamma, beta, then the running statistics
+    const float* running = f.model.parameters() + s[4].offset;
+    const std::vector<float> before(running, running + s[4].count);
+    f.loss();
+    const std::vector<float> after(running, running + s[4].count);
+    if (batch == 1)
+      CHECK(after == before);
+    else
+      CHECK(after != before);
+  }
+}
