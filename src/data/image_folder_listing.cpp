@@ -221,13 +221,15 @@ Listing list_folder(const ImageFolderRequest& request) {
                 "rename one folder's class folders to match the other's byte for byte)"
               : ""));
   }
+  // Each class folder listed first: an empty one is refused as such, not counted as a class to
+  // set data.numClasses to (after which it was refused as empty).
+  for (std::size_t c = 0; c < folders.size(); ++c)
+    list_class(folders[c], static_cast<std::int32_t>(c), listing);
   if (static_cast<int>(folders.size()) != request.num_classes)
     throw DataError(
         fmt::format("{}: has {} class folders but data.numClasses is {}; set "
                     "data.numClasses: {}",
                     request.directory, folders.size(), request.num_classes, folders.size()));
-  for (std::size_t c = 0; c < folders.size(); ++c)
-    list_class(folders[c], static_cast<std::int32_t>(c), listing);
   return listing;
 }
 

@@ -176,6 +176,8 @@ expect_failure 3 "jpeg_bomb/a/2.jpg: declares 60000 x 60000 pixels" -- run_small
 fault empty_class && mkdir "$WORK/empty_class/c"
 expect_failure 3 "empty_class/c: the class folder holds no images" -- \
   run_small "$WORK/empty_class" --set data.numClasses=3 --set layers.5.nOut=3
+# Counted against numClasses, the empty folder was first told 'set data.numClasses: 3'.
+expect_failure 3 "empty_class/c: the class folder holds no images" -- run_small "$WORK/empty_class"
 mkdir -p "$WORK/no_classes" && cp "$small/a/1.png" "$WORK/no_classes/"
 expect_failure 3 "no_classes: has no class folders" -- run_small "$WORK/no_classes"
 expect_failure 3 "no_such_folder: missing; data.trainDirectory names a folder" -- \
