@@ -39,7 +39,7 @@ void Replica::on_overflow(int epoch, std::int64_t iteration) {
     scaler->on_overflow();
   } catch (const DivergenceError& e) {
     throw DivergenceError(
-        fmt::format("epoch {}, iteration {}: {}", epoch_number(epoch), iteration, e.what()));
+        fmt::format("epoch {}, iteration {}: {}", epoch_number(epoch), iteration + 1, e.what()));
   }
 }
 
@@ -50,10 +50,11 @@ float Replica::read(const float* device_value) {
 }
 
 DivergenceError non_finite_error(int epoch, std::int64_t iteration, const char* what) {
+  // Counted from 1 as scores.csv and the console count iterations (the step is 0-based).
   return DivergenceError(
       fmt::format("epoch {}, iteration {}: the {} is not finite (NaN or Inf); lower "
                   "updater.learningRate, or set onNonFiniteLoss: skip to drop such batches",
-                  epoch_number(epoch), iteration, what));
+                  epoch_number(epoch), iteration + 1, what));
 }
 
 }  // namespace dl

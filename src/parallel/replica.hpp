@@ -49,7 +49,8 @@ struct Replica {
   float read(const float* device_value);
 };
 
-// "epoch E, iteration I: the WHAT is not finite (NaN or Inf); ..." with the fixes.
+// "epoch E, iteration I: the WHAT is not finite (NaN or Inf); ..." with the fixes, for the step
+// `iteration` (0-based: I is iteration + 1, as scores.csv counts).
 DivergenceError non_finite_error(int epoch, std::int64_t iteration, const char* what);
 
 }  // namespace dl

@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
@@ -9,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "core/epoch_number.hpp"
+#include "core/error.hpp"
 #include "train/early_stopping.hpp"
 #include "train/evaluator.hpp"
 #include "train/rank_agreement.hpp"
@@ -87,6 +91,8 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
       // DivergenceError as an Error with its exit code.
       if (e.code() != ExitCode::kDiverged) throw;
       outcome.exit_code = ExitCode::kDiverged;
+      progress_.iteration = std::max(progress_.iteration, last_sync_iteration_);
+      progress_.round_seconds += RunProgress::since(epoch_start);
       finish(outcome, epoch, std::string("diverged: ") + e.what());
       throw;
     }
@@ -114,6 +120,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
 
 SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
   // Counted at sync points only, so a resumed run's total matches an uninterrupted one.
+  last_sync_iteration_ = point.iteration;
   samples_since_report_ += point.samples_since_previous;
   progress_.samples_trained += point.samples_since_previous;
   if (test_sync_pause_.count() > 0) std::this_thread::sleep_for(test_sync_pause_);
@@ -152,12 +159,30 @@ void FitLoop::report_scores(SyncEvent& event) {
     }
   }
   event.score = progress_.last_score.value_or(0.0);
+  check_score_finite(point, event.score);
   const double elapsed = RunProgress::since(last_report_time_);
   event.images_per_second =
       elapsed > 0.0 ? static_cast<double>(samples_since_report_) / elapsed : 0.0;
   last_report_time_ = RunProgress::Clock::now();
   samples_since_report_ = 0;
   last_report_iteration_ = point.iteration;
+}
+
+// The loss of a diverging network can stay finite (log-softmax is stable in huge logits) while
+// its weights grow past float's range: the score then went inf, then NaN (the L2 term's sum of
+// squares), and the run ended "done" with exit 0.
+void FitLoop::check_score_finite(const SyncPoint& point, double score) {
+  if (std::isfinite(score)) return;
+  // Early stopping's own condition ends such a run its way (the best model kept, exit 0).
+  if (config_.earlyStopping.enabled && config_.earlyStopping.stopOnInvalidScore) return;
+  const double l2 =
+      trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
+  if (config_.onNonFiniteLoss == NonFiniteAction::kSkip && std::isfinite(l2)) return;
+  throw DivergenceError(fmt::format(
+      "epoch {}, iteration {}: the score is not finite (NaN or Inf){}; lower updater.learningRate",
+      epoch_number(point.epoch), point.iteration,
+      std::isfinite(l2) ? ""
+                        : ": its L2 term overflowed, so the parameters grew past float's range"));
 }
 
 // `worker` is a global index. The regularization term is taken from local replica 0: at a sync

@@ -33,6 +33,10 @@ class FitLoop {
   void notify(void (TrainingListener::*handler)(Event&), Event& event);
   SyncAction on_sync_point(const SyncPoint& point);
   void report_scores(SyncEvent& event);
+  // A score that is not finite stops the run as diverged (exit 5): under onNonFiniteLoss: stop
+  // always, under skip where the L2 term itself overflowed (parameters past float's range, which
+  // skipping batches cannot bring back); early stopping's stopOnInvalidScore ends it its own way.
+  void check_score_finite(const SyncPoint& point, double score);
   double worker_score(const SyncPoint& point, int worker);
   double aggregated_score(const SyncPoint& point);
   double epoch_train_loss() const;
@@ -56,6 +60,9 @@ class FitLoop {
   // Score reports (output.scoreEveryIterations): when the last one was (what it showed is
   // progress_.last_score, which checkpoints keep).
   std::int64_t last_report_iteration_ = 0;
+  // The iteration of the last sync point: what a run that diverged inside an epoch had trained
+  // (the epoch's count is taken only when it returns).
+  std::int64_t last_sync_iteration_ = 0;
   std::int64_t samples_since_report_ = 0;
   RunProgress::Clock::time_point last_report_time_;
   // The test set's accuracy at this process's last epoch end that evaluated it; none before.

@@ -152,9 +152,10 @@ for epoch in 1 2; do
 done
 echo "ok: averaging with l2: the bar ends at the epoch line's train loss ($line_loss)"
 
-# A non-finite loss (skipped): summary.json and metrics.jsonl stay strict JSON.
+# A non-finite loss (skipped): summary.json and metrics.jsonl stay strict JSON. Without L2, whose
+# term would overflow with such weights and stop the run as diverged even under skip.
 mapfile -t args5 < <(small_args "$WORK/data" "$WORK/inf" epochs=1 updater.learningRate=1e30 \
-  onNonFiniteLoss=skip output.console=quiet)
+  onNonFiniteLoss=skip output.console=quiet l2=0 l2Bias=0)
 "$DL_TRAIN" "${args5[@]}" >/dev/null || true
 strict_json "$WORK/inf/summary.json" "$WORK/inf/metrics.jsonl"
 grep -q '"final_score": null' "$WORK/inf/summary.json" ||
@@ -172,6 +173,26 @@ grep -q '"stopped_by": "diverged: ' "$WORK/diverged/summary.json" || fail "summa
 grep -q '^diverged: ' "$WORK/diverged.log" || fail "no diverged line: $(tail -2 "$WORK/diverged.log")"
 [ -s "$WORK/diverged/report.html" ] || fail "no report of a diverged run"
 [ ! -e "$WORK/diverged/model.dlm" ] || fail "a diverged run saved its model"
+# The error counts iterations as scores.csv does (it named the 0-based step, one less).
+mapfile -t args8 < <(small_args "$WORK/data" "$WORK/diverged-rows" epochs=1 \
+  updater.learningRate=1e30 output.console=quiet output.scoreEveryIterations=1)
+"$DL_TRAIN" "${args8[@]}" 2>"$WORK/diverged-rows.err" && fail "lr 1e30 did not diverge"
+bad_iteration=$(grep -oE 'iteration [0-9]+' "$WORK/diverged-rows.err" | grep -oE '[0-9]+')
+last_row=$(tail -n +2 "$WORK/diverged-rows/scores.csv" | tail -1 | cut -d, -f2)
+[ "$bad_iteration" = $((${last_row:-0} + 1)) ] ||
+  fail "diverged at iteration $bad_iteration, after scores.csv's iteration $last_row"
+# The summary counts the iterations run up to the one named (it said 0 inside the first epoch).
+summary_iterations=$(grep -oE '"iterations": [0-9]+' "$WORK/diverged-rows/summary.json" | grep -oE '[0-9]+$')
+[ "${summary_iterations:-0}" -ge "${last_row:-0}" ] && [ "${summary_iterations:-0}" -le "$bad_iteration" ] &&
+  [ "${summary_iterations:-0}" -gt 0 ] ||
+  fail "the summary counts $summary_iterations iterations; scores.csv $last_row, the error $bad_iteration"
+# Weights grown past float's range: the score (loss + L2 term) went inf, then NaN, and the run
+# ended 'done' with exit 0 (the loss alone can stay finite; skipping batches cannot bring such
+# weights back, so even under onNonFiniteLoss: skip).
+mapfile -t args7 < <(small_args "$WORK/data" "$WORK/score-inf" epochs=1 updater.learningRate=1e30 \
+  l2=0.0005 onNonFiniteLoss=skip output.console=quiet output.scoreEveryIterations=1)
+expect_failure 5 "the score is not finite \(NaN or Inf\): its L2 term overflowed" -- \
+  "$DL_TRAIN" "${args7[@]}"
 
 # --version and --json.
 "$DL_TRAIN" --version | grep -qE '^dl-train [0-9]+\.[0-9]+\.[0-9]+$' || fail "--version"
