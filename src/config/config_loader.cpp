@@ -140,8 +140,12 @@ Config load_config_string(const std::string& yaml_text, const std::string& sourc
   YAML::Node root = parse_document(yaml_text, source_name);
   expand_shorthands(root);
   std::vector<OverrideOrigin> origins;
-  for (const auto& text : overrides) origins.push_back(apply_override(root, text));
-  expand_shorthands(root);  // an override may use a shorthand too ("--set updater=adam")
+  // An override may use a shorthand too ("--set updater=adam"), which a later one may go into
+  // ("--set updater.learningRate=0.5"), as it could into the file's.
+  for (const auto& text : overrides) {
+    origins.push_back(apply_override(root, text));
+    expand_shorthands(root);
+  }
   ReadContext ctx(source_name, yaml_text, std::move(origins));
   Config config;
   config.sourcePath = source_name;

@@ -149,11 +149,32 @@ void refuse_shared(const OverrideWriter& writer, const YAML::Node& root, const Y
               fmt::format("write {} out in the file instead of using the alias there", path));
 }
 
+// `value`'s keys written into a copy of `section`, recursively where both hold a map.
+YAML::Node merged(const YAML::Node& section, const YAML::Node& value) {
+  YAML::Node out = YAML::Clone(section);
+  for (const auto& entry : value) {
+    const std::string key = entry.first.Scalar();
+    const YAML::Node existing = out[key];
+    out[key] = existing.IsDefined() && existing.IsMap() && entry.second.IsMap()
+                   ? merged(existing, entry.second)
+                   : entry.second;
+  }
+  return out;
+}
+
 // Sets `map`'s `key` to `value`. A value the map shares with another place (a merged key, an
-// alias) is replaced in this map alone: assigning to it would change the shared node.
+// alias) is replaced in this map alone: assigning to it would change the shared node. A map onto
+// a section merges into it: `--set data={trainLimit: 1000}` changes that key as
+// `--set data.trainLimit=1000` does (it replaced the section, silently dropping its data paths).
 void set_key(const YAML::Node& root, YAML::Node& map, const std::string& key,
              const YAML::Node& value) {
   const YAML::Node& read_only = map;
+  if (read_only[key].IsDefined() && read_only[key].IsMap() && value.IsMap()) {
+    const YAML::Node combined = merged(read_only[key], value);
+    map.remove(key);
+    map[key] = combined;
+    return;
+  }
   if (reached_more_than_once(root, read_only[key])) map.remove(key);
   map[key] = value;
 }

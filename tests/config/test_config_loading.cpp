@@ -161,6 +161,33 @@ TEST_CASE("overrides apply in order and reach shorthand and empty sections",
   CHECK(shorthand.updater.beta1 == 0.8);
   CHECK(load("data:\n" + kNetwork, {"data.testLimit=7"}).data.testLimit == 7);
   CHECK(load(kNetwork, {"updater=sgd"}).updater.type == dl::UpdaterType::kSgd);
+  // A shorthand given by a --set is gone into by a later one, as the file's is (it was refused:
+  // "'updater' is 'adam', not a section with keys").
+  const dl::Config later = load(kNetwork, {"updater=adam", "updater.learningRate=0.5"});
+  CHECK(later.updater.type == dl::UpdaterType::kAdam);
+  CHECK(later.updater.learningRate == 0.5);
+}
+
+TEST_CASE("a map given to a section merges into it, as its keys one by one would",
+          "[config][overrides]") {
+  // It replaced the section: the file's data paths fell back to the defaults, silently.
+  const dl::Config data = load("data:\n  trainImages: a.gz\n  testLimit: 9\n" + kNetwork,
+                               {"data={trainLimit: 1000}"});
+  CHECK(data.data.trainLimit == 1000);
+  CHECK(data.data.trainImages == "a.gz");
+  CHECK(data.data.testLimit == 9);
+  const dl::Config updater =
+      load("updater: {type: adam, beta1: 0.8}\n" + kNetwork, {"updater={learningRate: 0.05}"});
+  CHECK(updater.updater.type == dl::UpdaterType::kAdam);
+  CHECK(updater.updater.beta1 == 0.8);
+  CHECK(updater.updater.learningRate == 0.05);
+  // Nested maps merge too; a list item given whole is still replaced whole.
+  const dl::Config nested = load("earlyStopping: {enabled: true, patience: 3}\n" + kNetwork,
+                                 {"earlyStopping={maxEpochs: 4}"});
+  CHECK(nested.earlyStopping.patience == 3);
+  CHECK(nested.earlyStopping.maxEpochs == 4);
+  CHECK(load(kNetwork, {"layers.0={dropout: {dropOut: 0.8}}"}).layers[0].type ==
+        dl::LayerType::kDropout);
 }
 
 TEST_CASE("an unknown override path gets did-you-mean at the --set place", "[config][overrides]") {
