@@ -162,14 +162,23 @@ YAML::Node merged(const YAML::Node& section, const YAML::Node& value) {
   return out;
 }
 
-// Sets `map`'s `key` to `value`. A value the map shares with another place (a merged key, an
-// alias) is replaced in this map alone: assigning to it would change the shared node. A map onto
-// a section merges into it: `--set data={trainLimit: 1000}` changes that key as
+// Whether a map given to the section at `path` replaces it rather than merging into it: one that
+// names the section's kind (an updater's or a schedule's `type`, the data's `format`), whose other
+// keys belong to the old kind, and one given to a section of alternatives
+// (--set inputType={feedForward: {size: 784}} leaves convolutionalFlat behind).
+bool replaces_section(const std::string& path, const YAML::Node& value) {
+  return path == "inputType" || value["type"].IsDefined() || value["format"].IsDefined();
+}
+
+// Sets `map`'s `key` (at `path`) to `value`. A value the map shares with another place (a merged
+// key, an alias) is replaced in this map alone: assigning to it would change the shared node. A
+// map onto a section merges into it: `--set data={trainLimit: 1000}` changes that key as
 // `--set data.trainLimit=1000` does (it replaced the section, silently dropping its data paths).
 void set_key(const YAML::Node& root, YAML::Node& map, const std::string& key,
-             const YAML::Node& value) {
+             const std::string& path, const YAML::Node& value) {
   const YAML::Node& read_only = map;
-  if (read_only[key].IsDefined() && read_only[key].IsMap() && value.IsMap()) {
+  if (read_only[key].IsDefined() && read_only[key].IsMap() && value.IsMap() &&
+      !replaces_section(path, value)) {
     const YAML::Node combined = merged(read_only[key], value);
     map.remove(key);
     map[key] = combined;
@@ -239,7 +248,7 @@ OverrideOrigin apply_override(YAML::Node& root, const std::string& text) {
     current[index] = value;
   } else {
     ensure_section(writer, current, path);
-    set_key(root, current, last, value);
+    set_key(root, current, last, join_path(path, last), value);
   }
   const std::string written = replaces_item_settings ? path : join_path(path, last);
   return OverrideOrigin{created.empty() ? written : created, writer.place()};

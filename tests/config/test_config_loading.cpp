@@ -181,6 +181,11 @@ TEST_CASE("a map given to a section merges into it, as its keys one by one would
   CHECK(updater.updater.type == dl::UpdaterType::kAdam);
   CHECK(updater.updater.beta1 == 0.8);
   CHECK(updater.updater.learningRate == 0.05);
+  // A map that names the kind replaces the section: the old kind's keys would be refused.
+  const dl::Config switched = load("updater: {type: nesterovs, momentum: 0.5}\n" + kNetwork,
+                                   {"updater={type: adam}"});
+  CHECK(switched.updater.type == dl::UpdaterType::kAdam);
+  CHECK(load(kNetwork, {"inputType={feedForward: {size: 6}}"}).inputType.size == 6);
   // Nested maps merge too; a list item given whole is still replaced whole.
   const dl::Config nested = load("earlyStopping: {enabled: true, patience: 3}\n" + kNetwork,
                                  {"earlyStopping={maxEpochs: 4}"});
