@@ -41,4 +41,10 @@ LossScalingMode effective_loss_scaling_mode(const Config& c) {
   return c.dtype == DType::kHalf ? LossScalingMode::kDynamic : LossScalingMode::kNone;
 }
 
+int epoch_limit(const Config& config) {
+  return config.earlyStopping.enabled && config.earlyStopping.maxEpochs > 0
+             ? config.earlyStopping.maxEpochs
+             : config.epochs;
+}
+
 }  // namespace dl

@@ -277,4 +277,8 @@ double effective_learning_rate(const UpdaterConfig& u);
 // HALF, none otherwise).
 LossScalingMode effective_loss_scaling_mode(const Config& c);
 
+// The run's epoch limit: earlyStopping.maxEpochs when early stopping is on and sets one, else
+// `epochs`. The run's length for what depends on it (a schedule's default length) too.
+int epoch_limit(const Config& config);
+
 }  // namespace dl

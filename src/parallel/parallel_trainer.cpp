@@ -66,7 +66,7 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
     replica->model = std::make_unique<Model>(config, *replica->backend, config.batchSize);
     replica->optimizer = std::make_unique<Optimizer>(
         *replica->backend, config, replica->model->segments(), replica->model->parameter_count(),
-        config.epochs * rounds_per_epoch());
+        static_cast<std::int64_t>(epoch_limit(config)) * rounds_per_epoch());
     replica->scaler =
         std::make_unique<LossScaler>(effective_loss_scaling_mode(config), config.lossScaling);
     replicas_.push_back(std::move(replica));

@@ -69,11 +69,6 @@ int epoch_limit(const EarlyStoppingConfig& config, int configured_epochs) {
 
 }  // namespace
 
-int epoch_limit(const Config& config) {
-  return config.earlyStopping.enabled ? epoch_limit(config.earlyStopping, config.epochs)
-                                      : config.epochs;
-}
-
 EarlyStopping::EarlyStopping(const EarlyStoppingConfig& config, int configured_epochs)
     : config_(config),
       minimize_(config.scoreCalculator == ScoreCalculator::kTestLoss),

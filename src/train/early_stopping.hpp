@@ -50,10 +50,6 @@ struct EarlyStoppingResult {
   Json to_json() const;
 };
 
-// The run's epoch limit: earlyStopping.maxEpochs when early stopping is on and sets one, else
-// `epochs`.
-int epoch_limit(const Config& config);
-
 class EarlyStopping {
  public:
   // configured_epochs: the run's `epochs`, the limit when earlyStopping.maxEpochs is 0. The

@@ -168,21 +168,29 @@ void FitLoop::report_scores(SyncEvent& event) {
   last_report_iteration_ = point.iteration;
 }
 
-// The loss of a diverging network can stay finite (log-softmax is stable in huge logits) while
-// its weights grow past float's range: the score then went inf, then NaN (the L2 term's sum of
-// squares), and the run ended "done" with exit 0.
+// The loss of a diverging network can stay finite (log-softmax is stable in huge logits, and a
+// ReLU or max pooling passes NaN activations on as 0) while its weights grow past float's range
+// or turn NaN: the score went inf, then NaN (the L2 term's sum of squares), and the run ended
+// "done" with exit 0, saving a model of NaN weights.
 void FitLoop::check_score_finite(const SyncPoint& point, double score) {
-  if (std::isfinite(score)) return;
+  Model& model = trainer_.model(0);
+  const bool parameters_finite = model.backend().all_finite(model.parameter_count(),
+                                                            model.parameters());
+  if (std::isfinite(score) && parameters_finite) return;
   // Early stopping's own condition ends such a run its way (the best model kept, exit 0).
-  if (config_.earlyStopping.enabled && config_.earlyStopping.stopOnInvalidScore) return;
-  const double l2 =
-      trainer_.optimizer(0).regularization_score(trainer_.model(0).parameters());
-  if (config_.onNonFiniteLoss == NonFiniteAction::kSkip && std::isfinite(l2)) return;
+  if (config_.earlyStopping.enabled && config_.earlyStopping.stopOnInvalidScore &&
+      parameters_finite)
+    return;
+  const double l2 = trainer_.optimizer(0).regularization_score(model.parameters());
+  if (config_.onNonFiniteLoss == NonFiniteAction::kSkip && std::isfinite(l2) && parameters_finite)
+    return;
+  const char* why = !parameters_finite ? ": the parameters are not finite"
+                    : !std::isfinite(l2)
+                        ? ": its L2 term overflowed, so the parameters grew past float's range"
+                        : "";
   throw DivergenceError(fmt::format(
       "epoch {}, iteration {}: the score is not finite (NaN or Inf){}; lower updater.learningRate",
-      epoch_number(point.epoch), point.iteration,
-      std::isfinite(l2) ? ""
-                        : ": its L2 term overflowed, so the parameters grew past float's range"));
+      epoch_number(point.epoch), point.iteration, why));
 }
 
 // `worker` is a global index. The regularization term is taken from local replica 0: at a sync

@@ -63,3 +63,13 @@ assert evaluation["confusion"] == model["evaluation"]["confusion"], evaluation["
 PY2
 grep -q "^test set (final model): accuracy" "$WORK/timed.log" || fail "$(cat "$WORK/timed.log")"
 echo "ok: stopped inside an epoch, the run reports model.dlm's test figures"
+
+# earlyStopping.maxEpochs past `epochs` is the run's length, and so the default length of its
+# schedule: it was `epochs` alone, so epochs 2 and 3 trained at the cosine's end, learning rate 0.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/longer" epochs=1 earlyStopping.enabled=true \
+  earlyStopping.maxEpochs=3 learningRateSchedule.type=cosine output.console=lines)
+"$DL_TRAIN" "${args[@]}" >"$WORK/longer.log" 2>&1 || fail "maxEpochs 3: $(tail -3 "$WORK/longer.log")"
+per_epoch=$(awk -F, 'NR > 1 && $1 == 0 {n = $2} END {print n}' "$WORK/longer/scores.csv")
+grep -q "schedule cosine over $((3 * per_epoch)) iterations" "$WORK/longer.log" ||
+  fail "the schedule is not 3 epochs of $per_epoch iterations: $(grep -m1 schedule "$WORK/longer.log")"
+echo "ok: earlyStopping.maxEpochs sets the schedule's default length"
