@@ -126,12 +126,14 @@ Json score_record(const SyncEvent& event) {
   return record;
 }
 
-// PREFIX_accuracy, PREFIX_f1 and PREFIX_loss of an evaluation, when there is one.
+// PREFIXaccuracy, PREFIXf1 and PREFIXloss of an evaluation, when there is one: the prefixes of
+// report/metric_names.hpp, the one spelling metrics.jsonl, TensorBoard and the console share (the
+// jsonl console wrote validation_accuracy where they write val_accuracy).
 void add_evaluation(Json& record, const std::string& prefix, const EvaluationResult* result) {
   if (result == nullptr) return;
-  record[prefix + "_accuracy"] = result->evaluation.accuracy();
-  record[prefix + "_f1"] = result->evaluation.f1();
-  record[prefix + "_loss"] = result->mean_loss;
+  record[prefix + "accuracy"] = result->evaluation.accuracy();
+  record[prefix + "f1"] = result->evaluation.f1();
+  record[prefix + "loss"] = result->mean_loss;
 }
 
 Json epoch_record(const EpochEnd& event) {
@@ -142,8 +144,8 @@ Json epoch_record(const EpochEnd& event) {
   record["images_per_second"] = event.images_per_second;
   record["train_loss"] = event.train_loss;
   record["train_accuracy"] = event.train_accuracy;
-  add_evaluation(record, "test", event.test);
-  add_evaluation(record, "validation", event.validation);
+  add_evaluation(record, kTestMetricPrefix, event.test);
+  add_evaluation(record, kValidationMetricPrefix, event.validation);
   return record;
 }
 
