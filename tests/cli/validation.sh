@@ -28,6 +28,13 @@ grep -E "^([0-9:]{8} )?epoch [0-9]+/[0-9]+ done in .*train loss [0-9.]+ - accura
 [ "$(wc -l <"$WORK/epochs.txt")" = 2 ] || fail "expected 2 epoch lines"
 grep -q "test set (final model): accuracy" "$WORK/split.txt" || fail "no final test line"
 cat "$WORK/epochs.txt"
+# The jsonl console spells them as metrics.jsonl does (it wrote validation_accuracy).
+mapfile -t jargs < <(small_args "$WORK/data" "$WORK/split-jsonl" epochs=1 data.validationSplit=0.2 \
+  output.console=jsonl)
+"$DL_TRAIN" "${jargs[@]}" >"$WORK/split.jsonl"
+grep '"event":"epoch"' "$WORK/split.jsonl" | grep -q '"val_accuracy"' &&
+  ! grep -q 'validation_accuracy' "$WORK/split.jsonl" ||
+  fail "jsonl epoch event: $(grep '"event":"epoch"' "$WORK/split.jsonl")"
 python3 - "$WORK/split/metrics.jsonl" "$WORK/split/early_stopping.json" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
