@@ -94,13 +94,19 @@ bool leave_to_rank_zero(std::unique_ptr<dl::ProcessGroup>& processes, const std:
 
 // Standard error through its own thread, each flush waiting at most this long: a reader that
 // takes none of it by then (a full pipe nobody reads) has stopped reading, and neither a run's
-// signal nor its final message may wait on it forever. std::cerr is unit-buffered, so every
-// message is flushed, and so written before the process exits or aborts the job.
+// signal nor its final message may wait on it forever. Each whole line is handed to the writer
+// as it ends; main() and abort_job flush std::cerr, so every message is written before the
+// process exits or aborts the job.
 void route_standard_error() {
   constexpr std::chrono::seconds kStandardErrorWait{2};
   dl::ConsoleWriter& errors = dl::ConsoleWriter::start(STDERR_FILENO, nullptr, kStandardErrorWait);
   std::cerr.rdbuf(errors.stream().rdbuf());
   std::clog.rdbuf(errors.stream().rdbuf());
+  // std::cerr flushes after every `<<` (unitbuf), which handed "dl-train: " and "error: ..." to
+  // the writer as two pieces, so that with 2>&1 (a batch job's log) a line of standard output
+  // could land between them. The writer hands over whole lines; std::endl and std::flush still
+  // flush at once.
+  std::cerr.unsetf(std::ios_base::unitbuf);
 }
 
 // A usage error in the same one-line form as every other error ("dl-train: error: what; fix"),
@@ -300,5 +306,7 @@ int main(int argc, char** argv) {
     std::cerr << "dl-train: error: " << e.what() << std::endl;
     return static_cast<int>(e.code());
   }
-  return with_standard_output_checked(run_command(argc, argv));
+  const int code = with_standard_output_checked(run_command(argc, argv));
+  std::cerr.flush();  // the last lines, handed over without a flush of their own
+  return code;
 }
