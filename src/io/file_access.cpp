@@ -26,6 +26,8 @@ namespace {
       throw CheckpointError(message);
     case InputRole::kRunFile:
       throw Error(ExitCode::kConfigError, message);
+    case InputRole::kRunOutput:
+      throw IoError(message);
   }
   throw ConfigError(message);
 }
@@ -40,6 +42,8 @@ const char* role_fix(InputRole role) {
       return "give the path of a .dlm model or .dlck checkpoint file";
     case InputRole::kRunFile:
       return "give report the run directory a training run wrote (its output.directory)";
+    case InputRole::kRunOutput:
+      return "dl-train writes this file: move what stands in its place out of the run directory";
   }
   return "check the path";
 }
@@ -60,6 +64,7 @@ const char* open_fix(InputRole role, const std::string& path) {
                  : "check the path";
     case InputRole::kCheckpoint:
     case InputRole::kRunFile:
+    case InputRole::kRunOutput:
       return "check the path";
   }
   return "check the path";
@@ -74,6 +79,7 @@ const char* role_noun(InputRole role) {
     case InputRole::kCheckpoint:
       return "a checkpoint or model";
     case InputRole::kRunFile:
+    case InputRole::kRunOutput:
       return "a run's log";
   }
   return "this file";
@@ -203,6 +209,16 @@ std::string read_input_text(const std::string& path, InputRole role, std::uint64
   }
   check_utf8_text(path, text, role);
   return text;
+}
+
+std::optional<std::string> read_optional_text(const std::string& path, InputRole role,
+                                              std::uint64_t max_bytes) {
+  struct stat info {};
+  if (::lstat(path.c_str(), &info) != 0 && errno == ENOENT) return std::nullopt;
+  // A dangling link reads as missing, as opening it would say.
+  if (S_ISLNK(info.st_mode) && ::stat(path.c_str(), &info) != 0 && errno == ENOENT)
+    return std::nullopt;
+  return read_input_text(path, role, max_bytes);
 }
 
 std::string read_config_text(const std::string& path) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/error.hpp"
@@ -17,6 +18,8 @@ enum class InputRole {
   kData,        // data files: DataError (3)
   kCheckpoint,  // checkpoints and model files: CheckpointError (4)
   kRunFile,     // a run directory's logs that `report` reads: exit 2, as a wrong run directory
+  kRunOutput,   // the logs a training run reads back from its own directory (resume, its report):
+                // IoError (6), as an output in its place that cannot be written
 };
 
 // The largest config file read: configs are a few KiB, so anything bigger is a wrong path.
@@ -59,6 +62,10 @@ std::string describe_file_type(unsigned mode);
 // UTF-32 (by its byte order mark, or the NUL bytes of its ASCII characters) is refused naming
 // the encoding and how to save it as UTF-8.
 std::string read_input_text(const std::string& path, InputRole role, std::uint64_t max_bytes);
+// The same for a file that may be missing (nothing then, a dangling link included); anything but a
+// regular file in its place (a FIFO, which would block the read) is refused with the role's error.
+std::optional<std::string> read_optional_text(const std::string& path, InputRole role,
+                                              std::uint64_t max_bytes);
 
 // Reads a whole config file (regular, at most kMaxConfigBytes); ConfigError otherwise.
 std::string read_config_text(const std::string& path);

@@ -4,7 +4,13 @@
 // the commands that read them back (report, predict and eval's model directory).
 #pragma once
 
+#include <cstdint>
+
 namespace dl::run_files {
+
+// A log far past what any run writes (scores.csv of a million logged rows is about 50 MiB) is
+// not a log; reading it whole would only exhaust memory.
+inline constexpr std::uint64_t kMaxLogBytes = std::uint64_t{1} << 30;
 
 inline constexpr const char* kResolvedConfig = "config.resolved.yaml";
 inline constexpr const char* kScores = "scores.csv";

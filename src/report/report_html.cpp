@@ -270,7 +270,7 @@ std::string run_report_path(const std::string& run_directory) {
 
 std::string write_run_report(const std::string& run_directory) {
   const std::string path = run_report_path(run_directory);
-  write_file_atomically(path, render_report({read_run_record(run_directory)}));
+  write_file_atomically(path, render_report({read_run_record(run_directory, InputRole::kRunOutput)}));
   return path;
 }
 

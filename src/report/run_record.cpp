@@ -30,16 +30,12 @@ using run_files::kTiming;
 // The logs the report reads: read_run_record's files and run_record_files.
 constexpr const char* kRunFiles[] = {kScores,         kTiming,  kMetrics,
                                      kResolvedConfig, kSummary, kEvaluationJson};
-// A log far past what any run writes (scores.csv of a million logged rows is about 50 MiB) is
-// not a log; reading it whole would only exhaust memory.
-constexpr std::uint64_t kMaxRunFileBytes = std::uint64_t{1} << 30;
 
 // A missing log is empty (a run in its first epoch, an older run); one that is there is read as
-// every input is, so a FIFO or a device in its place is refused instead of blocking or flooding.
-std::string read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::symlink_status(path, ec))) return {};
-  return read_input_text(path.string(), InputRole::kRunFile, kMaxRunFileBytes);
+// every input is, so a FIFO or a device in its place is refused instead of blocking or flooding,
+// with the error of `role`: `report`'s (a wrong run directory) or training's own (exit 6).
+std::string read_text(const std::filesystem::path& path, InputRole role) {
+  return read_optional_text(path.string(), role, run_files::kMaxLogBytes).value_or(std::string());
 }
 
 std::vector<std::string> split(const std::string& line, char separator) {
@@ -78,9 +74,9 @@ class LeftOut {
 // `left_out`. The header (`skip_header`: returned) is not offered, nor a last line without its
 // newline: the one a killed run was writing.
 template <typename Take>
-std::string read_lines(const std::filesystem::path& path, bool skip_header, LeftOut& left_out,
-                       const Take& take) {
-  const std::string text = read_text(path);
+std::string read_lines(const std::filesystem::path& path, InputRole role, bool skip_header,
+                       LeftOut& left_out, const Take& take) {
+  const std::string text = read_text(path, role);
   std::string header;
   std::size_t number = 0;
   for (std::size_t at = 0; at < text.size();) {
@@ -131,7 +127,7 @@ void read_scores(const std::filesystem::path& dir, RunRecord& run,
   std::vector<std::vector<std::string>> rows;
   LeftOut left_out(kScores);
   const std::string header =
-      read_lines(dir / kScores, true, left_out, [&](const std::string& line) {
+      read_lines(dir / kScores, run.reading, true, left_out, [&](const std::string& line) {
         auto row = csv_row(line, 5, {0, 1, 3, 4});
         if (row) rows.push_back(std::move(*row));
         return row.has_value();
@@ -154,7 +150,7 @@ void read_scores(const std::filesystem::path& dir, RunRecord& run,
 void read_timing(const std::filesystem::path& dir, RunRecord& run) {
   LeftOut left_out(kTiming);
   const std::string header =
-      read_lines(dir / kTiming, true, left_out, [&](const std::string& line) {
+      read_lines(dir / kTiming, run.reading, true, left_out, [&](const std::string& line) {
         const auto row = csv_row(line, 4, {1, 2});
         if (row) run.images_per_second.push_back({number_in((*row)[1]), number_in((*row)[2])});
         return row.has_value();
@@ -200,7 +196,7 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
                   const std::map<int, std::pair<double, int>>& epoch_loss) {
   run.final_test_accuracy = std::nan("");
   LeftOut left_out(kMetrics);
-  read_lines(path, false, left_out, [&](const std::string& line) {
+  read_lines(path, run.reading, false, left_out, [&](const std::string& line) {
     Json record;
     if (!parse_json(line, record) || !record.is_object()) return false;
     read_metrics_record(record, run, epoch_loss);
@@ -212,7 +208,7 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
 // A JSON file of the run; one that does not parse is left out, and said so in `run`.
 Json read_json_file(const std::filesystem::path& dir, const char* name, RunRecord& run) {
   Json value;
-  const std::string text = read_text(dir / name);
+  const std::string text = read_text(dir / name, run.reading);
   if (text.empty()) return Json();
   if (parse_json(text, value)) return value;
   run.left_out.push_back(fmt::format("{} is not valid JSON", name));
@@ -239,12 +235,13 @@ std::vector<std::string> run_record_files(const std::string& directory) {
   return paths;
 }
 
-RunRecord read_run_record(const std::string& directory) {
+RunRecord read_run_record(const std::string& directory, InputRole role) {
   const std::filesystem::path dir(directory);
   if (!std::filesystem::is_directory(dir))
     throw IoError("report: " + directory + " is not a run directory");
   check_is_run(dir, directory);
   RunRecord run;
+  run.reading = role;
   run.directory = directory;
   run.name = std::filesystem::absolute(dir).lexically_normal().filename().string();
   if (run.name.empty()) run.name = std::filesystem::absolute(dir).parent_path().filename().string();
@@ -252,7 +249,7 @@ RunRecord read_run_record(const std::string& directory) {
   read_scores(dir, run, epoch_loss);
   read_timing(dir, run);
   read_metrics(dir / kMetrics, run, epoch_loss);
-  run.config_yaml = read_text(dir / kResolvedConfig);
+  run.config_yaml = read_text(dir / kResolvedConfig, role);
   if (!run.config_yaml.empty()) {
     try {
       run.layer_table = layer_table(load_config_file((dir / kResolvedConfig).string()));

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/file_access.hpp"
 #include "io/json_writer.hpp"
 
 namespace dl {
@@ -50,6 +51,9 @@ struct RunRecord {
   // (the first: line 7)"): lines edited or damaged. The last line of a log that ends without
   // its newline is the one a killed run was writing, left out without a word.
   std::vector<std::string> left_out;
+  // Whose error a log that is no regular file gets: `report`'s (a wrong run directory, exit 2) or
+  // the training run's own, reading its directory back (exit 6).
+  InputRole reading = InputRole::kRunFile;
 };
 
 // The files of a run directory the report reads, each optional.
@@ -59,6 +63,6 @@ std::vector<std::string> run_record_files(const std::string& directory);
 // exit code 2 when it holds none of the logs a run writes (a data folder, a typo's neighbour),
 // or when one of them is not a regular file or is implausibly large (a FIFO would block the
 // read for ever): each is read through the checked opening of every input (io/file_access.hpp).
-RunRecord read_run_record(const std::string& directory);
+RunRecord read_run_record(const std::string& directory, InputRole role = InputRole::kRunFile);
 
 }  // namespace dl

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/node_identity.hpp"
+#include "io/file_access.hpp"
 #include "train/mount_point.hpp"
 #include "train/run_directory.hpp"
 
@@ -119,9 +121,22 @@ void RunDirectoryLock::release() {
   claim_.release();
 }
 
+// The lock file opened without waiting (O_NONBLOCK: opening a FIFO for reading would wait for a
+// writer for ever, which a stop signal could not end), and refused unless a regular file.
+int open_lock_file(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
+  if (fd < 0) return fd;
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) return fd;
+  ::close(fd);
+  throw IoError(fmt::format("{}: the run directory's lock file is {}, not a regular file; move it "
+                            "out of the run directory",
+                            path, describe_file_type(info.st_mode)));
+}
+
 RunDirectoryLock take_run_directory_lock(const std::string& directory) {
   const std::string path = lock_path(directory);
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  const int fd = open_lock_file(path, O_RDWR | O_CREAT);
   if (fd < 0) {
     throw IoError(
         fmt::format("{}: cannot open the run directory's lock file: {}; check "
@@ -153,7 +168,7 @@ RunDirectoryLock take_run_directory_lock(const std::string& directory) {
 
 void check_run_directory_lock(const std::string& directory) {
   const std::string path = lock_path(directory);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  const int fd = open_lock_file(path, O_RDONLY);
   if (fd >= 0) {
     int err = 0;
     switch (try_lock(fd, LOCK_SH, err)) {

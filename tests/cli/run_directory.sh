@@ -186,4 +186,22 @@ for every in 3 0; do
   [ ! -e "$WORK/removed" ] || fail "the removed run directory was made again: $(ls -A "$WORK/removed")"
 done
 
+# A FIFO or a folder in place of a log the run reads back (scores.csv, metrics.jsonl, the lock
+# file on --resume; summary.json for its report) is refused with exit 6 at once: the FIFOs waited
+# for a writer for ever (no signal but SIGKILL ended it), and a folder as summary.json ended the
+# run with exit 2 and `report`'s advice.
+mapfile -t args < <(small_args "$WORK/data" "$WORK/logs-run" epochs=2)
+"$DL_TRAIN" "${args[@]}" --set epochs=1 >/dev/null 2>&1 || fail "the run to resume did not train"
+for log in scores.csv metrics.jsonl .dl-train.lock; do
+  rm -rf "$WORK/logs-fifo" && cp -r "$WORK/logs-run" "$WORK/logs-fifo" && rm -f "$WORK/logs-fifo/$log"
+  mkfifo "$WORK/logs-fifo/$log"
+  mapfile -t args < <(small_args "$WORK/data" "$WORK/logs-fifo" epochs=2)
+  expect_failure 6 "logs-fifo/$log: .*FIFO" -- timeout 60 "$DL_TRAIN" "${args[@]}" --resume
+done
+rm -rf "$WORK/logs-dir" && cp -r "$WORK/logs-run" "$WORK/logs-dir"
+rm -f "$WORK/logs-dir/summary.json" && mkdir "$WORK/logs-dir/summary.json"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/logs-dir" epochs=2)
+expect_failure 6 "logs-dir/summary.json: is a directory, not a regular file; dl-train writes this file" -- \
+  timeout 120 "$DL_TRAIN" "${args[@]}" --resume
+
 echo "ok: special files, --overwrite, lock, failed starts, links, damaged checkpoints, removed run"

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
+#include <optional>
+#include <sstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 
 #include "core/message_text.hpp"
 #include "io/atomic_file.hpp"
+#include "io/file_access.hpp"
+#include "io/run_files.hpp"
 
 namespace dl {
 
@@ -37,7 +40,10 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
   // The header is written whatever the file held: a log emptied or removed before the resume
   // would otherwise go on without one, and a CSV reader would take its first row for it.
   std::string kept = header_ + "\n";
-  std::ifstream in(path_);
+  // Read as the run's own file: a FIFO in its place is refused (exit 6), not waited on for ever.
+  const std::optional<std::string> text =
+      read_optional_text(path_, InputRole::kRunOutput, run_files::kMaxLogBytes);
+  std::istringstream in(text.value_or(std::string()));
   std::string line, first_damaged;
   bool header = false;
   int dropped = 0;
@@ -54,8 +60,8 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
       first_damaged = fmt::format("line {}: '{}'", number, quoted_value(line));
   }
   std::vector<std::string> damage;
-  if (!in.is_open()) damage.emplace_back("missing");
-  if (in.is_open() && !header) damage.emplace_back("its header was missing");
+  if (!text) damage.emplace_back("missing");
+  if (text && !header) damage.emplace_back("its header was missing");
   if (dropped > 0)
     damage.push_back(fmt::format("{} damaged row(s) dropped ({})", dropped, first_damaged));
   if (!damage.empty()) {

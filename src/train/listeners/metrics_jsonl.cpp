@@ -2,12 +2,14 @@
 // accuracy over the epoch, the validation set's (val_*) or, without one, the test set's (test_*)
 // accuracy, precision, recall, F1 and loss, the epoch's seconds and images per second. With a
 // validation set a last record (no "epoch", "final": true) holds the test set's numbers.
-#include <fstream>
+#include <optional>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "io/append_file.hpp"
 #include "io/atomic_file.hpp"
+#include "io/file_access.hpp"
 #include "io/json_writer.hpp"
 #include "io/run_files.hpp"
 #include "report/metric_names.hpp"
@@ -35,8 +37,11 @@ class MetricsJsonl final : public TrainingListener {
   // but before its epoch-end checkpoint evaluates that epoch again on resume, and must not log it
   // twice. A line cut short by a failed write is not JSON and goes with them.
   void on_checkpoint_restore(const CheckpointState& state, const std::string&) override {
-    std::ifstream in(path_);
-    if (!in) return;
+    // Read as the run's own file: a FIFO in its place is refused (exit 6), not waited on.
+    const std::optional<std::string> text =
+        read_optional_text(path_, InputRole::kRunOutput, run_files::kMaxLogBytes);
+    if (!text) return;
+    std::istringstream in(*text);
     std::string line, kept;
     while (std::getline(in, line)) {
       Json record;
