@@ -95,9 +95,25 @@ std::string describe_checked_data(const Config& config, const RunData& data) {
 
 }  // namespace
 
+namespace {
+
+// The backend the config would train on here. With --config-only the config is checked for
+// another machine (a login node's, without a GPU): a GPU it needs and this machine lacks is no
+// refusal then, and the host-memory check is the CPU backend's alone.
+BackendKind validated_backend(const Config& config, bool config_only) {
+  if (!config_only) return choose_backend(config).kind;
+  try {
+    return choose_backend(config).kind;
+  } catch (const ConfigError&) {
+    return BackendKind::kCuda;
+  }
+}
+
+}  // namespace
+
 int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
   const Config config = load_config_file(common.config_path, common.overrides);
-  check_batch_fits_host_memory(config, choose_backend(config).kind);
+  check_batch_fits_host_memory(config, validated_backend(config, flags.config_only));
   // Read as training reads them, so that a config validate passes does not fail on its data.
   std::string data;
   std::string data_notes;

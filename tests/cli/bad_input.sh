@@ -10,6 +10,14 @@ printf 'seed: 1\nbatchsize: 12\n' >"$WORK/typo.yaml"
 expect_failure 2 'typo.yaml:2:1' "did you mean 'batchSize'" -- "$DL_TRAIN" validate --config-only --config "$WORK/typo.yaml"
 expect_failure 2 "epochs" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set epochs=-1
 expect_failure 2 "did you mean" -- "$DL_TRAIN" validate --config-only --config "$cfg" --set updater.learningrate=0.1
+# --config-only checks a config for another machine: a GPU it asks for need not be here (a login
+# node's check of a GPU job was refused with exit 2).
+for gpu in backend=cuda "backend=auto dtype=HALF" "backend=cuda dtype=BFLOAT16"; do
+  sets=()
+  for s in $gpu; do sets+=(--set "$s"); done
+  "$DL_TRAIN" validate --config-only --config "$cfg" "${sets[@]}" >"$WORK/gpu-only.txt" 2>&1 ||
+    fail "validate --config-only $gpu: $(tail -1 "$WORK/gpu-only.txt")"
+done
 expect_failure 2 "no-such.yaml" -- "$DL_TRAIN" --config "$WORK/no-such.yaml"
 # Usage errors are one line too; report names what a path is instead of a run directory.
 expect_failure 2 "--config is required" "--help" -- "$DL_TRAIN" train
