@@ -76,7 +76,9 @@ std::vector<std::size_t> usable_files(const std::vector<ImageFile>& files,
   std::map<std::int32_t, std::size_t> listed, usable;
   for (const ImageFile& f : files) ++listed[f.label];
   for (const std::size_t k : kept) ++usable[files[k].label];
-  for (const auto& [label, count] : listed) {
+  for (const auto& [listed_label, count] : listed) {
+    // A copy: C++17 lambdas cannot capture a structured binding (clang refuses it).
+    const std::int32_t label = listed_label;
     if (usable[label] > 0) continue;
     const auto first = std::find_if(files.begin(), files.end(),
                                     [&](const ImageFile& f) { return f.label == label; });
