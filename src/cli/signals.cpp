@@ -23,6 +23,11 @@ SignalState g_state;
 void on_stop_signal(int signal_number) {
   // A second interrupt means "now": the user has seen the first one being honoured too slowly.
   if (signal_number == SIGINT && g_state.stop_signal.load() == SIGINT) {
+    // write(2) is all a handler may call; a job's log must still say why the run ended here.
+    static constexpr char kLine[] =
+        "\ndl-train: a second interrupt: stopped at once, without the checkpoint of the first; "
+        "--resume continues from the last one written\n";
+    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kLine, sizeof kLine - 1);
     _exit(static_cast<int>(ExitCode::kInterrupted));
   }
   g_state.stop_signal.store(signal_number);

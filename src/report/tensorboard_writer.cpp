@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -19,6 +20,9 @@ namespace dl {
 
 namespace {
 
+constexpr std::string_view kEventFilePrefix = "events.out.tfevents.";
+constexpr std::string_view kEventFileSuffix = ".dl-train";
+
 double unix_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -26,7 +30,14 @@ double unix_seconds() {
 }  // namespace
 
 std::string event_file_name(std::int64_t seconds, const std::string& host) {
-  return fmt::format("events.out.tfevents.{}.{}", seconds, host);
+  return fmt::format("{}{}.{}{}", kEventFilePrefix, seconds, host, kEventFileSuffix);
+}
+
+bool is_own_event_file_name(const std::string& name) {
+  const std::size_t least = kEventFilePrefix.size() + kEventFileSuffix.size();
+  return name.size() > least && name.compare(0, kEventFilePrefix.size(), kEventFilePrefix) == 0 &&
+         name.compare(name.size() - kEventFileSuffix.size(), kEventFileSuffix.size(),
+                      kEventFileSuffix) == 0;
 }
 
 std::string event_file_name_now() {
@@ -41,9 +52,10 @@ TensorBoardWriter::TensorBoardWriter(const std::string& directory) {
   path_ = (std::filesystem::path(directory) /
            event_file_name(static_cast<std::int64_t>(now), host_name()))
               .string();
-  // O_APPEND: a second writer in the same second (a quick resume) adds to the file instead of
-  // cutting it; TensorBoard reads any number of version records.
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  // O_NOFOLLOW: never written through a link. O_APPEND: a second writer in the same second (a
+  // quick resume) adds to the file instead of cutting it; TensorBoard reads any number of
+  // version records.
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd_ < 0) throw IoError(fmt::format("cannot create {}: {}", path_, std::strerror(errno)));
   write_record(encode_file_version_event(now));
 }

@@ -26,15 +26,18 @@ std::string encode_scalars_event(double wall_time, std::int64_t step,
                                  const std::vector<Scalar>& values);
 std::string encode_session_start_event(double wall_time, std::int64_t step);
 
-// "events.out.tfevents.<unix seconds>.<host>": the name of an event file.
+// "events.out.tfevents.<unix seconds>.<host>.dl-train": the name of an event file. TensorBoard
+// reads any name holding "tfevents"; the ending is how a run directory tells dl-train's event
+// files from one a user or another tool (PyTorch's SummaryWriter, Keras) put there.
 std::string event_file_name(std::int64_t seconds, const std::string& host);
+// Whether `name` is one event_file_name wrote, so that --overwrite may delete it.
+bool is_own_event_file_name(const std::string& name);
 // The event_file_name a writer started now on this host would write, for checks of path lengths.
 std::string event_file_name_now();
 
 class TensorBoardWriter {
  public:
-  // A new event file in `directory` (created when missing): events.out.tfevents.<unix
-  // seconds>.<host>, starting with the version record. Throws IoError when it cannot be written,
+  // A new event file in `directory` (created when missing), named by event_file_name, starting with the version record. Throws IoError when it cannot be written,
   // ConfigError when not built.
   explicit TensorBoardWriter(const std::string& directory);
   ~TensorBoardWriter();

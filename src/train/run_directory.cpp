@@ -64,13 +64,15 @@ bool process_exists(pid_t pid) {
 
 // What a directory holds, sorted into dl-train's own files and everything else.
 struct Contents {
-  bool marker = false;
+  bool marker = false;          // the marker, a regular file
+  bool marker_present = false;  // an entry of the marker's name, whatever its type
   bool has_run = false;              // anything besides the marker and the lock
   std::vector<fs::path> own;         // deletable by --overwrite (checkpoints/ as its files)
   std::vector<std::string> foreign;  // names, relative to the directory
-  // checkpoints/ or tensorboard/ where it is not a folder (a symbolic link, a file): why a run
-  // may not write there, "" when it may.
-  std::string unusable_subdirectory;
+  // An entry a run writes that is not what it writes: checkpoints/ or tensorboard/ that is not
+  // a folder, or one of the run's files (the marker, scores.csv, ...) that is not a regular file
+  // (a symbolic link, a FIFO, a folder). Why a run may not write there, "" when it may.
+  std::string unusable_entry;
 };
 
 // Why a run may not write into `entry`, of type `type`, which it uses as a folder; "" if it may.
@@ -92,6 +94,41 @@ std::string unusable_subdirectory(const fs::path& entry, fs::file_type type) {
       quoted_path(entry.string()));
 }
 
+const char* file_type_words(fs::file_type type) {
+  switch (type) {
+    case fs::file_type::directory: return "a folder";
+    case fs::file_type::fifo: return "a FIFO (named pipe)";
+    case fs::file_type::socket: return "a socket";
+    case fs::file_type::block:
+    case fs::file_type::character: return "a device";
+    default: return "not a regular file";
+  }
+}
+
+// Why a run may not write its file `entry`, of type `type`; "" if it may. A run replaces its
+// files by renaming a new one over them: a link would be replaced, not written through (a
+// scores.csv linked to a shared log would silently stop being that log), and a FIFO as the
+// marker would say "a run directory" of a folder no run made.
+std::string unusable_file(const fs::path& entry, fs::file_type type) {
+  if (type == fs::file_type::regular) return {};
+  if (type == fs::file_type::symlink) {
+    std::error_code ec;
+    return fmt::format(
+        "{}: is a symbolic link (to {}); dl-train writes its own file of that name and does not "
+        "write through links in its run directory: replace the link with a copy of the file it "
+        "points to, or set output.directory elsewhere",
+        quoted_path(entry.string()), quoted_path(fs::read_symlink(entry, ec).string()));
+  }
+  return fmt::format(
+      "{}: is {}, and dl-train writes a regular file of that name in its run directory: move it "
+      "away",
+      quoted_path(entry.string()), file_type_words(type));
+}
+
+void note_unusable(Contents& contents, std::string why) {
+  if (contents.unusable_entry.empty()) contents.unusable_entry = std::move(why);
+}
+
 // The files of one of dl-train's subdirectories (checkpoints/, tensorboard/): those whose names
 // `is_own` accepts are dl-train's, anything else is foreign.
 void sort_subdirectory(const fs::path& dir, bool (*is_own)(const std::string&),
@@ -108,10 +145,6 @@ void sort_subdirectory(const fs::path& dir, bool (*is_own)(const std::string&),
   }
 }
 
-bool is_tensorboard_event_file_name(const std::string& name) {
-  return name.rfind("events.out.tfevents.", 0) == 0;
-}
-
 Contents read_contents(const std::string& path) {
   Contents contents;
   std::error_code ec;
@@ -120,20 +153,22 @@ Contents read_contents(const std::string& path) {
     std::error_code type_ec;
     const fs::file_type type = it->symlink_status(type_ec).type();
     if (name == RunDirectory::kMarkerName) {
-      contents.marker = true;
+      contents.marker_present = true;
+      contents.marker = type == fs::file_type::regular;
+      note_unusable(contents, unusable_file(it->path(), type));
       continue;
     }
     // The lock and the claim (with a claim's temporary files) say who runs here, not what ran.
     const std::string base = without_temporary_suffix(name);
     if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0) continue;
     contents.has_run = true;
-    if ((name == RunDirectory::kCheckpointsName || name == RunDirectory::kTensorBoardName) &&
-        contents.unusable_subdirectory.empty())
-      contents.unusable_subdirectory = unusable_subdirectory(it->path(), type);
+    if (name == RunDirectory::kCheckpointsName || name == RunDirectory::kTensorBoardName)
+      note_unusable(contents, unusable_subdirectory(it->path(), type));
+    if (is_run_output_name(name)) note_unusable(contents, unusable_file(it->path(), type));
     if (name == RunDirectory::kCheckpointsName && type == fs::file_type::directory) {
       sort_subdirectory(it->path(), is_checkpoint_file_name, contents);
     } else if (name == RunDirectory::kTensorBoardName && type == fs::file_type::directory) {
-      sort_subdirectory(it->path(), is_tensorboard_event_file_name, contents);
+      sort_subdirectory(it->path(), is_own_event_file_name, contents);
     } else if (is_run_output_name(name) && type == fs::file_type::regular) {
       contents.own.push_back(it->path());
     } else {
@@ -189,19 +224,19 @@ std::string overwrite_refusal(const std::string& path, const RunDirectory::Prote
   return "";
 }
 
-void refuse_unusable_subdirectory(const Contents& contents) {
-  if (!contents.unusable_subdirectory.empty()) throw IoError(contents.unusable_subdirectory);
+void refuse_unusable_entry(const Contents& contents) {
+  if (!contents.unusable_entry.empty()) throw IoError(contents.unusable_entry);
 }
 
 // Refuses, with an IoError, what `existing` does not allow in a directory holding `contents`.
 void refuse_existing(const std::string& path, RunDirectory::Existing existing,
                      const RunDirectory::Protected& inputs, const Contents& contents) {
-  if (!contents.has_run) return;
+  if (!contents.has_run) return refuse_unusable_entry(contents);
   if (existing == RunDirectory::Existing::kResume) {
     // Only a directory dl-train made holds the marker (a start refuses one that holds anything):
     // without it, --resume would write its logs over files of the same names that are not
     // dl-train's and delete their temporary files, in a directory given by mistake.
-    if (contents.marker) return refuse_unusable_subdirectory(contents);
+    if (contents.marker_present) return refuse_unusable_entry(contents);
     throw IoError(fmt::format(
         "{}: --resume refused, nothing written: the directory holds files ({}) but no dl-train "
         "marker ({}), so it is not a run directory dl-train made; set output.directory to the "
@@ -228,7 +263,7 @@ void refuse_existing(const std::string& path, RunDirectory::Existing existing,
         "its own",
         path, why));
   }
-  refuse_unusable_subdirectory(contents);
+  refuse_unusable_entry(contents);
 }
 
 // The run's outputs, by name (the marker and the lock too).

@@ -201,7 +201,24 @@ done
 rm -rf "$WORK/logs-dir" && cp -r "$WORK/logs-run" "$WORK/logs-dir"
 rm -f "$WORK/logs-dir/summary.json" && mkdir "$WORK/logs-dir/summary.json"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/logs-dir" epochs=2)
-expect_failure 6 "logs-dir/summary.json: is a directory, not a regular file; dl-train writes this file" -- \
+expect_failure 6 "logs-dir/summary.json: is a folder, and dl-train writes a regular file of that name" -- \
   timeout 120 "$DL_TRAIN" "${args[@]}" --resume
+# A link in place of one of the run's files (scores.csv kept in a shared log), or a FIFO as the
+# marker, is refused before anything is written: a rename replaced the link, cutting the shared
+# log off, and the FIFO passed for a marker.
+rm -rf "$WORK/logs-link" && cp -r "$WORK/logs-run" "$WORK/logs-link"
+cp "$WORK/logs-run/scores.csv" "$WORK/shared-scores.csv"
+ln -sf "$WORK/shared-scores.csv" "$WORK/logs-link/scores.csv"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/logs-link" epochs=2)
+for mode in --resume --overwrite; do
+  expect_failure 6 "logs-link/scores.csv: is a symbolic link .*writes its own file of that name" -- \
+    timeout 120 "$DL_TRAIN" "${args[@]}" "$mode"
+done
+[ -L "$WORK/logs-link/scores.csv" ] || fail "the link in place of scores.csv was replaced"
+cmp -s "$WORK/logs-run/scores.csv" "$WORK/shared-scores.csv" || fail "the shared log was written"
+mkdir "$WORK/fifo-marker" && mkfifo "$WORK/fifo-marker/.dl-train-run"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/fifo-marker" epochs=1)
+expect_failure 6 "fifo-marker/.dl-train-run: is a FIFO" -- timeout 60 "$DL_TRAIN" "${args[@]}"
+[ -p "$WORK/fifo-marker/.dl-train-run" ] || fail "the FIFO in place of the marker was replaced"
 
 echo "ok: special files, --overwrite, lock, failed starts, links, damaged checkpoints, removed run"

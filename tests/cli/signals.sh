@@ -55,6 +55,26 @@ wait "$pid" || rc=$?
 grep -q "checkpoint requested (SIGUSR1): .*checkpoint-e0-" "$WORK/usr1.log" || fail "no checkpoint on SIGUSR1: $(cat "$WORK/usr1.log")"
 cmp "$WORK/straight/scores.csv" "$WORK/usr1/scores.csv" || fail "SIGUSR1 changed the training"
 
+# A second Ctrl-C before the first is honoured ends the run at once, exit 130, saying so on
+# standard error (it ended without a word). Each sync point pauses 1 s, and the first SIGINT is
+# acted on at the sync point after the one it arrived in: the second, 0.2 s later, always
+# arrives first.
+mapfile -t twice < <(small_args "$WORK/data" "$WORK/twice" epochs=2)
+# (A script's `&` ignores SIGINT in its child, which dl-train keeps: env gives it back.)
+DL_TRAIN_TEST_SYNC_PAUSE_MS=1000 env --default-signal=INT "$DL_TRAIN" "${twice[@]}" \
+  >"$WORK/twice.log" 2>"$WORK/twice.err" &
+pid=$!
+wait_for_lines "$WORK/twice/scores.csv" 2 400 0.05
+kill -INT "$pid"
+sleep 0.2
+kill -INT "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 130 ] || fail "two SIGINTs: exit $rc, want 130"
+tail -1 "$WORK/twice.err" | grep -q "^dl-train: a second interrupt: stopped at once, without the checkpoint" ||
+  fail "two SIGINTs, the last line of stderr: $(tail -1 "$WORK/twice.err")"
+echo "ok: a second SIGINT -> 130 at once, with a line saying so"
+
 # Once the run has ended, the signals have their default effect again: a process held up on its
 # way out (here the test-only pause after the run returns; in a job, an MPI finalize that hangs)
 # is ended by SIGTERM. Before, dl-train's handler still took it, only to set a flag nothing read.

@@ -1,5 +1,6 @@
 #include "train/run_directory.hpp"
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -283,7 +284,7 @@ TEST_CASE("--overwrite under the marker deletes dl-train's files only") {
   touch(dir / "checkpoints" / "checkpoint-e1-i9.dlck");
   touch(dir / "checkpoints" / "mine.txt");
   fs::create_directories(dir / "tensorboard");
-  touch(dir / "tensorboard" / "events.out.tfevents.1764122000.host");
+  touch(dir / "tensorboard" / "events.out.tfevents.1764122000.host.dl-train");
   touch(dir / "README.txt");
   {
     dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kOverwrite);
@@ -300,6 +301,65 @@ TEST_CASE("--overwrite under the marker deletes dl-train's files only") {
     CHECK(fs::exists(dir / "checkpoints" / "mine.txt"));
     CHECK(fs::exists(dir / dl::RunDirectory::kMarkerName));
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("--overwrite keeps an event file another tool wrote into tensorboard/") {
+  const fs::path dir = fresh_directory("dl-run-directory-foreign-events");
+  { dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse); }
+  fs::create_directories(dir / "tensorboard");
+  // PyTorch's SummaryWriter names its files events.out.tfevents.<seconds>.<host>.<pid>.<n>.
+  touch(dir / "tensorboard" / "events.out.tfevents.1764122000.host.4242.0");
+  touch(dir / "tensorboard" / "events.out.tfevents.1764122001.host.dl-train");
+  { dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kOverwrite); }
+  CHECK(fs::exists(dir / "tensorboard" / "events.out.tfevents.1764122000.host.4242.0"));
+  CHECK_FALSE(fs::exists(dir / "tensorboard" / "events.out.tfevents.1764122001.host.dl-train"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a run's file that is a link, a FIFO or a folder is refused, nothing replaced") {
+  const fs::path dir = fresh_directory("dl-run-directory-linked-file");
+  const fs::path shared = fresh_directory("dl-run-directory-shared-log");
+  touch(shared);
+  { dl::RunDirectory first(dir.string(), dl::RunDirectory::Existing::kRefuse); }
+  touch(dir / "model.dlm");
+  // A rename over the link would have cut scores.csv off the log it stands for.
+  fs::create_symlink(shared, dir / "scores.csv");
+  for (const auto existing :
+       {dl::RunDirectory::Existing::kResume, dl::RunDirectory::Existing::kOverwrite}) {
+    CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), existing),
+                      Catch::StartsWith(fmt::format("{}: is a symbolic link (to {}); dl-train "
+                                                    "writes its own file of that name",
+                                                    (dir / "scores.csv").string(),
+                                                    shared.string())));
+  }
+  CHECK(fs::is_symlink(dir / "scores.csv"));
+  CHECK(read_text(shared) == "partial");
+  fs::remove(dir / "scores.csv");
+  fs::create_directory(dir / "summary.json");
+  CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kResume),
+                    Catch::Contains("summary.json: is a folder, and dl-train writes a regular "
+                                    "file of that name"));
+  fs::remove(dir / "summary.json");
+  fs::remove_all(dir);
+  fs::remove(shared);
+}
+
+TEST_CASE("a FIFO as the marker is no marker, and is not replaced") {
+  const fs::path dir = fresh_directory("dl-run-directory-fifo-marker");
+  fs::create_directories(dir);
+  const fs::path marker = dir / dl::RunDirectory::kMarkerName;
+  REQUIRE(::mkfifo(marker.c_str(), 0644) == 0);
+  for (const auto existing : {dl::RunDirectory::Existing::kRefuse,
+                              dl::RunDirectory::Existing::kResume,
+                              dl::RunDirectory::Existing::kOverwrite}) {
+    CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), existing),
+                      Catch::Contains("is a FIFO (named pipe), and dl-train writes a regular file"));
+  }
+  touch(dir / "scores.csv");
+  CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kResume),
+                    Catch::Contains("is a FIFO (named pipe)"));
+  CHECK(fs::status(marker).type() == fs::file_type::fifo);
   fs::remove_all(dir);
 }
 
