@@ -66,7 +66,7 @@ ParallelTrainer::ParallelTrainer(const Config& config, const Dataset& train,
     replica->model = std::make_unique<Model>(config, *replica->backend, config.batchSize);
     replica->optimizer = std::make_unique<Optimizer>(
         *replica->backend, config, replica->model->segments(), replica->model->parameter_count(),
-        static_cast<std::int64_t>(epoch_limit(config)) * rounds_per_epoch());
+        run_rounds(config, train.size(), processes.size()));
     replica->scaler =
         std::make_unique<LossScaler>(effective_loss_scaling_mode(config), config.lossScaling);
     replicas_.push_back(std::move(replica));
@@ -157,6 +157,12 @@ void ParallelTrainer::replicate_parameters() {
     if (!processes_.is_root()) model(0).upload_parameters(host.data());
   }
   for (int w = 1; w < workers(); ++w) model(w).upload_parameters(host.data());
+}
+
+std::int64_t run_rounds(const Config& config, std::int64_t train_samples, int ranks) {
+  const EpochPlan plan(train_samples, config.batchSize, ranks * config.parallel.workers,
+                       config.seed, 0, config.data.shuffle);
+  return static_cast<std::int64_t>(epoch_limit(config)) * plan.rounds();
 }
 
 std::int64_t ParallelTrainer::rounds_per_epoch() const {

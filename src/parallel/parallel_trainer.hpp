@@ -76,6 +76,10 @@ using CollectiveFactory =
 // How a refused start names local worker w's thread (worker 0 is the calling thread).
 std::string worker_thread_name(int w);
 
+// The rounds (optimizer steps) of a whole run of `config` on `train_samples` samples over `ranks`
+// processes: what a learning-rate schedule without totalIterations spans.
+std::int64_t run_rounds(const Config& config, std::int64_t train_samples, int ranks);
+
 class ParallelTrainer {
  public:
   // `processes` spans the job's processes (a single process unless under MPI); this process runs

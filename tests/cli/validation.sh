@@ -112,5 +112,13 @@ expect_failure 2 "both name a validation set" -- "$DL_TRAIN" validate "${files[@
   --set data.validationSplit=0.1
 expect_failure 2 "validationSplit" "\[0, 1\)" -- "$DL_TRAIN" validate "${args[@]}" \
   --set data.validationSplit=1
+# A warm-up as long as the run, which training refuses, is refused by validate too (with the data
+# read, the run's length is known); it passed validate, to fail the job's start.
+for command in validate train; do
+  expect_failure 2 "warmupIterations \(100000\) is not below the schedule" "shorten the warm-up" -- \
+    "$DL_TRAIN" "$command" "${args[@]}" --set learningRateSchedule.type=cosine \
+    --set learningRateSchedule.warmupIterations=100000 --set "output.directory=$WORK/warmup-$command"
+  [ ! -e "$WORK/warmup-$command" ] || fail "$command: a refused warm-up left $(ls -A "$WORK/warmup-$command")"
+done
 mapfile -t tiny < <(small_args "$WORK/data" "$WORK/tiny" data.trainLimit=5 data.validationSplit=0.1)
 expect_failure 3 "validationSplit 0.1 of 5 training samples holds back 0" -- "$DL_TRAIN" "${tiny[@]}"
