@@ -151,6 +151,48 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "scores.csv and timing.csv: rows cut off before the checkpoint after it was written are "
+    "named on resume",
+    "[listeners]") {
+  for (const CsvLogKind& log : kCsvLogs) {
+    INFO(log.name);
+    RunFixture fixture;
+    dl::CheckpointState saved = checkpoint_at(1, 5);
+    {
+      auto writer = log.make(fixture.context());
+      writer->on_start(dl::RunInfo{});
+      for (const std::int64_t iteration : {2, 4}) {
+        const dl::SyncPoint point = sync_point(iteration);
+        dl::SyncEvent event(point);
+        event.report = true;
+        event.scores = {dl::ScoreRow{-1, 0.25}};
+        writer->on_sync_point(event);
+      }
+      writer->on_checkpoint_save(saved);
+    }
+    const std::string whole = dl::test::read_bytes(fixture.file(log.name));
+    for (const bool cut : {false, true}) {
+      INFO("cut " << cut);
+      // Cut by hand to its header and first row, as an edit or a copy taken mid-write leaves it.
+      dl::test::write_bytes(fixture.file(log.name),
+                            cut ? whole.substr(0, whole.find("\n1,4,") + 1) : whole);
+      auto resumed = log.make(fixture.context());
+      std::ostringstream errors;
+      std::streambuf* const standard_error = std::cerr.rdbuf(errors.rdbuf());
+      resumed->on_checkpoint_restore(saved, "ckpt");
+      std::cerr.rdbuf(standard_error);
+      if (cut)
+        CHECK_THAT(errors.str(), Contains(fmt::format(
+                                     "{}: its rows end at iteration 2, but it held rows up to "
+                                     "iteration 4 when the checkpoint was written",
+                                     log.name)));
+      else
+        CHECK(errors.str().empty());
+    }
+  }
+}
+
 TEST_CASE("scores.csv: a fresh run replaces an old file with its header", "[listeners]") {
   RunFixture fixture;
   dl::test::write_bytes(fixture.file("scores.csv"), "stale\n0,1,all,9,9\n");

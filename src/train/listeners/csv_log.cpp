@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <iostream>
@@ -31,6 +32,11 @@ long long row_iteration(const std::string& line, std::size_t fields) {
   return field.empty() || *end != '\0' || iteration < 0 ? -1 : iteration;
 }
 
+// The checkpoint's metadata key of the last row's iteration of the log at `path`.
+std::string last_row_key(const std::string& path) {
+  return "last_row_iteration:" + std::filesystem::path(path).filename().string();
+}
+
 }  // namespace
 
 void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::string&) {
@@ -53,7 +59,10 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
       continue;
     }
     const long long iteration = row_iteration(line, fields);
-    if (iteration >= 0 && iteration <= state.iteration) kept += line + "\n";
+    if (iteration >= 0 && iteration <= state.iteration) {
+      kept += line + "\n";
+      last_iteration_ = std::max<std::int64_t>(last_iteration_, iteration);
+    }
     // A last line without its line end is a write cut short by a kill, past the checkpoint.
     const bool cut_by_kill = in.eof();
     if (iteration < 0 && !cut_by_kill && ++dropped == 1)
@@ -64,6 +73,14 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
   if (text && !header) damage.emplace_back("its header was missing");
   if (dropped > 0)
     damage.push_back(fmt::format("{} damaged row(s) dropped ({})", dropped, first_damaged));
+  // The rows were durable when the checkpoint was written: fewer now is a file cut since (by
+  // hand, or a copy of the run taken mid-write). A checkpoint of an older dl-train says nothing.
+  const auto recorded = state.metadata.find(last_row_key(path_));
+  if (text && recorded != state.metadata.end() &&
+      std::strtoll(recorded->second.c_str(), nullptr, 10) > last_iteration_)
+    damage.push_back(fmt::format("its rows end at iteration {}, but it held rows up to iteration "
+                                 "{} when the checkpoint was written (it was cut since)",
+                                 last_iteration_, recorded->second));
   if (!damage.empty()) {
     // Rows up to the checkpoint are not trained again, so what was lost of them stays lost; said
     // once, so that a reader knows why the log may have a gap.
@@ -74,6 +91,11 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
               << std::endl;
   }
   write_file_atomically(path_, kept);
+}
+
+void CsvLog::on_checkpoint_save(CheckpointState& state) {
+  file_->sync();
+  state.metadata[last_row_key(path_)] = std::to_string(last_iteration_);
 }
 
 void CsvLog::on_start(const RunInfo&) {

@@ -21,20 +21,26 @@ class CsvLog : public TrainingListener {
 
   // Writes the header, then the rows up to the checkpoint's iteration that have the header's
   // field count; a last line cut short by a kill is dropped silently, other damage (the file
-  // missing, its header or a row damaged) is dropped saying so on standard error. The rows after
-  // the checkpoint are written again.
+  // missing, its header or a row damaged, rows the checkpoint says were written missing) is said
+  // on standard error. The rows after the checkpoint are written again.
   void on_checkpoint_restore(const CheckpointState& state, const std::string& path) override;
   // Opens the log: a fresh one with its header, or the rows kept on resume to append to.
   void on_start(const RunInfo& info) override;
-  void on_checkpoint_save(CheckpointState&) override { file_->sync(); }
+  // Makes the rows durable and records the iteration of the last one in the checkpoint.
+  void on_checkpoint_save(CheckpointState& state) override;
 
  protected:
-  void append(std::string_view row) { file_->append_line(row); }
+  // A row of the global iteration `iteration`.
+  void append(std::int64_t iteration, std::string_view row) {
+    file_->append_line(row);
+    last_iteration_ = iteration;
+  }
 
  private:
   std::string path_;
   std::string header_;
   bool resumed_ = false;
+  std::int64_t last_iteration_ = 0;  // of the last row written (kept, on resume); 0 for none
   std::unique_ptr<AppendFile> file_;
 };
 
