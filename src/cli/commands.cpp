@@ -53,9 +53,22 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   options.log = &console.stream();
   options.log_is_terminal = isatty(STDOUT_FILENO) == 1;
   const TrainOutcome outcome = train(config, options);
-  // A reader that does not take the last lines in this time has stopped reading; the run's
-  // files are complete, so it ends without them.
-  console.finish(std::chrono::seconds(2));
+  // A reader that does not take the last lines in this time has stopped reading (a pager left
+  // open, a stalled log shipper); the run's files are complete, so it ends without them, saying
+  // so where the lines were missed. Stopped by a signal, the job is inside a scheduler's grace
+  // period, and its checkpoint is written: it waits less.
+  constexpr std::chrono::seconds kLastLinesWait{10}, kLastLinesWaitStopped{2};
+  const std::chrono::seconds wait =
+      signals.stop_signal.load() != 0 ? kLastLinesWaitStopped : kLastLinesWait;
+  if (!console.finish(wait) && console.failure().empty()) {
+    std::cerr << fmt::format(
+        "dl-train: warning: standard output's reader did not take the console's last lines in "
+        "{} s; they were dropped{}\n",
+        wait.count(),
+        outcome.run_directory.empty()
+            ? std::string()
+            : fmt::format(" (the run's files in {} are complete)", outcome.run_directory));
+  }
   if (console.failure().empty()) return static_cast<int>(outcome.exit_code);
   const bool stopped = outcome.exit_code == ExitCode::kBrokenPipe;
   // No run directory: the failure stopped the run while it was set up, before anything was

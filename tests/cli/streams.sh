@@ -132,6 +132,35 @@ rc=$(full_pipe_run 20 0 /dev/null "$DL_TRAIN" "${args[@]}") || fail "full stderr
 [ "$rc" = 3 ] || fail "full stderr, missing data: exit $rc, want 3"
 echo "ok: full stderr: the final error message does not block, exit 3"
 
+# A completed run's console into a 4 KiB pipe whose reader comes late: a reader 6 s late gets every
+# line (it lost the tail 2 s after the run), and one that never reads is told of on stderr, the run's exit
+# 0 (the tail was dropped without a word).
+mapfile -t args < <(small_args "$WORK/data" "$WORK/late" epochs=1 output.scoreEveryIterations=1)
+"$PYTHON3" - "$WORK/late.err" "$DL_TRAIN" "${args[@]}" <<'PY' || fail "late reader: see above"
+import fcntl, os, subprocess, sys, time
+errors, command = sys.argv[1], sys.argv[2:]
+for delay in (6, None):
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, 1031, 4096)  # F_SETPIPE_SZ
+    with open(errors, "wb") as err:
+        proc = subprocess.Popen(command + ["--overwrite"], stdout=write_end, stderr=err)
+    os.close(write_end)
+    if delay is None:
+        rc = proc.wait(timeout=120)
+        said = open(errors).read()
+        if rc != 0 or "reader did not take the console's last lines in 10 s" not in said:
+            sys.exit(f"FAIL: a reader that never reads: exit {rc}, stderr {said!r}")
+        continue
+    time.sleep(delay)
+    with os.fdopen(read_end, "rb") as reader:
+        text = reader.read().decode()
+    rc = proc.wait(timeout=120)
+    last = text.rstrip("\n").rsplit("\n", 1)[-1]
+    if rc != 0 or not last.startswith("done: ") or "dropped" in open(errors).read():
+        sys.exit(f"FAIL: a reader {delay} s late: exit {rc}, last line {last!r}")
+PY
+echo "ok: a late stdout reader gets the whole console; one that never reads is named on stderr"
+
 # SIGHUP (a closed terminal) stops like SIGTERM: a checkpoint, exit 129. The run gets SIGHUP's
 # default disposition even where this suite itself runs under nohup (which dl-train honours, as
 # the next case shows).
