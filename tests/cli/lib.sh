@@ -43,15 +43,16 @@ kill_at_lines() {
 }
 
 # expect_ended_run_left_alone LOG DIR COMMAND...: COMMAND resumes the run in DIR, which has
-# ended; it must exit 0, say so in LOG, and change none of DIR's files (its lock aside).
+# ended; it must exit 0, say so in LOG, and change none of DIR's files (its lock aside): neither
+# their bytes nor their modification times (the logs were written again, the same bytes).
 expect_ended_run_left_alone() {
   local log=$1 dir=$2
   shift 2
   local before after
-  before=$(cd "$dir" && find . -type f ! -name .dl-train.lock | sort | xargs md5sum)
+  before=$(cd "$dir" && find . -type f ! -name .dl-train.lock -printf '%p %T@ ' -exec md5sum {} \; | sort)
   "$@" >"$log" 2>&1 || fail "resuming the ended run in $dir failed: $(tail -3 "$log")"
   grep -q "^resume: the run in $dir has ended (" "$log" || fail "no 'has ended' line: $(tail -3 "$log")"
-  after=$(cd "$dir" && find . -type f ! -name .dl-train.lock | sort | xargs md5sum)
+  after=$(cd "$dir" && find . -type f ! -name .dl-train.lock -printf '%p %T@ ' -exec md5sum {} \; | sort)
   [ "$before" = "$after" ] || fail "resuming the ended run changed: $(diff <(echo "$before") <(echo "$after"))"
 }
 

@@ -90,7 +90,9 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
                      quoted_path(path_), fmt::join(damage, ", "), state.iteration)
               << std::endl;
   }
-  write_file_atomically(path_, kept);
+  // Unchanged (a resume of a run that has ended, a kill right after a checkpoint), it is left as
+  // it is, untouched.
+  if (kept != text) write_file_atomically(path_, kept);
 }
 
 void CsvLog::on_checkpoint_save(CheckpointState& state) {

@@ -51,7 +51,9 @@ class MetricsJsonl final : public TrainingListener {
           epoch->get<std::int64_t>() < state.epoch)
         kept += line + "\n";
     }
-    write_file_atomically(path_, kept);
+    // Unchanged (a resume of a run that has ended, a checkpoint at an epoch's end), it is left
+    // as it is, untouched.
+    if (kept != *text) write_file_atomically(path_, kept);
   }
 
   void on_epoch_end(EpochEnd& event) override {
