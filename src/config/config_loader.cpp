@@ -147,6 +147,8 @@ Config load_config_string(const std::string& yaml_text, const std::string& sourc
     expand_shorthands(root);
   }
   ReadContext ctx(source_name, yaml_text, std::move(origins));
+  static const std::vector<std::string> kSchemaKeys = key_paths(config_fields());
+  ctx.set_schema_keys(kSchemaKeys);
   Config config;
   config.sourcePath = source_name;
   read_fields(ctx, "", root, config_fields(), config);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "config/config_limits.hpp"
 #include "config/layers_schema.hpp"
@@ -82,13 +83,16 @@ const FieldTable<InputTypeConfig>& feed_forward_fields() {
 
 Field<InputTypeConfig> input_kind_field(const char* key, InputTypeConfig::Kind kind,
                                         const FieldTable<InputTypeConfig>& (*table)()) {
-  return {key,
-          [kind, table](ReadContext& ctx, const std::string& path, const YAML::Node& node,
-                        InputTypeConfig& t) {
-            t.kind = kind;
-            read_fields(ctx, path, node, table(), t);
-          },
-          [table](YAML::Emitter& out, const InputTypeConfig& t) { write_fields(out, table(), t); }};
+  Field<InputTypeConfig> field{
+      key,
+      [kind, table](ReadContext& ctx, const std::string& path, const YAML::Node& node,
+                    InputTypeConfig& t) {
+        t.kind = kind;
+        read_fields(ctx, path, node, table(), t);
+      },
+      [table](YAML::Emitter& out, const InputTypeConfig& t) { write_fields(out, table(), t); }};
+  field.nested_keys = [table] { return key_paths(table()); };
+  return field;
 }
 
 const FieldTable<InputTypeConfig>& input_kinds() {
@@ -126,6 +130,7 @@ Field<Config> input_type_field() {
         out << YAML::EndMap;
       }};
   field.required_fix = kInputTypeExample;
+  field.nested_keys = [] { return key_paths(input_kinds()); };
   return field;
 }
 
@@ -194,7 +199,8 @@ void refuse_other_formats_keys(const ReadContext& ctx, const std::string& path,
 
 // The format is read first: it decides which keys the section has.
 Field<Config> data_section_field() {
-  return {"data",
+  Field<Config> field{
+      "data",
           [](ReadContext& ctx, const std::string& path, const YAML::Node& node, Config& c) {
             if (node.IsMap()) {
               const YAML::Node& section = node;
@@ -208,6 +214,14 @@ Field<Config> data_section_field() {
           [](YAML::Emitter& out, const Config& c) {
             write_fields(out, data_fields(c.data.format), c.data);
           }};
+  // Every format's keys: a misplaced data key is named whichever format the config has.
+  field.nested_keys = [] {
+    std::set<std::string> keys;
+    for (const DataFormatKind& kind : data_formats())
+      for (const std::string& key : key_paths(data_fields(kind.format))) keys.insert(key);
+    return std::vector<std::string>(keys.begin(), keys.end());
+  };
+  return field;
 }
 
 const FieldTable<OutputConfig>& output_fields() {

@@ -100,6 +100,16 @@ SourceLocation ReadContext::location(const std::string& path, const YAML::Node& 
   return where;
 }
 
+std::vector<std::string> ReadContext::schema_homes(const std::string& key) const {
+  std::vector<std::string> homes;
+  for (const std::string& path : schema_keys_) {
+    const std::size_t dot = path.rfind('.');
+    if (path.compare(dot == std::string::npos ? 0 : dot + 1, std::string::npos, key) == 0)
+      homes.push_back(path);
+  }
+  return homes;
+}
+
 SourceLocation ReadContext::section_location(const std::string& path,
                                              const YAML::Node& node) const {
   SourceLocation where = location(path, node);

@@ -45,6 +45,12 @@ class ReadContext {
   // left at its default, names a line the user wrote. The source alone when none was written.
   SourceLocation remembered(std::initializer_list<std::string> paths) const;
 
+  // The dotted paths of every key the schema has (key_paths of the config's table), for the
+  // messages about a key written at the wrong level; none until set.
+  void set_schema_keys(std::vector<std::string> paths) { schema_keys_ = std::move(paths); }
+  // The schema's paths whose last part is `key` ("updater.learningRate" for "learningRate").
+  std::vector<std::string> schema_homes(const std::string& key) const;
+
   // Throws ConfigError "<location>: <what>; <fix>".
   [[noreturn]] void fail(const std::string& path, const YAML::Node& node, const std::string& what,
                          const std::string& fix) const;
@@ -54,6 +60,7 @@ class ReadContext {
   std::string text_;
   std::vector<OverrideOrigin> overrides_;
   std::map<std::string, SourceLocation> written_;
+  std::vector<std::string> schema_keys_;
 };
 
 [[noreturn]] void fail_at(const SourceLocation& where, const std::string& what,

@@ -41,6 +41,9 @@ struct Field {
   // Set for a key the dump leaves out while it holds its default (a key most configs never
   // write, whose absence already says what the default does).
   std::function<bool(const T&)> omitted_when;
+  // Set for a section: the dotted paths of the keys inside it, for "learningRate is a key of
+  // updater" when a key is written at the wrong level.
+  std::function<std::vector<std::string>()> nested_keys;
 
   bool required() const { return !required_fix.empty(); }
 };
@@ -53,6 +56,19 @@ std::vector<std::string> field_keys(const FieldTable<T>& table) {
   std::vector<std::string> keys;
   for (const auto& f : table) keys.push_back(f.key);
   return keys;
+}
+
+// The dotted path of every key a table reads, its sections' keys included ("updater",
+// "updater.learningRate", ...).
+template <class T>
+std::vector<std::string> key_paths(const FieldTable<T>& table) {
+  std::vector<std::string> paths;
+  for (const auto& f : table) {
+    paths.push_back(f.key);
+    if (!f.nested_keys) continue;
+    for (const std::string& inner : f.nested_keys()) paths.push_back(f.key + "." + inner);
+  }
+  return paths;
 }
 
 // Doubles are written in the shortest form that reads back to the same value.
@@ -228,6 +244,32 @@ inline std::string section_where(const std::string& path) {
   return path.empty() ? "at the top level" : "in " + path;
 }
 
+// A key unknown where it is written (`where`: "in output") that the schema has elsewhere: said
+// so, with where to write it (a DL4J user writes learningRate at the top level; an indent too
+// many puts epochs inside output). Returns when the schema has no such key.
+inline void fail_misplaced_key(const ReadContext& ctx, const std::string& child,
+                               const YAML::Node& key_node, const std::string& key,
+                               const std::string& where) {
+  const std::vector<std::string> homes = ctx.schema_homes(key);
+  // Inside a section, a word several sections have ("type" in output) is more likely a wrong
+  // name for this one: the section's own keys, below, say more.
+  if (homes.empty() || (homes.size() > 1 && where != section_where(""))) return;
+  std::vector<std::string> sections;
+  for (const std::string& home : homes) {
+    const std::size_t dot = home.rfind('.');
+    sections.push_back(dot == std::string::npos ? "the top level" : home.substr(0, dot));
+  }
+  const std::string what =
+      fmt::format("unknown key '{}' {}: it is a key of {}", key, where, join_words(sections));
+  if (homes.size() > 1)
+    ctx.fail(child, key_node, what, "write it inside one of them: " + join_words(homes));
+  if (homes.front() == key)
+    ctx.fail(child, key_node, what,
+             fmt::format("move it out to the top level (not indented: {}: ...)", key));
+  ctx.fail(child, key_node, what,
+           fmt::format("write it inside {} ({})", sections.front(), homes.front()));
+}
+
 // Reads the map `node` (no value: every key at its default) into `target` through `table`.
 // `where` says where the map is in messages ("in updater"); `owner` is the node to point at
 // when a required key is missing.
@@ -248,8 +290,10 @@ void read_fields(ReadContext& ctx, const std::string& path, const YAML::Node& no
       const std::string child = join_path(path, key);
       const auto field =
           std::find_if(table.begin(), table.end(), [&](const Field<T>& f) { return f.key == key; });
-      if (field == table.end())
+      if (field == table.end()) {
+        fail_misplaced_key(ctx, child, key_node, key, where);
         fail_unknown_name(ctx, child, key_node, "key", key, where, field_keys(table));
+      }
       if (!seen.insert(key).second)
         ctx.fail(child, key_node, fmt::format("duplicate key '{}' {}", key, where),
                  "keep one of them");
@@ -283,12 +327,14 @@ void write_fields(YAML::Emitter& out, const FieldTable<T>& table, const T& targe
 // A nested section: `key: {...}` read through its own table into `T::*member`.
 template <class T, class S>
 Field<T> section_field(std::string key, S T::*member, const FieldTable<S>& (*table)()) {
-  return {
+  Field<T> field{
       std::move(key),
       [member, table](ReadContext& ctx, const std::string& path, const YAML::Node& node, T& t) {
         read_fields(ctx, path, node, table(), t.*member);
       },
       [member, table](YAML::Emitter& out, const T& t) { write_fields(out, table(), t.*member); }};
+  field.nested_keys = [table] { return key_paths(table()); };
+  return field;
 }
 
 }  // namespace dl

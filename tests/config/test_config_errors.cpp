@@ -29,6 +29,39 @@ TEST_CASE("unknown key: a typo gets the nearest key", "[config][errors]") {
   CHECK_THAT(transposed, Contains("did you mean 'workers'?"));
 }
 
+TEST_CASE("a key at the wrong level is named with the section that has it", "[config][errors]") {
+  // DL4J's builder sets the learning rate beside the seed; in dl-train it is the updater's.
+  const std::string up = load_error("seed: 1\nlearningRate: 0.1\n" + kNetwork);
+  CHECK_THAT(up, StartsWith("t.yaml:2:1: "));
+  CHECK_THAT(up, Contains("unknown key 'learningRate' at the top level: it is a key of updater; "
+                          "write it inside updater (updater.learningRate)"));
+  // One indent too many puts a top-level key inside the section above it.
+  const std::string down = load_error("output:\n  directory: runs/x\n  epochs: 3\n" + kNetwork);
+  CHECK_THAT(down, StartsWith("t.yaml:3:3: "));
+  CHECK_THAT(down, Contains("unknown key 'epochs' in output: it is a key of the top level; move "
+                            "it out to the top level"));
+  // A key of several sections: all of them at the top level; inside a section, its own keys.
+  CHECK_THAT(load_error("directory: runs/x\n" + kNetwork),
+             Contains("write it inside one of them: data.directory, output.directory"));
+  const std::string other = load_error("output:\n  type: x\n" + kNetwork);
+  CHECK_THAT(other, Contains("unknown key 'type' in output; use one of: directory"));
+  // A format's key is found whatever data.format the config has, and a nested section's too.
+  CHECK_THAT(load_error("trainImages: a.gz\n" + kNetwork),
+             Contains("write it inside data (data.trainImages)"));
+  CHECK_THAT(load_error("parallel:\n  size: 3\n" + kNetwork),
+             Contains("write it inside inputType.feedForward (inputType.feedForward.size)"));
+}
+
+TEST_CASE("other libraries' words for keys, backends and data formats", "[config][errors]") {
+  CHECK_THAT(load_error("lr: 0.1\n" + kNetwork), Contains("; write updater.learningRate"));
+  CHECK_THAT(load_error("batch_size: 32\n" + kNetwork), EndsWith("; write batchSize"));
+  CHECK_THAT(load_error("weight_decay: 0.1\n" + kNetwork), Contains("; write l2 (PyTorch's"));
+  CHECK_THAT(load_error("backend: gpu\n" + kNetwork),
+             Contains("unknown backend 'gpu' for backend; write cuda"));
+  CHECK_THAT(load_error("data: {format: mnist}\n" + kNetwork),
+             Contains("unknown data format 'mnist' for data.format; write idx"));
+}
+
 TEST_CASE("unknown key: nothing close lists the valid keys", "[config][errors]") {
   const std::string msg = load_error("updater:\n  zzzzzz: 1\n" + kNetwork);
   CHECK_THAT(msg, StartsWith("t.yaml:2:3: "));

@@ -47,8 +47,11 @@ TEST_CASE("data formats: a key of another format is refused, naming its formats"
                  Contains("set data.format: cifar10, or remove directory"));
   CHECK_THAT(load_error("data: {format: imagefolder, trainImages: x.gz}\n" + kRgbNetwork),
              Contains("data.trainImages is a key of data.format idx, not of imagefolder"));
+  CHECK_THAT(load_error("data: {format: parquet}\n" + kNetwork),
+             Contains("unknown data format 'parquet'") && Contains("imagefolder, csv"));
+  // The file type of the images: the format that reads them is named.
   CHECK_THAT(load_error("data: {format: jpeg}\n" + kNetwork),
-             Contains("unknown data format 'jpeg'") && Contains("imagefolder, csv"));
+             Contains("unknown data format 'jpeg' for data.format; write imagefolder"));
 }
 
 TEST_CASE("data formats: imagefolder and csv keys round-trip and are checked", "[config][data]") {
