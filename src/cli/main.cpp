@@ -250,6 +250,14 @@ int run_command(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    // `dl-train --config f.yaml validate`: the command misses its --config because it was
+    // written before the command's name; that is the error to name, not "--config is required".
+    const std::string misplaced =
+        dynamic_cast<const CLI::RequiredError*>(&e) != nullptr ? option_before_command(app) : "";
+    if (!misplaced.empty()) {
+      std::cerr << misplaced;
+      return static_cast<int>(dl::ExitCode::kConfigError);
+    }
     const int code = app.exit(e);
     return code == 0 ? 0 : static_cast<int>(dl::ExitCode::kConfigError);
   }

@@ -27,6 +27,10 @@ expect_failure 2 "^dl-train: error: --set comes before the command 'validate', w
   "$DL_TRAIN" --set epochs=7 validate --config-only --config "$cfg"
 expect_failure 2 "^dl-train: error: --config comes before the command 'eval'" -- \
   "$DL_TRAIN" --config "$cfg" eval --model "$WORK/none.dlm"
+# With the command's required --config only before its name, that is the error named (it said
+# "--config is required", which the user had given).
+expect_failure 2 "^dl-train: error: --config comes before the command 'validate', which reads only the options after its name" -- \
+  "$DL_TRAIN" --config "$cfg" validate --config-only
 expect_failure 2 "^dl-train: error: --resume comes before the command 'train'" -- \
   "$DL_TRAIN" --resume train --config "$cfg"
 expect_failure 2 "^dl-train: error: --overwrite comes before the command 'inspect', which takes no --overwrite; leave it out" -- \
