@@ -139,7 +139,13 @@ std::string ended_by(RunInfo& info, const Listeners& listeners, ProcessGroup& pr
   const bool end_written =
       std::filesystem::exists(std::filesystem::path(info.run_directory) / run_files::kModel, ec);
   std::string why;
-  if (info.start.epoch >= info.max_epochs) {
+  if (info.start.epoch > info.max_epochs) {
+    // Resumed with fewer epochs than it trained: a run cannot go back to an earlier epoch.
+    why = fmt::format(
+        "{} epoch(s) trained, more than epochs {} asks for; {}): to train further, set epochs "
+        "above {} (--set epochs=N)",
+        info.start.epoch, info.max_epochs, info.resumed_from, info.start.epoch);
+  } else if (info.start.epoch == info.max_epochs) {
     why = fmt::format(
         "all {} epoch(s) trained; {}): to train further, raise epochs (--set "
         "epochs=N)",

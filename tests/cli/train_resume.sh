@@ -40,6 +40,11 @@ awk -v a="$accuracy" 'BEGIN { exit !(a >= 0.9) }' || fail "the small net learned
 expect_ended_run_left_alone "$WORK/again.log" "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume
 grep -q "all 2 epoch(s) trained; .*raise epochs" "$WORK/again.log" || fail "$(cat "$WORK/again.log")"
 grep -q "has no model.dlm" "$WORK/again.log" && fail "model.dlm is there: $(cat "$WORK/again.log")"
+# Resumed with fewer epochs than it trained, it says how many it trained (it said "all 1 epoch(s)
+# trained" of a 2-epoch run).
+expect_ended_run_left_alone "$WORK/fewer.log" "$WORK/resumed" "$DL_TRAIN" "${second[@]}" --resume --set epochs=1
+grep -q "(2 epoch(s) trained, more than epochs 1 asks for; .*set epochs above 2" "$WORK/fewer.log" ||
+  fail "resumed with fewer epochs: $(cat "$WORK/fewer.log")"
 # Killed after its last epoch's checkpoint, before the run's end was written (model.dlm,
 # summary.json): the resume writes that end without training a step, as the uninterrupted run
 # did (cli_kill_resume kills there by chance, too).
