@@ -68,12 +68,43 @@ void check_same_size(const Config& config, const Dataset& data, const Dataset& t
 // value each layer produces, per sample of a batch): a batch size no memory here could hold is
 // refused before the run directory is claimed, instead of ending in an allocation failure
 // inside the first step. Workspaces, parameters and the data come on top.
+namespace {
+
+// The network's parameters and their gradients, each worker's, past `memory`: no batch size
+// helps then, only smaller layers (the largest is named).
+void check_parameters_fit(const Config& config, const std::vector<PlannedLayer>& plan,
+                          const MemoryLimit& memory) {
+  const auto layers = build_layers(plan);
+  std::size_t total = 0, largest = 0;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    total += layers[i]->parameter_count();
+    if (layers[i]->parameter_count() > layers[largest]->parameter_count()) largest = i;
+  }
+  constexpr long double kFloatsPerParameter = 2;  // the parameter and its gradient
+  const long double bytes = static_cast<long double>(total) * config.parallel.workers *
+                            kFloatsPerParameter * sizeof(float);
+  if (memory.bytes == 0 || bytes <= static_cast<long double>(memory.bytes)) return;
+  constexpr long double kGiB = 1024.0L * 1024.0L * 1024.0L;
+  const PlannedLayer& big = layers[largest]->plan();
+  throw ConfigError(fmt::format(
+      "the network's {} parameters with {} worker(s) need at least {:.1f} GiB (each parameter "
+      "and its gradient), more than the {:.1f} GiB this process may use ({}); shrink the "
+      "layers (the largest: layers.{} '{}', {} parameters: lower its nOut, or its input's size) "
+      "in {}",
+      total, config.parallel.workers, static_cast<double>(bytes / kGiB),
+      static_cast<double>(memory.bytes / kGiB), memory.source, largest, big.config.name,
+      layers[largest]->parameter_count(), config.sourcePath));
+}
+
+}  // namespace
+
 void check_batch_fits_host_memory(const Config& config, BackendKind kind) {
   if (kind != BackendKind::kCpu || config.layers.empty()) return;
   // The layers' buffers are sized for batchSize, also when the training set is smaller.
   const auto batch = static_cast<std::size_t>(config.batchSize);
   constexpr long double kFloatsPerValue = 2;  // the activation and its gradient
   const std::vector<PlannedLayer> plan = plan_layers(config);
+  check_parameters_fit(config, plan, host_memory_limit());
   std::size_t values_per_sample = plan.front().input.size();
   for (const PlannedLayer& layer : plan) values_per_sample += layer.output.size();
   const long double bytes = static_cast<long double>(values_per_sample) * batch *

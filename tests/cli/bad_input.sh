@@ -252,4 +252,16 @@ printf 'backend: cpu\nbatchSize: 1\ninputType: {convolutionalFlat: {height: 6553
   >"$WORK/huge.yaml"
 expect_failure 2 "batchSize 1 with 1 worker\(s\) needs at least .* one sample alone does not fit: shrink the network" -- \
   "$DL_TRAIN" validate --config "$WORK/huge.yaml" --set "data.trainImages=$WORK/data/train-images-idx3-ubyte.gz"
+# Parameters no memory holds (two dense layers of 2^20 units: about 4 TiB with their gradients):
+# refused at the config, naming the largest layer. validate said "config OK", and training ran
+# out of memory with advice about batchSize and data.trainLimit.
+printf 'backend: cpu\nbatchSize: 1\ninputType: {feedForward: {size: 784}}\nlayers:\n  - dense: {nOut: 1048576}\n  - dense: {nOut: 1048576}\n  - output: {nOut: 10}\n' \
+  >"$WORK/giant.yaml"
+mapfile -t args < <(small_args "$WORK/data" "$WORK/giant")
+args[1]="$WORK/giant.yaml"
+for command in validate train; do
+  expect_failure 2 "the network's 1100346294282 parameters with 1 worker\(s\) need at least .* shrink the layers \(the largest: layers.1 'dense1', 1099512676352 parameters" -- \
+    "$DL_TRAIN" "$command" "${args[@]}"
+done
+[ ! -e "$WORK/giant" ] || fail "a refused network left $(ls -A "$WORK/giant")"
 echo "ok: all bad inputs rejected"
