@@ -148,18 +148,22 @@ SyncAction FitLoop::on_sync_point(const SyncPoint& point) {
 // N ranks x M workers write the rows one process with N x M workers writes.
 void FitLoop::report_scores(SyncEvent& event) {
   const SyncPoint& point = event.point;
+  std::optional<double> score;
   if (config_.parallel.reportScoreAfterAveraging || trainer_.global_workers() == 1) {
-    progress_.last_score = event.aggregated_score();
-    event.scores.push_back(ScoreRow{-1, *progress_.last_score});
+    score = event.aggregated_score();
+    event.scores.push_back(ScoreRow{-1, *score});
   } else {
     for (int w = 0; w < trainer_.global_workers(); ++w) {
       if (point.samples[static_cast<std::size_t>(w)] == 0) continue;
       event.scores.push_back(ScoreRow{w, worker_score(point, w)});
-      if (w == 0) progress_.last_score = event.scores.back().score;
+      if (w == 0) score = event.scores.back().score;
     }
   }
+  // Checked before it counts as reported: a run that diverges here ends with the last score
+  // scores.csv holds as its final_score, not the one refused.
+  check_score_finite(point, score.value_or(progress_.last_score.value_or(0.0)));
+  if (score) progress_.last_score = score;
   event.score = progress_.last_score.value_or(0.0);
-  check_score_finite(point, event.score);
   const double elapsed = RunProgress::since(last_report_time_);
   event.images_per_second =
       elapsed > 0.0 ? static_cast<double>(samples_since_report_) / elapsed : 0.0;

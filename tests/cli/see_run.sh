@@ -163,8 +163,8 @@ grep -q '"final_score": null' "$WORK/inf/summary.json" ||
   fail "a NaN score is not null: $(head -5 "$WORK/inf/summary.json")"
 
 # A diverged run (onNonFiniteLoss: stop) fails with exit 5 and still leaves its summary.
-mapfile -t args6 < <(small_args "$WORK/data" "$WORK/diverged" epochs=1 updater.learningRate=1e30 \
-  output.console=epochs)
+mapfile -t args6 < <(small_args "$WORK/data" "$WORK/diverged" epochs=1 updater=sgd updater.learningRate=1e30 \
+  output.console=epochs output.scoreEveryIterations=1)
 rc=0
 "$DL_TRAIN" "${args6[@]}" >"$WORK/diverged.log" 2>"$WORK/diverged.err" || rc=$?
 [ "$rc" = 5 ] || fail "a diverged run exited $rc"
@@ -173,6 +173,17 @@ strict_json "$WORK/diverged/summary.json"
 grep -q '"stopped_by": "diverged: ' "$WORK/diverged/summary.json" || fail "summary of a diverged run"
 grep -q '^diverged: ' "$WORK/diverged.log" || fail "no diverged line: $(tail -2 "$WORK/diverged.log")"
 [ -s "$WORK/diverged/report.html" ] || fail "no report of a diverged run"
+# Its final_score is the last score scores.csv holds (or null without a row), not the one refused
+# (it was 6e+29 beside a last row of 2.36).
+"$PYTHON3" - "$WORK/diverged" <<'PY' || fail "final_score of a diverged run: see above"
+import csv, json, sys
+run = sys.argv[1]
+rows = list(csv.DictReader(open(f"{run}/scores.csv")))
+final = json.load(open(f"{run}/summary.json"))["final_score"]
+want = float(rows[-1]["score"]) if rows else None
+if (final is None) != (want is None) or (want is not None and abs(final - want) > 1e-6 * abs(want)):
+    sys.exit(f"FAIL: final_score {final}, scores.csv's last row {want}")
+PY
 [ ! -e "$WORK/diverged/model.dlm" ] || fail "a diverged run saved its model"
 # The error counts iterations as scores.csv does (it named the 0-based step, one less).
 mapfile -t args8 < <(small_args "$WORK/data" "$WORK/diverged-rows" epochs=1 \
