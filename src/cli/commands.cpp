@@ -183,7 +183,7 @@ int run_eval(const CommonOptions& common, const std::string& model_path, bool js
   const SavedModel saved = load_saved_model(model_path, common.config_path, common.overrides);
   const Config& config = saved.config;
   const CheckpointState& state = saved.state;
-  refuse_model_command_output(predictions_path, "--predictions", saved_model_inputs(saved));
+  refuse_command_output(predictions_path, "--predictions", saved_model_inputs(saved));
   CpuBackend backend;
   Model model(config, backend, config.batchSize);
   model.upload_parameters(state.parameters.data());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/saved_model.hpp"
 #include "config/config_loader.hpp"
 #include "core/hash.hpp"
 #include "io/atomic_file.hpp"
@@ -158,7 +159,9 @@ int run_report(const std::vector<std::string>& run_directories, const std::strin
   std::vector<NamedInput> inputs;
   for (const std::string& dir : run_directories)
     for (std::string& file : run_record_files(dir)) inputs.push_back({"a run's log", file});
-  refuse_output_over_inputs(path, "--output", inputs);
+  // Another file of a run (its model.dlm, a checkpoint, the marker) is refused: a page written
+  // over it destroyed the trained model.
+  refuse_command_output(path, "--output", inputs, run_files::kReport);
   // A page the user named is written as a redirection would; the default one, in the run
   // directory (or the working directory), is dl-train's own file and never written through.
   if (output.empty())

@@ -122,7 +122,7 @@ int run_predict(const PredictOptions& options) {
       load_saved_model(options.model_path, options.config_path, options.overrides);
   const Config& config = saved.config;
   const DataFormatKind& format = input_format(options, config);
-  refuse_model_command_output(options.output_path, "--output",
+  refuse_command_output(options.output_path, "--output",
                               saved_model_inputs(saved, {{"--input", options.input_path}}));
   Dataset images = load_input(options, format, saved);
   images.set_pipeline(saved.input);
@@ -179,7 +179,7 @@ int run_predict(const PredictOptions& options) {
 
 int run_export(const ExportOptions& options) {
   const SavedModel saved = load_saved_model(options.model_path, options.config_path, {});
-  refuse_model_command_output(options.output_path, "--output", saved_model_inputs(saved));
+  refuse_command_output(options.output_path, "--output", saved_model_inputs(saved));
   const std::string bytes = onnx_model_bytes(saved.config, saved.state.parameters, saved.input.mean,
                                              saved.input.std, saved.class_names);
   write_named_output(options.output_path, bytes);

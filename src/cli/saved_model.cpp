@@ -108,8 +108,8 @@ std::vector<NamedInput> saved_model_inputs(const SavedModel& saved, std::vector<
   return extra;
 }
 
-void refuse_model_command_output(const std::string& output, const std::string& option,
-                                 const std::vector<NamedInput>& inputs) {
+void refuse_command_output(const std::string& output, const std::string& option,
+                           const std::vector<NamedInput>& inputs, const std::string& own_name) {
   refuse_output_over_inputs(output, option, inputs);
   if (output.empty()) return;
   const std::filesystem::path path(output);
@@ -124,7 +124,7 @@ void refuse_model_command_output(const std::string& output, const std::string& o
   };
   // A run's own file: a name training writes, in a folder dl-train made a run directory.
   std::filesystem::path run;
-  if (is_run_output_name(name) && marked(folder)) run = folder;
+  if (is_run_output_name(name) && name != own_name && marked(folder)) run = folder;
   if (folder.filename() == RunDirectory::kCheckpointsName && is_checkpoint_file_name(name) &&
       marked(parent_of(folder)))
     run = parent_of(folder);

@@ -39,8 +39,11 @@ std::vector<NamedInput> saved_model_inputs(const SavedModel& saved,
 // Refuses, with an IoError before anything is written, an output path given as `option` that
 // would destroy what the command reads (`inputs`: refuse_output_over_inputs) or a run's own file:
 // a name training writes (scores.csv, summary.json, a checkpoint) in a run directory (the folder
-// holds dl-train's marker). `predict -o runs/a/scores.csv` replaced that run's log.
-void refuse_model_command_output(const std::string& output, const std::string& option,
-                                 const std::vector<NamedInput>& inputs);
+// holds dl-train's marker). `predict -o runs/a/scores.csv` replaced that run's log, and
+// `report -o runs/a/model.dlm` its trained model. `own_name` is the one run file the command
+// itself writes (report's report.html), allowed.
+void refuse_command_output(const std::string& output, const std::string& option,
+                           const std::vector<NamedInput>& inputs,
+                           const std::string& own_name = {});
 
 }  // namespace dl

@@ -124,6 +124,13 @@ expect_failure 6 "--predictions names the run's own checkpoint-e" -- \
 cmp -s "$WORK/run3/scores.csv" "$WORK/scores-before.csv" || fail "a refused output changed scores.csv"
 expect_failure 6 "--output names the file this command reads as a run's log" -- \
   "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/scores.csv"
+# report -o over a run's file it does not read (the model, a checkpoint, the marker) destroyed
+# it with exit 0; the run's own report.html stays its to write.
+for own in model.dlm "checkpoints/$(basename "$checkpoint")" .dl-train-run; do
+  expect_failure 6 "--output names the run's own $(basename "$own") in the run directory" -- \
+    "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/$own"
+done
+"$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/report.html" >/dev/null || fail "report -o its own page"
 cmp -s "$model" "$WORK/model-before.dlm" || fail "a refused output changed the model"
 head -1 "$WORK/run3/scores.csv" | grep -q "^epoch,iteration" || fail "report -o replaced scores.csv"
 mapfile -t args < <(small_args "$WORK/data" "$WORK/v5")
