@@ -190,7 +190,16 @@ std::string confusion(const RunRecord& run) {
     rows.push_back(std::move(cells));
   }
   const std::vector<std::string> names = class_names(run.evaluation);
-  return svg_confusion_heatmap(rows, names) + per_class_table(run.evaluation, names);
+  // The heatmap's cells grow with the square of the classes (1,000 classes made a 118 MB page,
+  // rewritten at every epoch); past this many the table alone is shown.
+  constexpr std::size_t kMostHeatmapClasses = 100;
+  const std::string heatmap =
+      rows.size() <= kMostHeatmapClasses
+          ? svg_confusion_heatmap(rows, names)
+          : fmt::format("<p class=\"muted\">{} classes: the confusion matrix is drawn for at most "
+                        "{}; it is in evaluation.json.</p>\n",
+                        rows.size(), kMostHeatmapClasses);
+  return heatmap + per_class_table(run.evaluation, names);
 }
 
 // summary.json's provenance object (and the run's outcome beside it), one row per key.

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <initializer_list>
+#include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -159,8 +160,22 @@ void read_timing(const std::filesystem::path& dir, RunRecord& run) {
 }
 
 // One record of metrics.jsonl: an epoch's evaluation, or the final model's on the test set.
-void read_metrics_record(const Json& record, RunRecord& run,
+// Whether `record[key]`, when present, is an integer from 0 to `most`.
+bool absent_or_count(const Json& record, const char* key, std::int64_t most) {
+  const auto it = record.find(key);
+  if (it == record.end()) return true;
+  return it->is_number_integer() && it->get<std::int64_t>() >= 0 && it->get<std::int64_t>() <= most;
+}
+
+// Returns false for a record whose keys do not have the types training writes ("epoch": "a"),
+// which is left out like a line that is not JSON.
+bool read_metrics_record(const Json& record, RunRecord& run,
                          const std::map<int, std::pair<double, int>>& epoch_loss) {
+  const auto final_flag = record.find("final");
+  if (!absent_or_count(record, "epoch", std::numeric_limits<int>::max()) ||
+      !absent_or_count(record, "iteration", std::numeric_limits<std::int64_t>::max()) ||
+      (final_flag != record.end() && !final_flag->is_boolean()))
+    return false;
   // Non-finite numbers are written as null: read as NaN so the chart leaves a gap.
   auto number = [&](const std::string& key) {
     const auto it = record.find(key);
@@ -170,7 +185,7 @@ void read_metrics_record(const Json& record, RunRecord& run,
   if (!record.contains("epoch")) {
     if (record.value("final", false))
       run.final_test_accuracy = number(kTestMetricPrefix + "accuracy");
-    return;
+    return true;
   }
   EpochRecord e;
   e.epoch = record.value("epoch", 0);
@@ -190,6 +205,7 @@ void read_metrics_record(const Json& record, RunRecord& run,
                      ? loss->second.first / loss->second.second
                      : std::nan("");
   run.epochs.push_back(e);
+  return true;
 }
 
 void read_metrics(const std::filesystem::path& path, RunRecord& run,
@@ -198,9 +214,8 @@ void read_metrics(const std::filesystem::path& path, RunRecord& run,
   LeftOut left_out(kMetrics);
   read_lines(path, run.reading, false, left_out, [&](const std::string& line) {
     Json record;
-    if (!parse_json(line, record) || !record.is_object()) return false;
-    read_metrics_record(record, run, epoch_loss);
-    return true;
+    return parse_json(line, record) && record.is_object() &&
+           read_metrics_record(record, run, epoch_loss);
   });
   left_out.report_into(run, "a JSON record", "JSON records");
 }
@@ -213,6 +228,35 @@ Json read_json_file(const std::filesystem::path& dir, const char* name, RunRecor
   if (parse_json(text, value)) return value;
   run.left_out.push_back(fmt::format("{} is not valid JSON", name));
   return Json();
+}
+
+// Why evaluation.json does not have the shape training writes, "" when it does: "confusion" a
+// square table of counts, one row per class, and each per-class list and class_names as long.
+// A damaged one (an empty row, a count that is text) crashed the report.
+std::string evaluation_problem(const Json& evaluation) {
+  if (evaluation.is_null()) return "";
+  if (!evaluation.is_object()) return "it is not a JSON object";
+  const auto confusion = evaluation.find("confusion");
+  if (confusion == evaluation.end()) return "";
+  if (!confusion->is_array() || confusion->empty()) return "its \"confusion\" is not a table";
+  const std::size_t classes = confusion->size();
+  for (std::size_t r = 0; r < classes; ++r) {
+    const Json& row = (*confusion)[r];
+    if (!row.is_array() || row.size() != classes)
+      return fmt::format("row {} of its \"confusion\" does not hold {} counts", r, classes);
+    for (const Json& count : row)
+      if (!count.is_number_integer() || count.get<std::int64_t>() < 0)
+        return fmt::format("row {} of its \"confusion\" holds {}, not a count", r,
+                           quoted_value(count.dump()));
+  }
+  for (const char* key : {"class_names", "true_count_per_class", "predicted_count_per_class",
+                          "precision_per_class", "recall_per_class", "f1_per_class"}) {
+    const auto list = evaluation.find(key);
+    if (list != evaluation.end() && (!list->is_array() || list->size() != classes))
+      return fmt::format("its \"{}\" is not a list of {} (the classes of \"confusion\")", key,
+                         classes);
+  }
+  return "";
 }
 
 // A directory that holds none of the logs is not a run (a run writes its resolved config first):
@@ -259,6 +303,10 @@ RunRecord read_run_record(const std::string& directory, InputRole role) {
   }
   run.summary = read_json_file(dir, kSummary, run);
   run.evaluation = read_json_file(dir, kEvaluationJson, run);
+  if (const std::string why = evaluation_problem(run.evaluation); !why.empty()) {
+    run.left_out.push_back(fmt::format("{}: {}", kEvaluationJson, why));
+    run.evaluation = Json();
+  }
   return run;
 }
 

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "io/json_writer.hpp"
 #include "io/temp_directory.hpp"
 #include "report/report_html.hpp"
 #include "report/svg_chart.hpp"
@@ -15,6 +18,7 @@
 #include "train/listeners/progress_bar.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 
 TEST_CASE("CRC32C matches the Castagnoli check value", "[report]") {
   const std::string text = "123456789";
@@ -124,6 +128,52 @@ TEST_CASE("damaged log lines are left out and said so; a killed run's cut last l
   std::ofstream(whole.path() + "/scores.csv")
       << "epoch,iteration,worker,score,learning_rate\n0,10,all,2.0,0.1\n0,20,all,1.";
   CHECK(dl::read_run_record(whole.path()).left_out.empty());
+}
+
+TEST_CASE("evaluation.json and metrics.jsonl of other shapes than training writes are left out",
+          "[report]") {
+  const std::pair<const char*, const char*> damaged[] = {
+      {"{\"confusion\": [[]]}", "row 0 of its \"confusion\" does not hold 1 counts"},
+      {"{\"confusion\": [[1, 0], null]}", "row 1 of its \"confusion\" does not hold 2 counts"},
+      {"{\"confusion\": [[1, \"2\"], [0, 1]]}", "row 0 of its \"confusion\" holds \"2\", not a count"},
+      {"{\"confusion\": [[1, -2], [0, 1]]}", "row 0 of its \"confusion\" holds -2, not a count"},
+      {"{\"confusion\": [[1, 2], [0, 1]], \"f1_per_class\": [1]}",
+       "its \"f1_per_class\" is not a list of 2"},
+      {"[1]", "it is not a JSON object"}};
+  for (const auto& [text, why] : damaged) {
+    INFO(text);
+    dl::test::TempDirectory dir;
+    std::ofstream(dir.path() + "/scores.csv") << "epoch,iteration,worker,score,learning_rate\n";
+    std::ofstream(dir.path() + "/evaluation.json") << text;
+    const dl::RunRecord run = dl::read_run_record(dir.path());
+    REQUIRE(run.left_out.size() == 1);
+    CHECK_THAT(run.left_out[0], StartsWith(std::string("evaluation.json: ") + why));
+    CHECK_THAT(dl::render_report({run}), Contains("No evaluation yet"));
+  }
+  // A record whose epoch or iteration is not a count: left out, like a line that is not JSON
+  // (it ended the report with the JSON library's type error, exit 1).
+  dl::test::TempDirectory dir;
+  std::ofstream(dir.path() + "/metrics.jsonl")
+      << "{\"epoch\":\"a\",\"iteration\":20}\n{\"epoch\":true}\n{\"epoch\":1,\"iteration\":[]}\n"
+         "{\"final\":\"yes\"}\n{\"epoch\":2,\"iteration\":60,\"test_accuracy\":0.5}\n";
+  const dl::RunRecord run = dl::read_run_record(dir.path());
+  CHECK(run.epochs.size() == 1);
+  REQUIRE(run.left_out.size() == 1);
+  CHECK_THAT(run.left_out[0], StartsWith("metrics.jsonl: 4 lines, the first line 1,"));
+}
+
+TEST_CASE("many classes: the per-class table without a heatmap of their square", "[report]") {
+  constexpr int kClasses = 300;
+  dl::Json evaluation = dl::Json::object();
+  evaluation["confusion"] = dl::Json::array();
+  for (int r = 0; r < kClasses; ++r)
+    evaluation["confusion"].push_back(std::vector<int>(kClasses, 1));
+  dl::test::TempDirectory dir;
+  std::ofstream(dir.path() + "/scores.csv") << "epoch,iteration,worker,score,learning_rate\n";
+  std::ofstream(dir.path() + "/evaluation.json") << evaluation.dump();
+  const std::string html = dl::render_report({dl::read_run_record(dir.path())});
+  CHECK_THAT(html, Contains("300 classes: the confusion matrix is drawn for at most 100"));
+  CHECK(html.size() < 1000000);
 }
 
 TEST_CASE("a run with a validation set: its figures are labelled validation, the test set's final",
