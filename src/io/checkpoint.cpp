@@ -12,11 +12,15 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <new>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/memory_limits.hpp"
+#include "core/out_of_memory.hpp"
 #include "io/atomic_file.hpp"
 #include "io/byte_codec.hpp"
 #include "io/file_access.hpp"
@@ -298,6 +302,8 @@ void write_checkpoint(const std::string& path, const CheckpointState& state) {
   write_file_atomically(path, pieces);
 }
 
+namespace {
+
 // dl-train writes every byte of its files. A huge section in a file mostly absent from the disk
 // (a sparse file declaring a terabyte) is refused before memory is allocated for it; files
 // smaller than the threshold are allowed any layout (compressing file systems store zeros as
@@ -310,6 +316,43 @@ void check_not_sparse(const InputFile& file, const std::string& path, const char
       "{}: section '{}' declares {} bytes but only {} bytes of the file are on disk (a sparse "
       "file); it was not written by dl-train or is damaged: resume from another checkpoint",
       path, tag, length, file.allocated_bytes()));
+}
+
+// Sizes `buffer` for a section of `bytes` bytes; a file larger than memory allows is an
+// out-of-memory error naming the file and the size (it said only "out of memory" with a training
+// run's advice).
+template <class T>
+void resize_for_section(std::vector<T>& buffer, std::uint64_t count, const std::string& context,
+                        std::uint64_t bytes) {
+  try {
+    buffer.resize(static_cast<std::size_t>(count));
+  } catch (const std::bad_alloc&) {
+    const MemoryLimit memory = host_memory_limit();
+    throw Error(ExitCode::kOutOfMemory,
+                fmt::format("{}: out of memory reading its {} ({} of host memory may be used: "
+                            "{}); read the file where more memory is free",
+                            context, format_bytes(bytes), format_bytes(memory.bytes),
+                            memory.source));
+  }
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> signature_parameter_count(const std::string& signature) {
+  if (signature.empty()) return std::nullopt;
+  std::uint64_t total = 0;
+  std::size_t start = 0;
+  while (start <= signature.size()) {
+    const std::size_t end = std::min(signature.find(',', start), signature.size());
+    const std::size_t colon = signature.rfind(':', end == 0 ? 0 : end - 1);
+    if (colon == std::string::npos || colon < start || colon + 1 >= end) return std::nullopt;
+    const std::string digits = signature.substr(colon + 1, end - colon - 1);
+    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18)
+      return std::nullopt;
+    total += std::stoull(digits);
+    start = end + 1;
+  }
+  return total;
 }
 
 CheckpointState read_checkpoint(const std::string& path) {
@@ -360,7 +403,7 @@ CheckpointState read_checkpoint(const std::string& path) {
             fmt::format("{} is malformed: its length {} is not a whole number of floats; {}",
                         context, length, kDamagedAdvice));
       }
-      state.parameters.resize(static_cast<std::size_t>(length / sizeof(float)));
+      resize_for_section(state.parameters, length / sizeof(float), context, length);
       file.read(state.parameters.data(), static_cast<std::size_t>(length), what);
       if (crc_update(header_crc, state.parameters.data(), length) != stored_crc) {
         throw CheckpointError(
@@ -368,7 +411,8 @@ CheckpointState read_checkpoint(const std::string& path) {
       }
       continue;
     }
-    std::vector<unsigned char> payload(static_cast<std::size_t>(length));
+    std::vector<unsigned char> payload;
+    resize_for_section(payload, length, context, length);
     file.read(payload.data(), payload.size(), what);
     if (crc_update(header_crc, payload.data(), payload.size()) != stored_crc) {
       throw CheckpointError(
@@ -388,6 +432,16 @@ CheckpointState read_checkpoint(const std::string& path) {
       throw CheckpointError(
           fmt::format("{}: section '{}' is missing; {}", path, kSectionTags[id], kDamagedAdvice));
     }
+  }
+  // Each section's checksum holds, yet they must also agree: a parameter section of another
+  // length than the file's own network counts read as "saved from a different network", which
+  // blamed the config, and a resume did not fall back to an older checkpoint.
+  const std::optional<std::uint64_t> counted = signature_parameter_count(state.network_signature);
+  if (counted && *counted != state.parameters.size()) {
+    throw CheckpointError(fmt::format(
+        "{}: section 'PARM' holds {} parameters, but the file's own network signature counts {}; "
+        "{}",
+        path, state.parameters.size(), *counted, kDamagedAdvice));
   }
   return state;
 }

@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,5 +63,9 @@ void write_checkpoint(const std::string& path, const CheckpointState& state);
 // bytes expected and found), checksum mismatch (which section), malformed or absurd sizes (refused
 // before allocating anything for them).
 CheckpointState read_checkpoint(const std::string& path);
+
+// The parameter count a network signature ("convolution:520,subsampling:0,...") states, or
+// nothing for a signature of another form (an empty one: a file of an older dl-train).
+std::optional<std::uint64_t> signature_parameter_count(const std::string& signature);
 
 }  // namespace dl

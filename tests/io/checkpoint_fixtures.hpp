@@ -21,7 +21,7 @@ inline CheckpointState sample_state() {
   CheckpointState s;
   s.kind = "checkpoint";
   s.config_hash = 0x0123456789ABCDEFull;
-  s.network_signature = "convolution:520,subsampling:0,convolution:25050,dense:400500,output:5010";
+  s.network_signature = "convolution:2,subsampling:0,dense:3";  // counts the 5 parameters
   s.epoch = 3;
   s.round_in_epoch = 17;
   s.iteration = 12345;
@@ -104,13 +104,14 @@ inline std::string section(const std::string& tag, const std::string& payload) {
   return section(tag, payload, payload.size());
 }
 
-// META for kind "model", hash 42, signature "dense:6", epoch 1, round 2, iteration 3,
-// metadata {"k": "v"}.
-inline std::string meta_payload() {
+// META for kind "model", hash 42, `signature`, epoch 1, round 2, iteration 3, metadata
+// {"k": "v"}. The default signature states no parameter count (an older file's form), so that
+// any PARM section goes with it.
+inline std::string meta_payload(const std::string& signature = "dense") {
   return Bytes()
       .str("model")
       .u64(42)
-      .str("dense:6")
+      .str(signature)
       .u64(1)
       .u64(2)
       .u64(3)

@@ -44,6 +44,7 @@ TEST_CASE("checkpoint round trip of a large parameter vector", "[io][checkpoint]
   CheckpointState state = test::sample_state();
   RandomStream random(7, 0);
   state.parameters.resize(kParameters);
+  state.network_signature = "dense:" + std::to_string(kParameters);
   for (float& p : state.parameters) p = static_cast<float>(random.normal());
   state.updater_states.assign(kWorkers, std::vector<float>(2 * kParameters));
   for (auto& worker : state.updater_states) {
@@ -52,6 +53,31 @@ TEST_CASE("checkpoint round trip of a large parameter vector", "[io][checkpoint]
   const std::string path = dir.file("large.dlck");
   write_checkpoint(path, state);
   test::require_equal(read_checkpoint(path), state);
+}
+
+TEST_CASE("a parameter section of another length than the file's signature counts is damage",
+          "[io][checkpoint]") {
+  TempDirectory dir;
+  const auto file_with = [](const std::string& signature, int floats) {
+    Bytes parameters;
+    for (int i = 0; i < floats; ++i) parameters.f32(0.5f);
+    return test::file_header(1, 4) + test::section("META", test::meta_payload(signature)) +
+           test::section("PARM", parameters.str()) + test::section("UPDT", Bytes().u64(0).str()) +
+           test::section("RNGC", Bytes().u64(0).str());
+  };
+  const std::string path = dir.file("short.dlck");
+  // Each checksum holds: only the sections' disagreement tells the damage. It was read as a
+  // model of another network, blaming the config.
+  test::write_bytes(path, file_with("convolution:4,subsampling:0,output:3", 6));
+  REQUIRE_THROWS_WITH(read_checkpoint(path),
+                      Catch::Contains("section 'PARM' holds 6 parameters, but the file's own "
+                                      "network signature counts 7; the file is damaged"));
+  test::write_bytes(path, file_with("convolution:4,subsampling:0,output:3", 7));
+  REQUIRE(read_checkpoint(path).parameters.size() == 7);
+  REQUIRE(signature_parameter_count("dense") == std::nullopt);
+  REQUIRE(signature_parameter_count("dense:x") == std::nullopt);
+  REQUIRE(signature_parameter_count("") == std::nullopt);
+  REQUIRE(signature_parameter_count("add:0") == 0u);
 }
 
 TEST_CASE("a file built from the documented format reads back", "[io][checkpoint]") {
@@ -70,7 +96,7 @@ TEST_CASE("a file built from the documented format reads back", "[io][checkpoint
   const CheckpointState s = read_checkpoint(path);
   REQUIRE(s.kind == "model");
   REQUIRE(s.config_hash == 42);
-  REQUIRE(s.network_signature == "dense:6");
+  REQUIRE(s.network_signature == "dense");
   REQUIRE(s.epoch == 1);
   REQUIRE(s.round_in_epoch == 2);
   REQUIRE(s.iteration == 3);
