@@ -13,11 +13,13 @@ namespace dl {
 
 namespace {
 
-// save_state's layout: "scale=<shortest exact decimal> good_steps=<n> skipped_steps=<n>".
-constexpr const char* kStateFormat = "scale={} good_steps={} skipped_steps={}";
+// save_state's layout: "scale=<shortest exact decimal> good_steps=<n> skipped_steps=<n>
+// non_finite_skips=<n>"; the last field is absent from a checkpoint of an older dl-train.
+constexpr const char* kStateFormat = "scale={} good_steps={} skipped_steps={} non_finite_skips={}";
 constexpr const char* kScaleKey = "scale=";
 constexpr const char* kGoodStepsKey = " good_steps=";
 constexpr const char* kSkippedStepsKey = " skipped_steps=";
+constexpr const char* kNonFiniteSkipsKey = " non_finite_skips=";
 
 [[noreturn]] void fail_state(const std::string& text, const char* what) {
   throw CheckpointError(fmt::format(
@@ -68,7 +70,7 @@ void LossScaler::on_good_step() {
 }
 
 std::string LossScaler::save_state() const {
-  return fmt::format(kStateFormat, scale_, good_steps_, skipped_steps_);
+  return fmt::format(kStateFormat, scale_, good_steps_, skipped_steps_, non_finite_skips_);
 }
 
 void LossScaler::restore_state(const std::string& text) {
@@ -78,13 +80,16 @@ void LossScaler::restore_state(const std::string& text) {
   const auto to_integer = [](const char* s, char** e) { return std::strtoll(s, e, 10); };
   const long long good = read_after<long long>(text, at, kGoodStepsKey, to_integer);
   const long long skipped = read_after<long long>(text, at, kSkippedStepsKey, to_integer);
+  const long long non_finite =
+      at == text.size() ? 0 : read_after<long long>(text, at, kNonFiniteSkipsKey, to_integer);
   if (at != text.size()) fail_state(text, "is malformed");
   if (!std::isfinite(scale) || scale < kMinimumScale || scale > kMaximumScale)
     fail_state(text, "holds a scale out of range");
-  if (good < 0 || skipped < 0) fail_state(text, "holds a negative count");
+  if (good < 0 || skipped < 0 || non_finite < 0) fail_state(text, "holds a negative count");
   scale_ = scale;
   good_steps_ = good;
   skipped_steps_ = skipped;
+  non_finite_skips_ = non_finite;
 }
 
 }  // namespace dl

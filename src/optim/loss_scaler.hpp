@@ -32,6 +32,11 @@ class LossScaler {
   float inverse_scale() const { return static_cast<float>(1.0 / scale_); }
   std::int64_t good_steps() const { return good_steps_; }        // in a row, since the last change
   std::int64_t skipped_steps() const { return skipped_steps_; }  // over the run, for overflow
+  // Over the run: steps skipped for a non-finite loss or gradient (onNonFiniteLoss: skip). The
+  // scaler keeps the count because its state travels in checkpoints, so a resumed run's count is
+  // an uninterrupted one's.
+  std::int64_t non_finite_skips() const { return non_finite_skips_; }
+  void on_non_finite_skip() { ++non_finite_skips_; }
 
   // Dynamic mode only. An overflowing step: counted as skipped, the scale times backoffFactor and
   // the good-step count reset. Throws DivergenceError when the scale falls below kMinimumScale.
@@ -51,6 +56,7 @@ class LossScaler {
   double scale_;
   std::int64_t good_steps_ = 0;
   std::int64_t skipped_steps_ = 0;
+  std::int64_t non_finite_skips_ = 0;
 };
 
 }  // namespace dl

@@ -41,10 +41,13 @@ class SynchronousStep final : public StepStrategy {
       r.apply_step(w.iteration, w.lr_multiplier);
     } else if (!r.scaler->dynamic()) {
       if (!skip_non_finite_) throw non_finite_error(w.epoch, w.iteration, "gradient");
+      r.scaler->on_non_finite_skip();
     } else if (group_loss_finite(r, w)) {
       r.on_overflow(w.epoch, w.iteration);
     } else if (!skip_non_finite_) {
       throw non_finite_error(w.epoch, w.iteration, "training loss");
+    } else {
+      r.scaler->on_non_finite_skip();
     }
     average_running_statistics(r, w);
   }
@@ -137,7 +140,15 @@ class AveragingStep final : public StepStrategy {
   // divergence.
   void update(Replica& r, const WorkerRound& w) override {
     if (w.samples == 0) return;
-    if (skip_non_finite_ && !std::isfinite(r.read(w.loss))) return;
+    // A finite loss can still give a non-finite gradient (3e27 overflowing in the backward
+    // pass): applied, it made every parameter NaN.
+    if (skip_non_finite_ &&
+        (!std::isfinite(r.read(w.loss)) ||
+         (!r.scaler->dynamic() && !r.backend->all_finite(r.parameter_count(),
+                                                         r.model->gradients())))) {
+      r.scaler->on_non_finite_skip();
+      return;
+    }
     if (!r.scaler->dynamic() || r.backend->all_finite(r.parameter_count(), r.model->gradients())) {
       r.apply_step(w.iteration, w.lr_multiplier);
     } else if (std::isfinite(r.read(w.loss))) {

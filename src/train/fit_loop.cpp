@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <thread>
 
@@ -69,6 +70,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
     test_logged_iteration_ = progress_.iteration;
   const int max_epochs = info.max_epochs;
   last_report_iteration_ = progress_.iteration;
+  skips_before_epoch_ = local_non_finite_skips();  // a resumed run's count is restored
   progress_.start();
   last_report_time_ = RunProgress::Clock::now();
   TrainOutcome outcome;
@@ -81,6 +83,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
     // outputs written at the previous epoch's end are not training time.
     last_report_time_ = epoch_start;
     const std::int64_t samples_before = progress_.samples_trained;
+    finite_score_in_epoch_ = first_round > 0;
     std::int64_t next = 0;
     try {
       next = trainer_.run_epoch(epoch, first_round, progress_.iteration,
@@ -180,6 +183,15 @@ void FitLoop::check_score_finite(const SyncPoint& point, double score) {
   Model& model = trainer_.model(0);
   const bool parameters_finite = model.backend().all_finite(model.parameter_count(),
                                                             model.parameters());
+  if (std::isfinite(score)) finite_score_in_epoch_ = true;
+  // Every step skipped for a whole epoch (onNonFiniteLoss: skip): the parameters stay finite,
+  // but every loss from them is not, and the run went on "completed" at chance accuracy. The
+  // score is the job's, so every rank decides alike.
+  if (point.end_of_epoch && !finite_score_in_epoch_ && parameters_finite)
+    throw DivergenceError(fmt::format(
+        "epoch {}: no score of the epoch was finite; with onNonFiniteLoss: skip each such step "
+        "was skipped, so the epoch trained nothing; lower updater.learningRate",
+        epoch_number(point.epoch)));
   if (std::isfinite(score) && parameters_finite) return;
   // Early stopping's own condition ends such a run its way (the best model kept, exit 0).
   if (config_.earlyStopping.enabled && config_.earlyStopping.stopOnInvalidScore &&
@@ -241,6 +253,17 @@ void FitLoop::add_training_window(const SyncPoint& point) {
 
 bool FitLoop::end_epoch(int epoch, double seconds, std::int64_t samples) {
   int stop = 0;
+  const std::int64_t skipped = local_non_finite_skips();
+  if (skipped > skips_before_epoch_ && processes_.is_root()) {
+    // Said at each epoch that had some: a run that skips more and more is on its way to diverge.
+    const bool job_wide =
+        processes_.size() == 1 || config_.parallel.mode == ParallelMode::kSynchronous;
+    std::cerr << fmt::format(
+        "dl-train: warning: epoch {}: {} step(s){} skipped, their loss or gradient not finite "
+        "(onNonFiniteLoss: skip)\n",
+        epoch_number(epoch), skipped - skips_before_epoch_, job_wide ? "" : " of rank 0's workers");
+  }
+  skips_before_epoch_ = skipped;
   if (processes_.is_root()) {
     std::optional<EvaluationResult> test, validation;
     if (validation_ != nullptr) {
@@ -313,6 +336,7 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   end.peak_rss_bytes = mine.peak_rss_bytes;
   end.memory_reports = mine.memory_reports;
   end.loss_scaling = job_loss_scaling(ranks, config_.parallel.mode);
+  end.non_finite_skips = job_non_finite_skips(ranks, config_.parallel.mode);
   end.ranks = std::move(ranks);
   notify(&TrainingListener::on_finish, end);
   return outcome;
@@ -328,9 +352,18 @@ std::vector<RankSummary> FitLoop::gather_ranks(const TrainOutcome& outcome) {
   for (int w = 0; w < trainer_.workers(); ++w)
     mine.memory_reports.push_back(trainer_.model(w).backend().memory_report());
   mine.loss_scaling = loss_scaling_summary();
+  mine.non_finite_skips = local_non_finite_skips();
   if (outcome.exit_code == ExitCode::kDiverged || processes_.size() == 1) return {mine};
   std::vector<RankSummary> ranks = gather_rank_summaries(processes_, mine);
   return processes_.is_root() ? ranks : std::vector<RankSummary>{mine};
+}
+
+// The steps this process's workers skipped for a non-finite loss or gradient.
+std::int64_t FitLoop::local_non_finite_skips() {
+  std::vector<std::int64_t> counts;
+  for (int w = 0; w < trainer_.workers(); ++w)
+    counts.push_back(trainer_.loss_scaler(w).non_finite_skips());
+  return replicas_skipped_steps(counts, config_.parallel.mode);
 }
 
 // This process's final loss scales and the steps its workers skipped for overflow

@@ -46,6 +46,7 @@ class FitLoop {
   void add_training_window(const SyncPoint& point);
   TrainOutcome finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by);
   std::optional<RunEnd::LossScaling> loss_scaling_summary();
+  std::int64_t local_non_finite_skips();
   std::vector<RankSummary> gather_ranks(const TrainOutcome& outcome);
 
   const Config& config_;
@@ -72,6 +73,10 @@ class FitLoop {
   // process's (-1: none). A run early stopping ends inside an epoch has trained past it.
   std::int64_t test_logged_iteration_ = -1;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
+  // Whether a score of the epoch in progress was finite (or the epoch was resumed part-way, and
+  // so is not judged): under onNonFiniteLoss: skip, an epoch without one trained nothing.
+  bool finite_score_in_epoch_ = true;
+  std::int64_t skips_before_epoch_ = 0;  // local_non_finite_skips at the epoch's start
   RankSummary this_rank_;  // this process's place and set-up, for the end's summary
   // DL_TRAIN_TEST_SYNC_PAUSE_MS (tests only): a pause at each sync point, so that a signal sent
   // by a test always arrives while training is still going on; the scores do not change.

@@ -33,6 +33,12 @@ std::int64_t replicas_skipped_steps(const std::vector<std::int64_t>& counts, Par
   return total;
 }
 
+std::int64_t job_non_finite_skips(const std::vector<RankSummary>& ranks, ParallelMode mode) {
+  std::vector<std::int64_t> counts;
+  for (const RankSummary& rank : ranks) counts.push_back(rank.non_finite_skips);
+  return replicas_skipped_steps(counts, mode);
+}
+
 std::optional<LossScalingSummary> job_loss_scaling(const std::vector<RankSummary>& ranks,
                                                    ParallelMode mode) {
   if (ranks.empty()) return std::nullopt;
@@ -60,6 +66,7 @@ Json rank_summary_json(const RankSummary& rank) {
   bool any_report = false;
   for (const std::string& report : rank.memory_reports) any_report |= !report.empty();
   if (any_report) json["memory_reports"] = rank.memory_reports;
+  json["skipped_non_finite_steps"] = rank.non_finite_skips;
   if (rank.loss_scaling) {
     Json scaling = Json::object();
     scaling["mode"] = std::string(enum_name(rank.loss_scaling->mode));
@@ -83,6 +90,7 @@ RankSummary rank_summary_from_json(const Json& json) {
   rank.threads = json.at("threads").get<std::string>();
   rank.peak_rss_bytes = json.at("peak_rss_bytes").get<std::int64_t>();
   rank.memory_reports = json.value("memory_reports", std::vector<std::string>());
+  rank.non_finite_skips = json.value("skipped_non_finite_steps", std::int64_t{0});
   if (json.contains("loss_scaling")) {
     const Json& scaling = json.at("loss_scaling");
     LossScalingSummary summary;

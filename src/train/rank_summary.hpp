@@ -28,6 +28,8 @@ std::int64_t replicas_skipped_steps(const std::vector<std::int64_t>& counts, Par
 // The job's loss scaling, as summary.json and the log's last lines state it: the first rank's
 // scales (rank 0's, where `ranks` holds every rank's), and the steps the whole job skipped for
 // overflow (replicas_skipped_steps over the ranks). Nothing without loss scaling.
+// The job's steps skipped for a non-finite loss or gradient, from every rank's count.
+std::int64_t job_non_finite_skips(const std::vector<RankSummary>& ranks, ParallelMode mode);
 std::optional<LossScalingSummary> job_loss_scaling(const std::vector<RankSummary>& ranks,
                                                    ParallelMode mode);
 

@@ -168,6 +168,9 @@ struct RankSummary {
   std::int64_t peak_rss_bytes = 0;
   std::vector<std::string> memory_reports;  // per local worker; empty where a backend has none
   std::optional<LossScalingSummary> loss_scaling;
+  // Steps its workers skipped for a non-finite loss or gradient (onNonFiniteLoss: skip), counted
+  // as replicas_skipped_steps counts.
+  std::int64_t non_finite_skips = 0;
 };
 
 // on_finish: the run is over (completed, stopped early or by a signal).
@@ -181,6 +184,7 @@ struct RunEnd {
   std::vector<std::string> memory_reports;  // per local worker; empty where a backend has none
   using LossScaling = LossScalingSummary;
   std::optional<LossScaling> loss_scaling;  // when loss scaling is on
+  std::int64_t non_finite_skips = 0;         // the job's (RankSummary::non_finite_skips)
   // Every rank's summary in rank order (rank 0's alone after a divergence, which the ranks do
   // not all reach together); the figures above are rank 0's.
   std::vector<RankSummary> ranks;

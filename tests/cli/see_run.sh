@@ -162,6 +162,24 @@ strict_json "$WORK/inf/summary.json"
 grep -q '"final_score": null' "$WORK/inf/summary.json" ||
   fail "a NaN score is not null: $(head -5 "$WORK/inf/summary.json")"
 
+# Under skip, steps whose loss or gradient is not finite are counted (summary.json, the console,
+# a warning per epoch), and an epoch with no finite score is a divergence, exit 5: every step of
+# it was skipped from parameters that only give NaN, and the run ended "completed" at chance
+# accuracy with skipped_steps 0.
+mapfile -t skips < <(small_args "$WORK/data" "$WORK/skips" epochs=2 updater.learningRate=50 \
+  onNonFiniteLoss=skip output.scoreEveryIterations=1 l2=0 l2Bias=0 output.console=epochs)
+rc=0
+"$DL_TRAIN" "${skips[@]}" >"$WORK/skips.log" 2>"$WORK/skips.err" || rc=$?
+[ "$rc" = 5 ] || fail "every step of an epoch skipped: exit $rc, want 5: $(tail -2 "$WORK/skips.err")"
+grep -q "^dl-train: warning: epoch 1: [0-9]* step(s) skipped, their loss or gradient not finite" \
+  "$WORK/skips.err" || fail "no skipped-steps warning: $(cat "$WORK/skips.err")"
+grep -q "no score of the epoch was finite; with onNonFiniteLoss: skip" "$WORK/skips.err" ||
+  fail "the divergence does not say why: $(tail -1 "$WORK/skips.err")"
+grep -q "^skipped: [1-9][0-9]* step(s), their loss or gradient not finite" "$WORK/skips.log" ||
+  fail "the console does not count the skipped steps"
+grep -qE '"skipped_non_finite_steps": [1-9]' "$WORK/skips/summary.json" ||
+  fail "summary.json: $(grep skipped "$WORK/skips/summary.json")"
+
 # A diverged run (onNonFiniteLoss: stop) fails with exit 5 and still leaves its summary.
 mapfile -t args6 < <(small_args "$WORK/data" "$WORK/diverged" epochs=1 updater=sgd updater.learningRate=1e30 \
   output.console=epochs output.scoreEveryIterations=1)

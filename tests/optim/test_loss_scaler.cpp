@@ -114,6 +114,24 @@ TEST_CASE("loss scaler: the saved state restores scale and both counts exactly",
   CHECK(restored.scale() == Approx(1000 * 0.3 * 0.3 * 3));
 }
 
+TEST_CASE("loss scaler: the count of steps skipped as non-finite travels in the state",
+          "[optim][loss_scaling]") {
+  LossScaler saved(LossScalingMode::kNone, LossScalingConfig{});
+  for (int i = 0; i < 3; ++i) saved.on_non_finite_skip();
+  LossScaler restored(LossScalingMode::kNone, LossScalingConfig{});
+  restored.restore_state(saved.save_state());
+  CHECK(restored.non_finite_skips() == 3);
+  CHECK(restored.skipped_steps() == 0);
+  // A checkpoint of an older dl-train has no such field: none were counted.
+  LossScaler older(LossScalingMode::kNone, LossScalingConfig{});
+  older.on_non_finite_skip();
+  older.restore_state("scale=1 good_steps=0 skipped_steps=2");
+  CHECK(older.non_finite_skips() == 0);
+  CHECK(older.skipped_steps() == 2);
+  CHECK_THROWS_AS(older.restore_state("scale=1 good_steps=0 skipped_steps=0 non_finite_skips=-1"),
+                  CheckpointError);
+}
+
 TEST_CASE("loss scaler: a damaged state is a checkpoint error", "[optim][loss_scaling]") {
   const LossScaler good(LossScalingMode::kDynamic, LossScalingConfig{});
   const std::string text = good.save_state();

@@ -68,6 +68,7 @@ class SummaryJson final : public TrainingListener {
     summary["workers"] = workers_;
     summary["stopped_by"] = end.stopped_by;
     summary["skipped_steps"] = end.loss_scaling ? end.loss_scaling->skipped_steps : 0;
+    summary["skipped_non_finite_steps"] = end.non_finite_skips;
     if (!skipped_files_.empty()) summary["skipped_files"] = skipped_files_;
     if (end.early_stopping) summary["early_stopping"] = end.early_stopping->to_json();
     if (end.loss_scaling) {
