@@ -28,18 +28,36 @@ double cosine_anneal(double from, double to, std::int64_t t, std::int64_t length
   return to + (from - to) * kHalf * (1.0 + std::cos(kPi * progress));
 }
 
+// PyTorch's OneCycleLR (anneal_strategy 'cos', two phases) with pct_start = W/T: from
+// base/divFactor at iteration 0 up to base at iteration W - 1, then down to
+// base/divFactor/finalDivFactor at iteration T - 1, each along half a cosine wave. Without a
+// warm-up it starts just below the peak, as PyTorch's pct_start 0 does.
+double one_cycle(double base, const ScheduleConfig& s, std::int64_t iteration) {
+  const double start = one_cycle_start(base, s), end = start / s.finalDivFactor;
+  const double peak = static_cast<double>(s.warmupIterations) - 1.0;
+  const double last = static_cast<double>(s.totalIterations) - 1.0;
+  const double i = static_cast<double>(iteration);
+  const auto anneal = [](double from, double to, double progress) {
+    return to + (from - to) * kHalf * (1.0 + std::cos(kPi * progress));
+  };
+  if (i >= last) return end;
+  if (i <= peak) return peak <= 0.0 ? base : anneal(start, base, i / peak);
+  return anneal(base, end, (i - peak) / (last - peak));
+}
+
 }  // namespace
 
 double scheduled_learning_rate(double base, const ScheduleConfig& schedule,
                                std::int64_t iteration) {
   DL_CHECK(iteration >= 0, "iterations are counted from 0");
   const std::int64_t warmup = schedule.warmupIterations;
-  if (iteration < warmup) {
-    const double start =
-        schedule.type == LearningRateSchedule::kOneCycle ? one_cycle_start(base, schedule) : 0.0;
-    return start +
-           (base - start) * static_cast<double>(iteration + 1) / static_cast<double>(warmup);
+  if (schedule.type == LearningRateSchedule::kOneCycle) {
+    DL_CHECK(schedule.totalIterations > warmup,
+             "oneCycle needs a resolved totalIterations beyond the warm-up");
+    return one_cycle(base, schedule, iteration);
   }
+  if (iteration < warmup)
+    return base * static_cast<double>(iteration + 1) / static_cast<double>(warmup);
   const std::int64_t t = iteration - warmup;
   const double steps = static_cast<double>(t);
   switch (schedule.type) {
@@ -54,14 +72,11 @@ double scheduled_learning_rate(double base, const ScheduleConfig& schedule,
     case LearningRateSchedule::kInverse:
       return base / std::pow(1.0 + schedule.gamma * steps, schedule.power);
     case LearningRateSchedule::kCosine:
-    case LearningRateSchedule::kOneCycle: {
       DL_CHECK(schedule.totalIterations > warmup,
-               "cosine and oneCycle need a resolved totalIterations beyond the warm-up");
-      const double end = schedule.type == LearningRateSchedule::kCosine
-                             ? schedule.minLearningRate
-                             : one_cycle_start(base, schedule) / schedule.finalDivFactor;
-      return cosine_anneal(base, end, t, schedule.totalIterations - warmup);
-    }
+               "cosine needs a resolved totalIterations beyond the warm-up");
+      return cosine_anneal(base, schedule.minLearningRate, t, schedule.totalIterations - warmup);
+    case LearningRateSchedule::kOneCycle:
+      return one_cycle(base, schedule, iteration);  // taken above
   }
   return base;
 }

@@ -56,7 +56,7 @@ double naive_cosine(double from, double to, double t, double length) {
                      : to + (from - to) * 0.5 * (1.0 + std::cos(3.141592653589793 * t / length));
 }
 
-TEST_CASE("warm-up: linear from 0 (from base/divFactor for oneCycle), then the schedule",
+TEST_CASE("warm-up: linear from 0, then the schedule",
           "[optim][schedule]") {
   ScheduleConfig s = schedule(LearningRateSchedule::kNone, 0.5);
   s.warmupIterations = 4;
@@ -87,17 +87,32 @@ TEST_CASE("cosine: from the base rate to minLearningRate over the run, after the
   REQUIRE(scheduled_learning_rate(0.2, s, 110) == 0.001);
 }
 
-TEST_CASE("oneCycle: rise from base/divFactor, anneal to base/divFactor/finalDivFactor",
-          "[optim][schedule]") {
+TEST_CASE("oneCycle: PyTorch's OneCycleLR, rate for rate", "[optim][schedule]") {
+  // torch.optim.lr_scheduler.OneCycleLR(max_lr=0.4, total_steps=T, pct_start=W/T,
+  // div_factor=25, final_div_factor=1e4, cycle_momentum=False), its rate at each step (PyTorch
+  // 1.13). It once rose linearly from one step past its start, held the peak for two steps and
+  // ended one step late.
+  struct Expected {
+    std::int64_t warmup, total, iteration;
+    double rate;
+  };
+  const Expected expected[] = {
+      {30, 100, 0, 0.016},          {30, 100, 1, 0.0171255122264},  {30, 100, 29, 0.4},
+      {30, 100, 30, 0.399798614114}, {30, 100, 65, 0.191027869822}, {30, 100, 98, 0.00020298588619},
+      {30, 100, 99, 1.6e-06},       {0, 50, 0, 0.399605347264},     {0, 50, 25, 0.187442746327},
+      {0, 50, 49, 1.6e-06},         {10, 32, 1, 0.0275790168091},   {10, 32, 10, 0.397964296519},
+      {10, 32, 21, 0.171537946197}, {113, 1000, 556, 0.199646619792}};
+  for (const Expected& e : expected) {
+    INFO("W " << e.warmup << ", T " << e.total << ", iteration " << e.iteration);
+    ScheduleConfig s = schedule(LearningRateSchedule::kOneCycle, 0.1);
+    s.warmupIterations = e.warmup;
+    s.totalIterations = e.total;
+    REQUIRE(scheduled_learning_rate(0.4, s, e.iteration) == Approx(e.rate).epsilon(1e-9));
+  }
   ScheduleConfig s = schedule(LearningRateSchedule::kOneCycle, 0.1);
   s.warmupIterations = 30;
   s.totalIterations = 100;
-  const double base = 0.4, start = base / 25.0, end = start / 1e4;
-  REQUIRE(scheduled_learning_rate(base, s, 0) == Approx(start + (base - start) / 30.0));
-  REQUIRE(scheduled_learning_rate(base, s, 14) == Approx(start + (base - start) * 15.0 / 30.0));
-  REQUIRE(scheduled_learning_rate(base, s, 29) == Approx(base));
-  REQUIRE(scheduled_learning_rate(base, s, 65) == Approx(naive_cosine(base, end, 35.0, 70.0)));
-  REQUIRE(scheduled_learning_rate(base, s, 100) == Approx(end));
+  REQUIRE(scheduled_learning_rate(0.4, s, 500) == Approx(1.6e-06));  // past the end: its end
 }
 
 TEST_CASE("resolve_schedule_length: 0 means the run; a warm-up past the end is refused",
