@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,6 +151,35 @@ std::vector<std::string> unread_key_notes(const Config& config) {
         fmt::format("updater.{} ({}) has no effect: updater.type {} does not read it; "
                     "it is {}",
                     k.key, u.*k.value, enum_name(u.type), k.readers));
+  }
+  // The schedule's keys its type does not read: minLearningRate under step decayed below it
+  // anyway, without a word.
+  static const std::map<std::string, std::pair<std::vector<LearningRateSchedule>, const char*>>
+      kScheduleReaders = {
+          {"gamma",
+           {{LearningRateSchedule::kStep, LearningRateSchedule::kExponential,
+             LearningRateSchedule::kInverse},
+            "step's, exponential's and inverse's"}},
+          {"power", {{LearningRateSchedule::kInverse}, "inverse's"}},
+          {"step", {{LearningRateSchedule::kStep}, "step's"}},
+          {"totalIterations",
+           {{LearningRateSchedule::kCosine, LearningRateSchedule::kOneCycle},
+            "cosine's and oneCycle's"}},
+          {"minLearningRate", {{LearningRateSchedule::kCosine}, "cosine's"}},
+          {"divFactor", {{LearningRateSchedule::kOneCycle}, "oneCycle's"}},
+          {"finalDivFactor", {{LearningRateSchedule::kOneCycle}, "oneCycle's"}}};
+  Config unscheduled = config;
+  unscheduled.schedule = ScheduleConfig{};
+  unscheduled.schedule.type = config.schedule.type;
+  for (const std::string& key : changed_section_keys(config, unscheduled, "learningRateSchedule")) {
+    const auto readers = kScheduleReaders.find(key);
+    if (readers == kScheduleReaders.end()) continue;
+    const auto& types = readers->second.first;
+    if (std::find(types.begin(), types.end(), config.schedule.type) != types.end()) continue;
+    notes.push_back(fmt::format(
+        "learningRateSchedule.{} has no effect: learningRateSchedule.type {} does not read it; "
+        "it is {}",
+        key, enum_name(config.schedule.type), readers->second.second));
   }
   if (!config.earlyStopping.enabled) {
     Config plain = config;

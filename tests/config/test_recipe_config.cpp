@@ -190,4 +190,16 @@ TEST_CASE("keys nothing reads under the other settings are noted, not refused", 
             load(kNetwork, {"earlyStopping.enabled=true", "earlyStopping.patience=3"}))
             .empty());
   CHECK(dl::unread_key_notes(load(kNetwork, {"updater.type=sgd"})).empty());
+  // A schedule's keys its type does not read (minLearningRate under step decayed below it).
+  CHECK(dl::unread_key_notes(load(kNetwork, {"learningRateSchedule={type: step, step: 10, "
+                                             "minLearningRate: 0.001, divFactor: 10}"})) ==
+        std::vector<std::string>{
+            "learningRateSchedule.minLearningRate has no effect: learningRateSchedule.type step "
+            "does not read it; it is cosine's",
+            "learningRateSchedule.divFactor has no effect: learningRateSchedule.type step does "
+            "not read it; it is oneCycle's"});
+  CHECK(dl::unread_key_notes(load(kNetwork, {"learningRateSchedule={type: oneCycle, "
+                                             "totalIterations: 100, divFactor: 10, "
+                                             "warmupIterations: 5}"}))
+            .empty());
 }
