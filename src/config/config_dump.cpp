@@ -15,6 +15,29 @@ std::string dump_config_yaml(const Config& config) {
   return std::string(out.c_str()) + "\n";
 }
 
+namespace {
+
+void flatten(const YAML::Node& node, const std::string& key,
+             std::map<std::string, std::string>& out) {
+  if (node.IsMap()) {
+    for (const auto& entry : node)
+      flatten(entry.second, (key.empty() ? "" : key + ".") + entry.first.as<std::string>(), out);
+  } else if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size(); ++i)
+      flatten(node[i], key + "." + std::to_string(i), out);
+  } else {
+    out[key] = node.IsNull() ? "~" : node.as<std::string>();
+  }
+}
+
+}  // namespace
+
+std::map<std::string, std::string> flat_config(const Config& config) {
+  std::map<std::string, std::string> values;
+  flatten(YAML::Load(dump_config_yaml(config)), "", values);
+  return values;
+}
+
 std::uint64_t config_hash(const Config& config) {
   return fnv1a(dump_config_yaml(config));
 }

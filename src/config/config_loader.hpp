@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ Config load_config_string(const std::string& yaml_text, const std::string& sourc
 // learning rate as its effective value, keys in a stable order. Loading it again gives an equal
 // Config (except sourcePath and the layers' source locations).
 std::string dump_config_yaml(const Config& config);
+
+// dump_config_yaml's values by dotted path ("updater.learningRate", "layers.0.dense.nOut"), a
+// null one as "~": for naming the keys in which two configs differ.
+std::map<std::string, std::string> flat_config(const Config& config);
 
 // A stable 64-bit hash (FNV-1a) of dump_config_yaml's text: equal configs hash equal whatever
 // file they came from; checkpoints and ranks compare it.

@@ -1,11 +1,13 @@
 #include "train/rank_agreement.hpp"
 
 #include <cstdint>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "core/epoch_number.hpp"
 #include "core/hash.hpp"
+#include "config/config_loader.hpp"
 #include "core/split_text.hpp"
 #include "report/build_info.hpp"
 
@@ -28,13 +30,57 @@ std::string differences(const std::vector<RankFact>& facts, const std::vector<st
     const std::string& mine = i + 1 < other.size() ? other[i + 1] : std::string("(none)");
     if (mine == root[i + 1]) continue;
     if (first == nullptr) first = &facts[i];
-    text += fmt::format("{}{}: {} (rank 0: {})", text.empty() ? "" : "; ", facts[i].name, mine,
-                        root[i + 1]);
+    text += text.empty() ? "" : "; ";
+    text += facts[i].describe_difference != nullptr
+                ? fmt::format("{}: {}", facts[i].name, facts[i].describe_difference(mine, root[i + 1]))
+                : fmt::format("{}: {} (rank 0: {})", facts[i].name, mine, root[i + 1]);
   }
   return text;
 }
 
+// A fact's value holds no newline: the config's keys are split by the unit separator, and a
+// newline inside a value is written as \n.
+constexpr char kKeySeparator = '\x1f';
+
+std::map<std::string, std::string> unpack_config(const std::string& value) {
+  std::map<std::string, std::string> keys;
+  for (const std::string& entry : split_text(value, kKeySeparator)) {
+    const std::size_t equals = entry.find('=');
+    if (equals != std::string::npos) keys[entry.substr(0, equals)] = entry.substr(equals + 1);
+  }
+  return keys;
+}
+
 }  // namespace
+
+std::string config_fact_value(const Config& config) {
+  std::string value;
+  for (const auto& [key, text] : flat_config(config)) {
+    std::string one_line;
+    for (const char c : text) one_line += c == '\n' ? std::string("\\n") : std::string(1, c);
+    value += (value.empty() ? "" : std::string(1, kKeySeparator)) + key + "=" + one_line;
+  }
+  return value;
+}
+
+std::string config_difference(const std::string& mine, const std::string& root) {
+  constexpr std::size_t kKeysNamed = 3;
+  const std::map<std::string, std::string> a = unpack_config(mine), b = unpack_config(root);
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : a)
+    if (b.count(key) == 0 || b.at(key) != value) keys.push_back(key);
+  for (const auto& [key, value] : b)
+    if (a.count(key) == 0) keys.push_back(key);
+  std::string text;
+  for (std::size_t i = 0; i < keys.size() && i < kKeysNamed; ++i) {
+    const auto here = a.find(keys[i]), there = b.find(keys[i]);
+    text += fmt::format("{}{}: {} (rank 0: {})", i == 0 ? "" : ", ", keys[i],
+                        here == a.end() ? "(none)" : here->second,
+                        there == b.end() ? "(none)" : there->second);
+  }
+  if (keys.size() > kKeysNamed) text += fmt::format(" and {} more", keys.size() - kKeysNamed);
+  return text;
+}
 
 void check_ranks_agree(ProcessGroup& processes, const std::vector<RankFact>& facts) {
   if (processes.size() == 1) return;

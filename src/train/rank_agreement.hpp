@@ -28,7 +28,15 @@ void check_replicas_agree(ProcessGroup& processes, Model& model, int epoch);
 // "1500 samples of 28x28x1, content hash 0123456789abcdef"
   ExitCode code;      // what a difference exits with (README, exit codes)
   std::string fix;    // "give every rank the same data files"
+  // How a difference is said, from this rank's value and rank 0's; unset: "value (rank 0:
+  // value)". The config's value is its every key, said as the keys that differ.
+  std::string (*describe_difference)(const std::string& mine, const std::string& root) = nullptr;
 };
+
+// A config as a fact's value (every key and its value, on one line), and its difference from
+// rank 0's as "seed: 2 (rank 0: 1); batchSize: ...".
+std::string config_fact_value(const Config& config);
+std::string config_difference(const std::string& mine, const std::string& root);
 
 // Collective: every rank calls it with the same facts, in the same order. Rank 0 throws an Error
 // with the first differing fact's code, naming every fact that differs on the first rank that

@@ -29,18 +29,6 @@ bool decides_data_order(const std::string& key) {
   return false;
 }
 
-void flatten(const YAML::Node& node, const std::string& key,
-             std::map<std::string, std::string>& out) {
-  if (node.IsMap()) {
-    for (const auto& entry : node)
-      flatten(entry.second, (key.empty() ? "" : key + ".") + entry.first.as<std::string>(), out);
-  } else if (node.IsSequence()) {
-    for (std::size_t i = 0; i < node.size(); ++i)
-      flatten(node[i], key + "." + std::to_string(i), out);
-  } else if (decides_data_order(key)) {
-    out[key] = node.IsNull() ? "~" : node.as<std::string>();
-  }
-}
 
 // Of those, the keys that decide what a trained network computes: a model file records only these.
 // A layer's weightInit, batch normalization's decay and dropOut act while training alone, so a
@@ -91,7 +79,8 @@ void spell_out_layer_defaults(std::map<std::string, std::string>& keys) {
 
 std::map<std::string, std::string> resume_keys(const Config& config, int ranks) {
   std::map<std::string, std::string> keys;
-  flatten(YAML::Load(dump_config_yaml(config)), "", keys);
+  for (auto& [key, value] : flat_config(config))
+    if (decides_data_order(key)) keys.emplace(key, std::move(value));
   spell_out_layer_defaults(keys);
   keys[kRanksKey] = std::to_string(ranks);
   return keys;

@@ -61,8 +61,9 @@ void check_same_config_and_build(const Config& config, ProcessGroup& processes) 
   const BuildInfo& build = build_info();
   check_ranks_agree(
       processes,
-      {{"resolved config", fmt::format("hash {:016x}", config_hash(config)), ExitCode::kConfigError,
-        "start every rank with the same config file and the same --set overrides"},
+      {{"resolved config", config_fact_value(config), ExitCode::kConfigError,
+        "start every rank with the same config file and the same --set overrides",
+        config_difference},
        {"build",
         fmt::format("dl-train {} ({}, {}, {})", build.version, build.git_commit, build.build_type,
                     build.compiler),

@@ -59,6 +59,7 @@ two_ranks 4 "$WORK/c" "$WORK/d" \
   "checkpoint to resume from: none: starting from the beginning \(rank 0: run/checkpoints/" \
   "a file system every rank sees" --
 
-# Different --set overrides on the two ranks.
-two_ranks 2 "$WORK/a" "$WORK/a" "resolved config: hash [0-9a-f]{16} \(rank 0: hash" \
-  "the same --set overrides" -- --set seed=7
+# Different --set overrides on the two ranks: the keys that differ are named with both values
+# (it named two hashes of the configs).
+two_ranks 2 "$WORK/a" "$WORK/a" "resolved config: batchSize: 16 \(rank 0: [0-9]+\), seed: 7 \(rank 0: [0-9]+\)" \
+  "the same --set overrides" -- --set seed=7 --set batchSize=16
