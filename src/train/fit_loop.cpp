@@ -323,14 +323,24 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
     outcome.test_accuracy = test->evaluation.accuracy();
   }
   std::vector<RankSummary> ranks = gather_ranks(outcome);
-  if (listeners_.empty()) return outcome;
+  if (!listeners_.empty()) notify_finish(outcome, stopped_by, next_epoch, test, std::move(ranks));
+  // Every rank leaves once rank 0 has written the run's end: a signal to another rank in between
+  // found its handlers given back and ended it (143), failing a job that had completed. A
+  // diverged run's ranks do not end together, and wait for none.
+  if (!diverged && processes_.size() > 1) processes_.barrier();
+  return outcome;
+}
+
+void FitLoop::notify_finish(const TrainOutcome& outcome, const std::string& stopped_by,
+                            int next_epoch, const std::optional<EvaluationResult>& test,
+                            std::vector<RankSummary> ranks) {
   RankSummary& mine = ranks.front();
   RunEnd end;
   end.test = test ? &*test : nullptr;
   end.test_in_epoch_record = progress_.iteration == test_logged_iteration_;
   end.outcome = outcome;
   end.stopped_by = stopped_by;
-  end.diverged = diverged;
+  end.diverged = outcome.exit_code == ExitCode::kDiverged;
   end.stop_signal = stop_signal_;
   end.next_epoch = next_epoch;
   end.peak_rss_bytes = mine.peak_rss_bytes;
@@ -339,7 +349,6 @@ TrainOutcome FitLoop::finish(TrainOutcome outcome, int next_epoch, const std::st
   end.non_finite_skips = job_non_finite_skips(ranks, config_.parallel.mode);
   end.ranks = std::move(ranks);
   notify(&TrainingListener::on_finish, end);
-  return outcome;
 }
 
 // This process's memory and loss scaling, with every rank's on rank 0 (the others: their own).

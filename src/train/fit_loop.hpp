@@ -47,6 +47,9 @@ class FitLoop {
   TrainOutcome finish(TrainOutcome outcome, int next_epoch, const std::string& stopped_by);
   std::optional<RunEnd::LossScaling> loss_scaling_summary();
   std::int64_t local_non_finite_skips();
+  // The listeners' on_finish (rank 0), with every rank's summary.
+  void notify_finish(const TrainOutcome& outcome, const std::string& stopped_by, int next_epoch,
+                     const std::optional<EvaluationResult>& test, std::vector<RankSummary> ranks);
   std::vector<RankSummary> gather_ranks(const TrainOutcome& outcome);
 
   const Config& config_;
