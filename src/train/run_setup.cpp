@@ -203,6 +203,24 @@ void check_training_threads_start(const ThreadBudget& budget, BackendKind kind,
                       [&](int i) { return names[static_cast<std::size_t>(i)]; });
 }
 
+// Several averaging workers meet only every averagingFrequency rounds (and at each epoch's end):
+// a checkpoint every N iterations, SIGUSR1's checkpoint and a stop signal's wait for the next
+// meeting, since a checkpoint holds the averaged replicas. Said where the checkpoints asked for
+// fall between meetings (a job expecting one every 5 iterations got one per epoch).
+std::string averaging_meeting_note(const Config& config, int ranks) {
+  const ParallelConfig& p = config.parallel;
+  const std::int64_t every = config.output.checkpointEveryIterations;
+  if (p.mode != ParallelMode::kAveraging || p.workers * ranks == 1 || every == 0 ||
+      every % p.averagingFrequency == 0)
+    return {};
+  return fmt::format(
+      "output.checkpointEveryIterations {} falls between the workers' averaging points (every "
+      "parallel.averagingFrequency = {} rounds, and each epoch's end): checkpoints, and the "
+      "checkpoint of a stop signal or SIGUSR1, are written at the next averaging point; set "
+      "checkpointEveryIterations to a multiple of averagingFrequency",
+      every, p.averagingFrequency);
+}
+
 void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setup) {
   RunInfo& info = setup.info;
   // One line, so the summary's provenance names both libraries.
@@ -214,6 +232,8 @@ void build_trainer(const Config& config, ProcessGroup& processes, RunSetup& setu
   if (processes.is_root()) {
     for (const std::string& note : unread_key_notes(config))
       std::cerr << "dl-train: note: " << note << "\n";
+    const std::string meeting = averaging_meeting_note(config, processes.size());
+    if (!meeting.empty()) std::cerr << "dl-train: note: " << meeting << "\n";
     std::cerr << reading_note_lines({setup.train.get(), setup.test.get()});
   }
   if (processes.is_root() && !backend.why_not_gpu.empty()) {

@@ -122,3 +122,16 @@ for command in validate train; do
 done
 mapfile -t tiny < <(small_args "$WORK/data" "$WORK/tiny" data.trainLimit=5 data.validationSplit=0.1)
 expect_failure 3 "validationSplit 0.1 of 5 training samples holds back 0" -- "$DL_TRAIN" "${tiny[@]}"
+# Averaging workers meet every averagingFrequency rounds; checkpoints asked for in between wait for
+# the next meeting, which the start says (a job expecting one every 5 iterations got one per
+# epoch, silently). A multiple of the frequency, or one worker, says nothing.
+for every in 5 6; do
+  mapfile -t meet < <(small_args "$WORK/data" "$WORK/meet-$every" data.trainLimit=320 \
+    parallel.workers=2 parallel.mode=averaging parallel.averagingFrequency=3 \
+    "output.checkpointEveryIterations=$every")
+  "$DL_TRAIN" "${meet[@]}" >/dev/null 2>"$WORK/meet-$every.err" || fail "averaging every 3: $(tail -2 "$WORK/meet-$every.err")"
+done
+grep -q "note: output.checkpointEveryIterations 5 falls between the workers' averaging points" \
+  "$WORK/meet-5.err" || fail "no note of checkpoints between averaging points: $(cat "$WORK/meet-5.err")"
+! grep -q "averaging points" "$WORK/meet-6.err" || fail "a multiple of averagingFrequency was noted"
+echo "ok: checkpoints between averaging points are noted"
