@@ -226,6 +226,13 @@ void check_no_trailing_bytes(GzInput& in, const IdxHeader& h) {
     if (got == 0) break;
     extra += got;
   }
+  // Every item is there, but the stream stops before its trailer, whose checksum tells whether
+  // the items are the ones written: the file was cut off in its last bytes (it was accepted).
+  if (in.stream_cut_off())
+    throw DataError(fmt::format(
+        "{}: the gzip stream ends before its trailer (the checksum of the {} {}): the file was "
+        "cut off; {}",
+        in.path(), h.count, kind_noun(h.kind), in.damaged_fix()));
   if (extra == 0) return;
   throw DataError(
       fmt::format("{}: {} unexpected byte(s) follow the {} {} the header declares; the "

@@ -270,6 +270,22 @@ TEST_CASE("IDX reader rejects trailing bytes unless a limit stops it early", "[i
   CHECK(dl::read_idx_labels(path, kCount - 1).size() == kCount - 1);
 }
 
+TEST_CASE("IDX reader refuses a gzip file cut in its trailer, every item there", "[idx][errors]") {
+  dl::test::TempDir dir;
+  const Bytes gz = dl::test::gzip_bytes(dl::test::idx_labels(some_labels()));
+  constexpr std::size_t kTrailerBytes = 8;  // CRC-32 and length: what tells the data is whole
+  for (const std::size_t cut : {kTrailerBytes, std::size_t{3}}) {
+    INFO("cut " << cut);
+    const std::string path = dir.file("cut-trailer-" + std::to_string(cut) + ".gz");
+    dl::test::write_plain(path, Bytes(gz.begin(), gz.end() - static_cast<long>(cut)));
+    CHECK_THAT(data_error_message([&] { dl::read_idx_labels(path); }),
+               Contains(path) && Contains("the gzip stream ends before its trailer") &&
+                   Contains("the file was cut off"));
+    // A limit that stops early reads no further, as for trailing bytes.
+    CHECK(dl::read_idx_labels(path, kCount - 1).size() == kCount - 1);
+  }
+}
+
 TEST_CASE("IDX reader passes on zlib's message for corrupt gzip data", "[idx][errors]") {
   dl::test::TempDir dir;
   const Bytes valid = dl::test::idx_images(kCount, kRows, kCols, some_pixels());
