@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 #include <stdexcept>
@@ -90,6 +92,17 @@ SavedModel load_saved_model(const std::string& model_path, const std::string& co
         "{}: saved from a different network than {} describes ({}); pass the config the model "
         "was trained with",
         model_path, saved.config_path, fmt::join(changed, "; ")));
+  }
+  // A model of NaN or Inf weights predicts NaN for everything: predict wrote "class 0" beside NaN
+  // probabilities, exit 0. Training saves none (a diverged run stops first), so it is damage.
+  const auto not_finite =
+      std::count_if(saved.state.parameters.begin(), saved.state.parameters.end(),
+                    [](float value) { return !std::isfinite(value); });
+  if (not_finite > 0) {
+    throw CheckpointError(fmt::format(
+        "{}: {} of its {} parameters are not finite (NaN or Inf), so everything it computes "
+        "would be; the file is damaged or not dl-train's: use another checkpoint of the run",
+        model_path, not_finite, saved.state.parameters.size()));
   }
   const auto names = saved.state.metadata.find(kClassNamesKey);
   if (names != saved.state.metadata.end()) {
