@@ -202,7 +202,7 @@ void FitLoop::check_score_finite(const SyncPoint& point, double score) {
     return;
   const char* why = !parameters_finite ? ": the parameters are not finite"
                     : !std::isfinite(l2)
-                        ? ": its L2 term overflowed, so the parameters grew past float's range"
+                        ? ": its L2 term overflowed (the sum of the squared weights passed float's range: weights of 1e19 or more)"
                         : "";
   throw DivergenceError(fmt::format(
       "epoch {}, iteration {}: the score is not finite (NaN or Inf){}; lower updater.learningRate",
