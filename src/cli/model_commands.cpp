@@ -123,7 +123,7 @@ int run_predict(const PredictOptions& options) {
   const Config& config = saved.config;
   const DataFormatKind& format = input_format(options, config);
   refuse_command_output(options.output_path, "--output",
-                              saved_model_inputs(saved, {{"--input", options.input_path}}));
+                        saved_model_inputs(saved, {{"--input", options.input_path}}));
   Dataset images = load_input(options, format, saved);
   images.set_pipeline(saved.input);
   // A folder of class folders is labelled by them: they must be the model's classes.

@@ -43,7 +43,6 @@ std::vector<NamedInput> saved_model_inputs(const SavedModel& saved,
 // `report -o runs/a/model.dlm` its trained model. `own_name` is the one run file the command
 // itself writes (report's report.html), allowed.
 void refuse_command_output(const std::string& output, const std::string& option,
-                           const std::vector<NamedInput>& inputs,
-                           const std::string& own_name = {});
+                           const std::vector<NamedInput>& inputs, const std::string& own_name = {});
 
 }  // namespace dl

@@ -201,19 +201,19 @@ void refuse_other_formats_keys(const ReadContext& ctx, const std::string& path,
 Field<Config> data_section_field() {
   Field<Config> field{
       "data",
-          [](ReadContext& ctx, const std::string& path, const YAML::Node& node, Config& c) {
-            if (node.IsMap()) {
-              const YAML::Node& section = node;
-              const YAML::Node format = section["format"];
-              if (format) data_format_field().read(ctx, join_path(path, "format"), format, c.data);
-            }
-            const FieldTable<DataConfig> table = data_fields(c.data.format);
-            if (node.IsMap()) refuse_other_formats_keys(ctx, path, node, table, c.data.format);
-            read_fields(ctx, path, node, table, c.data);
-          },
-          [](YAML::Emitter& out, const Config& c) {
-            write_fields(out, data_fields(c.data.format), c.data);
-          }};
+      [](ReadContext& ctx, const std::string& path, const YAML::Node& node, Config& c) {
+        if (node.IsMap()) {
+          const YAML::Node& section = node;
+          const YAML::Node format = section["format"];
+          if (format) data_format_field().read(ctx, join_path(path, "format"), format, c.data);
+        }
+        const FieldTable<DataConfig> table = data_fields(c.data.format);
+        if (node.IsMap()) refuse_other_formats_keys(ctx, path, node, table, c.data.format);
+        read_fields(ctx, path, node, table, c.data);
+      },
+      [](YAML::Emitter& out, const Config& c) {
+        write_fields(out, data_fields(c.data.format), c.data);
+      }};
   // Every format's keys: a misplaced data key is named whichever format the config has.
   field.nested_keys = [] {
     std::set<std::string> keys;

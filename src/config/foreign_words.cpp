@@ -114,20 +114,21 @@ std::optional<std::string_view> foreign_name_fix(std::string_view kind, std::str
                  {{"mean_squared_error", "mseloss"}, "write mse"}},
                 text);
   if (kind == "key")
-    return find({{{"lr", "learning_rate"},
-                  "write updater.learningRate (updater: {type: sgd, learningRate: 0.1})"},
-                 {{"optimizer", "optim", "solver"}, "write updater (updater: {type: adam})"},
-                 {{"batch_size", "batch", "minibatch", "minibatchsize"}, "write batchSize"},
-                 {{"num_epochs", "max_epochs", "nb_epoch", "n_epochs", "numepochs"},
-                  "write epochs"},
-                 {{"weight_decay"},
-                  "write l2 (PyTorch's weight_decay with SGD or Adam: an L2 term on the "
-                  "gradient), or updater.weightDecay with updater.type: adamw"}},
-                text);
+    return find(
+        {{{"lr", "learning_rate"},
+          "write updater.learningRate (updater: {type: sgd, learningRate: 0.1})"},
+         {{"optimizer", "optim", "solver"}, "write updater (updater: {type: adam})"},
+         {{"batch_size", "batch", "minibatch", "minibatchsize"}, "write batchSize"},
+         {{"num_epochs", "max_epochs", "nb_epoch", "n_epochs", "numepochs"}, "write epochs"},
+         {{"weight_decay"},
+          "write l2 (PyTorch's weight_decay with SGD or Adam: an L2 term on the "
+          "gradient), or updater.weightDecay with updater.type: adamw"}},
+        text);
   if (kind == "backend")
-    return find({{{"gpu", "nvidia", "device"}, "write cuda (or auto: the GPUs when one is visible)"},
-                 {{"host", "openblas", "onednn"}, "write cpu"}},
-                text);
+    return find(
+        {{{"gpu", "nvidia", "device"}, "write cuda (or auto: the GPUs when one is visible)"},
+         {{"host", "openblas", "onednn"}, "write cpu"}},
+        text);
   if (kind == "data format")
     return find({{{"mnist", "fashion-mnist", "fashion_mnist", "fashionmnist", "emnist", "ubyte"},
                   "write idx (the format of MNIST's and Fashion-MNIST's files)"},

@@ -155,19 +155,18 @@ std::vector<std::string> unread_key_notes(const Config& config) {
   // The schedule's keys its type does not read: minLearningRate under step decayed below it
   // anyway, without a word.
   static const std::map<std::string, std::pair<std::vector<LearningRateSchedule>, const char*>>
-      kScheduleReaders = {
-          {"gamma",
-           {{LearningRateSchedule::kStep, LearningRateSchedule::kExponential,
-             LearningRateSchedule::kInverse},
-            "step's, exponential's and inverse's"}},
-          {"power", {{LearningRateSchedule::kInverse}, "inverse's"}},
-          {"step", {{LearningRateSchedule::kStep}, "step's"}},
-          {"totalIterations",
-           {{LearningRateSchedule::kCosine, LearningRateSchedule::kOneCycle},
-            "cosine's and oneCycle's"}},
-          {"minLearningRate", {{LearningRateSchedule::kCosine}, "cosine's"}},
-          {"divFactor", {{LearningRateSchedule::kOneCycle}, "oneCycle's"}},
-          {"finalDivFactor", {{LearningRateSchedule::kOneCycle}, "oneCycle's"}}};
+      kScheduleReaders = {{"gamma",
+                           {{LearningRateSchedule::kStep, LearningRateSchedule::kExponential,
+                             LearningRateSchedule::kInverse},
+                            "step's, exponential's and inverse's"}},
+                          {"power", {{LearningRateSchedule::kInverse}, "inverse's"}},
+                          {"step", {{LearningRateSchedule::kStep}, "step's"}},
+                          {"totalIterations",
+                           {{LearningRateSchedule::kCosine, LearningRateSchedule::kOneCycle},
+                            "cosine's and oneCycle's"}},
+                          {"minLearningRate", {{LearningRateSchedule::kCosine}, "cosine's"}},
+                          {"divFactor", {{LearningRateSchedule::kOneCycle}, "oneCycle's"}},
+                          {"finalDivFactor", {{LearningRateSchedule::kOneCycle}, "oneCycle's"}}};
   Config unscheduled = config;
   unscheduled.schedule = ScheduleConfig{};
   unscheduled.schedule.type = config.schedule.type;

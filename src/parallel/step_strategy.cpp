@@ -142,10 +142,9 @@ class AveragingStep final : public StepStrategy {
     if (w.samples == 0) return;
     // A finite loss can still give a non-finite gradient (3e27 overflowing in the backward
     // pass): applied, it made every parameter NaN.
-    if (skip_non_finite_ &&
-        (!std::isfinite(r.read(w.loss)) ||
-         (!r.scaler->dynamic() && !r.backend->all_finite(r.parameter_count(),
-                                                         r.model->gradients())))) {
+    if (skip_non_finite_ && (!std::isfinite(r.read(w.loss)) ||
+                             (!r.scaler->dynamic() &&
+                              !r.backend->all_finite(r.parameter_count(), r.model->gradients())))) {
       r.scaler->on_non_finite_skip();
       return;
     }

@@ -196,9 +196,10 @@ std::string confusion(const RunRecord& run) {
   const std::string heatmap =
       rows.size() <= kMostHeatmapClasses
           ? svg_confusion_heatmap(rows, names)
-          : fmt::format("<p class=\"muted\">{} classes: the confusion matrix is drawn for at most "
-                        "{}; it is in evaluation.json.</p>\n",
-                        rows.size(), kMostHeatmapClasses);
+          : fmt::format(
+                "<p class=\"muted\">{} classes: the confusion matrix is drawn for at most "
+                "{}; it is in evaluation.json.</p>\n",
+                rows.size(), kMostHeatmapClasses);
   return heatmap + per_class_table(run.evaluation, names);
 }
 

@@ -37,8 +37,8 @@ std::string event_file_name_now();
 
 class TensorBoardWriter {
  public:
-  // A new event file in `directory` (created when missing), named by event_file_name, starting with the version record. Throws IoError when it cannot be written,
-  // ConfigError when not built.
+  // A new event file in `directory` (created when missing), named by event_file_name, starting with
+  // the version record. Throws IoError when it cannot be written, ConfigError when not built.
   explicit TensorBoardWriter(const std::string& directory);
   ~TensorBoardWriter();
   TensorBoardWriter(const TensorBoardWriter&) = delete;

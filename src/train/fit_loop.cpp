@@ -200,10 +200,10 @@ void FitLoop::check_score_finite(const SyncPoint& point, double score) {
   const double l2 = trainer_.optimizer(0).regularization_score(model.parameters());
   if (config_.onNonFiniteLoss == NonFiniteAction::kSkip && std::isfinite(l2) && parameters_finite)
     return;
-  const char* why = !parameters_finite ? ": the parameters are not finite"
-                    : !std::isfinite(l2)
-                        ? ": its L2 term overflowed (the sum of the squared weights passed float's range: weights of 1e19 or more)"
-                        : "";
+  const char* why = !parameters_finite   ? ": the parameters are not finite"
+                    : !std::isfinite(l2) ? ": its L2 term overflowed (the sum of the squared "
+                                           "weights passed float's range: weights of 1e19 or more)"
+                                         : "";
   throw DivergenceError(fmt::format(
       "epoch {}, iteration {}: the score is not finite (NaN or Inf){}; lower updater.learningRate",
       epoch_number(point.epoch), point.iteration, why));

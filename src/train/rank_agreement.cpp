@@ -5,9 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "config/config_loader.hpp"
 #include "core/epoch_number.hpp"
 #include "core/hash.hpp"
-#include "config/config_loader.hpp"
 #include "core/split_text.hpp"
 #include "report/build_info.hpp"
 
@@ -31,9 +31,10 @@ std::string differences(const std::vector<RankFact>& facts, const std::vector<st
     if (mine == root[i + 1]) continue;
     if (first == nullptr) first = &facts[i];
     text += text.empty() ? "" : "; ";
-    text += facts[i].describe_difference != nullptr
-                ? fmt::format("{}: {}", facts[i].name, facts[i].describe_difference(mine, root[i + 1]))
-                : fmt::format("{}: {} (rank 0: {})", facts[i].name, mine, root[i + 1]);
+    text +=
+        facts[i].describe_difference != nullptr
+            ? fmt::format("{}: {}", facts[i].name, facts[i].describe_difference(mine, root[i + 1]))
+            : fmt::format("{}: {} (rank 0: {})", facts[i].name, mine, root[i + 1]);
   }
   return text;
 }

@@ -29,7 +29,6 @@ bool decides_data_order(const std::string& key) {
   return false;
 }
 
-
 // Of those, the keys that decide what a trained network computes: a model file records only these.
 // A layer's weightInit, batch normalization's decay and dropOut act while training alone, so a
 // config that changes them still describes the saved model.

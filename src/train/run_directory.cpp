@@ -64,8 +64,8 @@ bool process_exists(pid_t pid) {
 
 // What a directory holds, sorted into dl-train's own files and everything else.
 struct Contents {
-  bool marker = false;          // the marker, a regular file
-  bool marker_present = false;  // an entry of the marker's name, whatever its type
+  bool marker = false;               // the marker, a regular file
+  bool marker_present = false;       // an entry of the marker's name, whatever its type
   bool has_run = false;              // anything besides the marker and the lock
   std::vector<fs::path> own;         // deletable by --overwrite (checkpoints/ as its files)
   std::vector<std::string> foreign;  // names, relative to the directory
@@ -96,12 +96,17 @@ std::string unusable_subdirectory(const fs::path& entry, fs::file_type type) {
 
 const char* file_type_words(fs::file_type type) {
   switch (type) {
-    case fs::file_type::directory: return "a folder";
-    case fs::file_type::fifo: return "a FIFO (named pipe)";
-    case fs::file_type::socket: return "a socket";
+    case fs::file_type::directory:
+      return "a folder";
+    case fs::file_type::fifo:
+      return "a FIFO (named pipe)";
+    case fs::file_type::socket:
+      return "a socket";
     case fs::file_type::block:
-    case fs::file_type::character: return "a device";
-    default: return "not a regular file";
+    case fs::file_type::character:
+      return "a device";
+    default:
+      return "not a regular file";
   }
 }
 

@@ -59,15 +59,14 @@ RunDirectory open_run_directory(const Config& config, const TrainOptions& option
 // Before anything else is read: the config (after --set) and the binary.
 void check_same_config_and_build(const Config& config, ProcessGroup& processes) {
   const BuildInfo& build = build_info();
-  check_ranks_agree(
-      processes,
-      {{"resolved config", config_fact_value(config), ExitCode::kConfigError,
-        "start every rank with the same config file and the same --set overrides",
-        config_difference},
-       {"build",
-        fmt::format("dl-train {} ({}, {}, {})", build.version, build.git_commit, build.build_type,
-                    build.compiler),
-        ExitCode::kConfigError, "run the same dl-train binary on every rank"}});
+  check_ranks_agree(processes,
+                    {{"resolved config", config_fact_value(config), ExitCode::kConfigError,
+                      "start every rank with the same config file and the same --set overrides",
+                      config_difference},
+                     {"build",
+                      fmt::format("dl-train {} ({}, {}, {})", build.version, build.git_commit,
+                                  build.build_type, build.compiler),
+                      ExitCode::kConfigError, "run the same dl-train binary on every rank"}});
 }
 
 using FoundCheckpoint = std::optional<std::pair<std::string, CheckpointState>>;

@@ -184,7 +184,7 @@ struct RunEnd {
   std::vector<std::string> memory_reports;  // per local worker; empty where a backend has none
   using LossScaling = LossScalingSummary;
   std::optional<LossScaling> loss_scaling;  // when loss scaling is on
-  std::int64_t non_finite_skips = 0;         // the job's (RankSummary::non_finite_skips)
+  std::int64_t non_finite_skips = 0;        // the job's (RankSummary::non_finite_skips)
   // Every rank's summary in rank order (rank 0's alone after a divergence, which the ranks do
   // not all reach together); the figures above are rank 0's.
   std::vector<RankSummary> ranks;

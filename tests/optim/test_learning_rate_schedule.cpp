@@ -56,8 +56,7 @@ double naive_cosine(double from, double to, double t, double length) {
                      : to + (from - to) * 0.5 * (1.0 + std::cos(3.141592653589793 * t / length));
 }
 
-TEST_CASE("warm-up: linear from 0, then the schedule",
-          "[optim][schedule]") {
+TEST_CASE("warm-up: linear from 0, then the schedule", "[optim][schedule]") {
   ScheduleConfig s = schedule(LearningRateSchedule::kNone, 0.5);
   s.warmupIterations = 4;
   REQUIRE(scheduled_learning_rate(0.1, s, 0) == Approx(0.025));
@@ -96,12 +95,20 @@ TEST_CASE("oneCycle: PyTorch's OneCycleLR, rate for rate", "[optim][schedule]") 
     std::int64_t warmup, total, iteration;
     double rate;
   };
-  const Expected expected[] = {
-      {30, 100, 0, 0.016},          {30, 100, 1, 0.0171255122264},  {30, 100, 29, 0.4},
-      {30, 100, 30, 0.399798614114}, {30, 100, 65, 0.191027869822}, {30, 100, 98, 0.00020298588619},
-      {30, 100, 99, 1.6e-06},       {0, 50, 0, 0.399605347264},     {0, 50, 25, 0.187442746327},
-      {0, 50, 49, 1.6e-06},         {10, 32, 1, 0.0275790168091},   {10, 32, 10, 0.397964296519},
-      {10, 32, 21, 0.171537946197}, {113, 1000, 556, 0.199646619792}};
+  const Expected expected[] = {{30, 100, 0, 0.016},
+                               {30, 100, 1, 0.0171255122264},
+                               {30, 100, 29, 0.4},
+                               {30, 100, 30, 0.399798614114},
+                               {30, 100, 65, 0.191027869822},
+                               {30, 100, 98, 0.00020298588619},
+                               {30, 100, 99, 1.6e-06},
+                               {0, 50, 0, 0.399605347264},
+                               {0, 50, 25, 0.187442746327},
+                               {0, 50, 49, 1.6e-06},
+                               {10, 32, 1, 0.0275790168091},
+                               {10, 32, 10, 0.397964296519},
+                               {10, 32, 21, 0.171537946197},
+                               {113, 1000, 556, 0.199646619792}};
   for (const Expected& e : expected) {
     INFO("W " << e.warmup << ", T " << e.total << ", iteration " << e.iteration);
     ScheduleConfig s = schedule(LearningRateSchedule::kOneCycle, 0.1);

@@ -135,7 +135,8 @@ TEST_CASE("evaluation.json and metrics.jsonl of other shapes than training write
   const std::pair<const char*, const char*> damaged[] = {
       {"{\"confusion\": [[]]}", "row 0 of its \"confusion\" does not hold 1 counts"},
       {"{\"confusion\": [[1, 0], null]}", "row 1 of its \"confusion\" does not hold 2 counts"},
-      {"{\"confusion\": [[1, \"2\"], [0, 1]]}", "row 0 of its \"confusion\" holds \"2\", not a count"},
+      {"{\"confusion\": [[1, \"2\"], [0, 1]]}",
+       "row 0 of its \"confusion\" holds \"2\", not a count"},
       {"{\"confusion\": [[1, -2], [0, 1]]}", "row 0 of its \"confusion\" holds -2, not a count"},
       {"{\"confusion\": [[1, 2], [0, 1]], \"f1_per_class\": [1]}",
        "its \"f1_per_class\" is not a list of 2"},

@@ -183,10 +183,10 @@ TEST_CASE(
       resumed->on_checkpoint_restore(saved, "ckpt");
       std::cerr.rdbuf(standard_error);
       if (cut)
-        CHECK_THAT(errors.str(), Contains(fmt::format(
-                                     "{}: its rows end at iteration 2, but it held rows up to "
-                                     "iteration 4 when the checkpoint was written",
-                                     log.name)));
+        CHECK_THAT(errors.str(),
+                   Contains(fmt::format("{}: its rows end at iteration 2, but it held rows up to "
+                                        "iteration 4 when the checkpoint was written",
+                                        log.name)));
       else
         CHECK(errors.str().empty());
     }

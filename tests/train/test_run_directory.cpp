@@ -327,11 +327,11 @@ TEST_CASE("a run's file that is a link, a FIFO or a folder is refused, nothing r
   fs::create_symlink(shared, dir / "scores.csv");
   for (const auto existing :
        {dl::RunDirectory::Existing::kResume, dl::RunDirectory::Existing::kOverwrite}) {
-    CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), existing),
-                      Catch::StartsWith(fmt::format("{}: is a symbolic link (to {}); dl-train "
-                                                    "writes its own file of that name",
-                                                    (dir / "scores.csv").string(),
-                                                    shared.string())));
+    CHECK_THROWS_WITH(
+        dl::RunDirectory(dir.string(), existing),
+        Catch::StartsWith(fmt::format("{}: is a symbolic link (to {}); dl-train "
+                                      "writes its own file of that name",
+                                      (dir / "scores.csv").string(), shared.string())));
   }
   CHECK(fs::is_symlink(dir / "scores.csv"));
   CHECK(read_text(shared) == "partial");
@@ -350,11 +350,12 @@ TEST_CASE("a FIFO as the marker is no marker, and is not replaced") {
   fs::create_directories(dir);
   const fs::path marker = dir / dl::RunDirectory::kMarkerName;
   REQUIRE(::mkfifo(marker.c_str(), 0644) == 0);
-  for (const auto existing : {dl::RunDirectory::Existing::kRefuse,
-                              dl::RunDirectory::Existing::kResume,
-                              dl::RunDirectory::Existing::kOverwrite}) {
-    CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), existing),
-                      Catch::Contains("is a FIFO (named pipe), and dl-train writes a regular file"));
+  for (const auto existing :
+       {dl::RunDirectory::Existing::kRefuse, dl::RunDirectory::Existing::kResume,
+        dl::RunDirectory::Existing::kOverwrite}) {
+    CHECK_THROWS_WITH(
+        dl::RunDirectory(dir.string(), existing),
+        Catch::Contains("is a FIFO (named pipe), and dl-train writes a regular file"));
   }
   touch(dir / "scores.csv");
   CHECK_THROWS_WITH(dl::RunDirectory(dir.string(), dl::RunDirectory::Existing::kResume),

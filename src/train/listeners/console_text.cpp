@@ -81,9 +81,10 @@ void print_finish(std::ostream& out, const RunEnd& end) {
   if (end.early_stopping) out << end.early_stopping->summary() << "\n";
   if (end.loss_scaling) print_loss_scaling(out, *end.loss_scaling);
   if (end.non_finite_skips > 0)
-    out << fmt::format("skipped: {} step(s), their loss or gradient not finite (onNonFiniteLoss: "
-                       "skip)\n",
-                       end.non_finite_skips);
+    out << fmt::format(
+        "skipped: {} step(s), their loss or gradient not finite (onNonFiniteLoss: "
+        "skip)\n",
+        end.non_finite_skips);
   if (end.test != nullptr)
     out << fmt::format("test set (final model): accuracy {:.4f}, loss {:.4f}\n",
                        figure(end.test->evaluation.accuracy()), figure(end.test->mean_loss));

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <optional>
 #include <sstream>
-#include <iostream>
 #include <string>
 #include <vector>
 
@@ -78,9 +78,10 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
   const auto recorded = state.metadata.find(last_row_key(path_));
   if (text && recorded != state.metadata.end() &&
       std::strtoll(recorded->second.c_str(), nullptr, 10) > last_iteration_)
-    damage.push_back(fmt::format("its rows end at iteration {}, but it held rows up to iteration "
-                                 "{} when the checkpoint was written (it was cut since)",
-                                 last_iteration_, recorded->second));
+    damage.push_back(
+        fmt::format("its rows end at iteration {}, but it held rows up to iteration "
+                    "{} when the checkpoint was written (it was cut since)",
+                    last_iteration_, recorded->second));
   if (!damage.empty()) {
     // Rows up to the checkpoint are not trained again, so what was lost of them stays lost; said
     // once, so that a reader knows why the log may have a gap.

@@ -21,8 +21,8 @@ class ScoresCsv final : public CsvLog {
     const SyncPoint& p = event.point;
     for (const ScoreRow& row : event.scores) {
       const std::string worker = row.worker < 0 ? "all" : std::to_string(row.worker);
-      append(p.iteration, fmt::format("{},{},{},{:.9g},{:.9g}", p.epoch, p.iteration, worker, figure(row.score),
-                         p.learning_rate));
+      append(p.iteration, fmt::format("{},{},{},{:.9g},{:.9g}", p.epoch, p.iteration, worker,
+                                      figure(row.score), p.learning_rate));
     }
   }
 };

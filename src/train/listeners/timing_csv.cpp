@@ -18,7 +18,8 @@ class TimingCsv final : public CsvLog {
 
   void on_sync_point(SyncEvent& event) override {
     if (!event.report) return;
-    append(event.point.iteration, fmt::format("{},{},{:.1f},{:.3f}", event.point.epoch, event.point.iteration,
+    append(event.point.iteration,
+           fmt::format("{},{},{:.1f},{:.3f}", event.point.epoch, event.point.iteration,
                        event.images_per_second, event.process_seconds));
   }
 };
