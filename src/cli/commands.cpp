@@ -27,7 +27,6 @@
 #include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "nn/model.hpp"
-#include "optim/learning_rate_schedule.hpp"
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/process_group.hpp"
 #include "parallel/thread_budget.hpp"
@@ -134,8 +133,7 @@ int run_validate(const CommonOptions& common, const ValidateFlags& flags) {
   std::string data_notes;
   if (!flags.config_only) {
     const RunData checked = load_checked_data(config);
-    // The schedule against the run's length, as training checks it (here for one process).
-    resolve_schedule_length(config.schedule, run_rounds(config, checked.train->size(), 1));
+    check_schedule_fits_run(config, checked.train->size(), 1);
     data = describe_checked_data(config, checked);
     data_notes = reading_note_lines({checked.train.get(), checked.test.get()});
   }

@@ -11,6 +11,7 @@
 #include "core/out_of_memory.hpp"
 #include "core/thread_start.hpp"
 #include "data/epoch_plan.hpp"
+#include "optim/learning_rate_schedule.hpp"
 
 namespace dl {
 
@@ -163,6 +164,10 @@ std::int64_t run_rounds(const Config& config, std::int64_t train_samples, int ra
   const EpochPlan plan(train_samples, config.batchSize, ranks * config.parallel.workers,
                        config.seed, 0, config.data.shuffle);
   return static_cast<std::int64_t>(epoch_limit(config)) * plan.rounds();
+}
+
+void check_schedule_fits_run(const Config& config, std::int64_t train_samples, int ranks) {
+  resolve_schedule_length(config.schedule, run_rounds(config, train_samples, ranks));
 }
 
 std::int64_t ParallelTrainer::rounds_per_epoch() const {

@@ -79,6 +79,9 @@ std::string worker_thread_name(int w);
 // The rounds (optimizer steps) of a whole run of `config` on `train_samples` samples over `ranks`
 // processes: what a learning-rate schedule without totalIterations spans.
 std::int64_t run_rounds(const Config& config, std::int64_t train_samples, int ranks);
+// The learning-rate schedule against that length, as the trainer's optimizers check it: a
+// ConfigError for a warm-up as long as the run (validate passed one that training refused).
+void check_schedule_fits_run(const Config& config, std::int64_t train_samples, int ranks);
 
 class ParallelTrainer {
  public:
