@@ -21,6 +21,7 @@
 #include <new>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -272,6 +273,11 @@ int run_command(int argc, char** argv) {
   std::unique_ptr<dl::ProcessGroup> processes;
   const auto fail = [&](int code, const std::string& message) {
     const bool several = processes != nullptr && processes->size() > 1;
+    // An error every rank meets alike (a config or data file all share) was printed once per
+    // rank, with the launcher's noise of several aborts at once. Rank 0 says it and ends the job
+    // at once; another rank first leaves rank 0 the time to, and speaks only when it is alone.
+    constexpr std::chrono::milliseconds kLeaveItToRankZero{1500};
+    if (several && processes->rank() != 0) std::this_thread::sleep_for(kLeaveItToRankZero);
     const std::string who = several ? "rank " + std::to_string(processes->rank()) + ": " : "";
     std::cerr << "dl-train: " << who << message << "\n";
     if (several) processes->abort_job(code);

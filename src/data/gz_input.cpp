@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "core/out_of_memory.hpp"
 #include "io/file_access.hpp"
 
 namespace dl {
@@ -44,8 +45,12 @@ GzInput::GzInput(const std::string& path, const ExpectedFile& expected) : path_(
   errno = 0;
   file_ = gzdopen(input.fd(), "rb");
   if (file_ == nullptr) {
-    throw DataError(fmt::format("{}: cannot open: {}; check the path", path,
-                                errno != 0 ? std::strerror(errno) : "out of memory"));
+    if (errno == 0 || errno == ENOMEM)
+      throw Error(ExitCode::kOutOfMemory,
+                  fmt::format("out of memory opening {} (zlib's buffers); {}", path,
+                              out_of_memory_advice()));
+    throw DataError(
+        fmt::format("{}: cannot open: {}; check the path", path, std::strerror(errno)));
   }
   input.release();
   gzbuffer(file_, kGzBufferBytes);
@@ -68,6 +73,13 @@ std::size_t GzInput::read(void* dst, std::size_t n) {
       if (zerr == Z_ERRNO) {
         throw DataError(fmt::format("{}: read error: {}; check the file and the disk", path_,
                                     std::strerror(errno)));
+      }
+      // zlib's own buffers could not be had (ulimit -v, a full machine): nothing is wrong with
+      // the file, which "corrupt gzip data" and exit 3 said it was.
+      if (zerr == Z_MEM_ERROR) {
+        throw Error(ExitCode::kOutOfMemory,
+                    fmt::format("out of memory decompressing {} (zlib's buffers); {}", path_,
+                                out_of_memory_advice()));
       }
       // A failed gzread hands out none of the bytes it decoded before the damage, and a
       // checksum is checked after the whole stream: a count would only be of earlier reads.

@@ -330,8 +330,8 @@ void resize_for_section(std::vector<T>& buffer, std::uint64_t count, const std::
     const MemoryLimit memory = host_memory_limit();
     throw Error(
         ExitCode::kOutOfMemory,
-        fmt::format("{}: out of memory reading its {} ({} of host memory may be used: "
-                    "{}); read the file where more memory is free",
+        fmt::format("out of memory reading {} ({}; {} of host memory may be used: {}); read "
+                    "the file where more memory is free",
                     context, format_bytes(bytes), format_bytes(memory.bytes), memory.source));
   }
 }

@@ -63,3 +63,16 @@ two_ranks 4 "$WORK/c" "$WORK/d" \
 # (it named two hashes of the configs).
 two_ranks 2 "$WORK/a" "$WORK/a" "resolved config: batchSize: 16 \(rank 0: [0-9]+\), seed: 7 \(rank 0: [0-9]+\)" \
   "the same --set overrides" -- --set seed=7 --set batchSize=16
+
+# An error every rank meets alike (a data file none of them has) is said once, by rank 0: each
+# rank printed it, with the launcher's noise of several aborts at once. One rank's own error is
+# still said by that rank (the missing-file cases above).
+rc=0
+timeout "$kTimeLimitSeconds" "$MPIRUN_LOCAL" -np 3 -wdir "$WORK/a" "$DL_TRAIN" "${run_args[@]}" \
+  --set data.trainImages=/nonexistent/train.gz >"$WORK/out.txt" 2>"$WORK/err.txt" || rc=$?
+[ "$rc" = 3 ] || fail "a data file no rank has: exit $rc, want 3: $(head -3 "$WORK/err.txt")"
+[ "$(grep -c '^dl-train: ' "$WORK/err.txt")" = 1 ] ||
+  fail "an error all ranks meet, said more than once: $(grep '^dl-train: ' "$WORK/err.txt")"
+grep -q "^dl-train: rank 0: error: /nonexistent/train.gz: cannot open" "$WORK/err.txt" ||
+  fail "rank 0 did not say it: $(grep '^dl-train: ' "$WORK/err.txt")"
+echo "ok: an error all ranks meet is said once"
