@@ -86,8 +86,12 @@ void LossScaler::restore_state(const std::string& text) {
   if (!std::isfinite(scale) || scale < kMinimumScale || scale > kMaximumScale)
     fail_state(text, "holds a scale out of range");
   if (good < 0 || skipped < 0 || non_finite < 0) fail_state(text, "holds a negative count");
-  scale_ = scale;
-  good_steps_ = good;
+  // Only a dynamic scale travels: a static or no scale is the config's, which a resume may set
+  // anew (a checkpoint saved with another mode carries its own scale).
+  if (dynamic()) {
+    scale_ = scale;
+    good_steps_ = good;
+  }
   skipped_steps_ = skipped;
   non_finite_skips_ = non_finite;
 }

@@ -37,6 +37,9 @@ class LossScaler {
   // an uninterrupted one's.
   std::int64_t non_finite_skips() const { return non_finite_skips_; }
   void on_non_finite_skip() { ++non_finite_skips_; }
+  // Steps this process applied (any mode), for telling an epoch that trained nothing; not saved.
+  std::int64_t applied_steps() const { return applied_steps_; }
+  void on_applied_step() { ++applied_steps_; }
 
   // Dynamic mode only. An overflowing step: counted as skipped, the scale times backoffFactor and
   // the good-step count reset. Throws DivergenceError when the scale falls below kMinimumScale.
@@ -46,7 +49,8 @@ class LossScaler {
   void on_good_step();
 
   // The state as one line of text for a checkpoint, and back. restore_state throws
-  // CheckpointError when the text is not a state save_state wrote.
+  // CheckpointError when the text is not a state save_state wrote; it takes the scale only in
+  // dynamic mode (the others' is the config's), the counts always.
   std::string save_state() const;
   void restore_state(const std::string& text);
 
@@ -57,6 +61,7 @@ class LossScaler {
   std::int64_t good_steps_ = 0;
   std::int64_t skipped_steps_ = 0;
   std::int64_t non_finite_skips_ = 0;
+  std::int64_t applied_steps_ = 0;
 };
 
 }  // namespace dl

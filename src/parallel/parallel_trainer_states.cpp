@@ -28,7 +28,8 @@ ReplicaStates ParallelTrainer::local_replica_states() {
       if (!s.empty()) model(w).backend().download(s.data(), opt.state(), s.size() * sizeof(float));
       states.updaters.push_back(std::move(s));
     }
-    if (loss_scaler(w).dynamic()) states.loss_scalers.push_back(loss_scaler(w).save_state());
+    // Every scaler: beside a dynamic scale, each counts the steps skipped as non-finite.
+    states.loss_scalers.push_back(loss_scaler(w).save_state());
   }
   return states;
 }

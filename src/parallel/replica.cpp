@@ -32,6 +32,7 @@ void Replica::apply_step(std::int64_t iteration, double lr_multiplier) {
   if (scaler->enabled()) backend->scale(n, scaler->inverse_scale(), model->gradients());
   optimizer->step(model->parameters(), model->gradients(), iteration, lr_multiplier);
   if (scaler->dynamic()) scaler->on_good_step();
+  scaler->on_applied_step();
 }
 
 void Replica::on_overflow(int epoch, std::int64_t iteration) {

@@ -83,7 +83,7 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
     // outputs written at the previous epoch's end are not training time.
     last_report_time_ = epoch_start;
     const std::int64_t samples_before = progress_.samples_trained;
-    finite_score_in_epoch_ = first_round > 0;
+    applied_before_epoch_ = first_round > 0 ? -1 : local_applied_steps();
     std::int64_t next = 0;
     try {
       next = trainer_.run_epoch(epoch, first_round, progress_.iteration,
@@ -183,14 +183,15 @@ void FitLoop::check_score_finite(const SyncPoint& point, double score) {
   Model& model = trainer_.model(0);
   const bool parameters_finite = model.backend().all_finite(model.parameter_count(),
                                                             model.parameters());
-  if (std::isfinite(score)) finite_score_in_epoch_ = true;
-  // Every step skipped for a whole epoch (onNonFiniteLoss: skip): the parameters stay finite,
-  // but every loss from them is not, and the run went on "completed" at chance accuracy. The
-  // score is the job's, so every rank decides alike.
-  if (point.end_of_epoch && !finite_score_in_epoch_ && parameters_finite)
+  // Every step of a whole epoch skipped (onNonFiniteLoss: skip): the parameters stay finite,
+  // but every loss from them is not, and the run went on "completed" at chance accuracy. In
+  // synchronous mode every rank counts alike; averaging workers each judge their own, and the
+  // first rank that finds none applied ends the job.
+  if (point.end_of_epoch && applied_before_epoch_ >= 0 &&
+      local_applied_steps() == applied_before_epoch_ && parameters_finite)
     throw DivergenceError(fmt::format(
-        "epoch {}: no score of the epoch was finite; with onNonFiniteLoss: skip each such step "
-        "was skipped, so the epoch trained nothing; lower updater.learningRate",
+        "epoch {}: every step of the epoch was skipped, its loss or gradient not finite "
+        "(onNonFiniteLoss: skip), so the epoch trained nothing; lower updater.learningRate",
         epoch_number(point.epoch)));
   if (std::isfinite(score) && parameters_finite) return;
   // Early stopping's own condition ends such a run its way (the best model kept, exit 0).
@@ -365,6 +366,13 @@ std::vector<RankSummary> FitLoop::gather_ranks(const TrainOutcome& outcome) {
   if (outcome.exit_code == ExitCode::kDiverged || processes_.size() == 1) return {mine};
   std::vector<RankSummary> ranks = gather_rank_summaries(processes_, mine);
   return processes_.is_root() ? ranks : std::vector<RankSummary>{mine};
+}
+
+// The steps this process's workers applied.
+std::int64_t FitLoop::local_applied_steps() {
+  std::int64_t applied = 0;
+  for (int w = 0; w < trainer_.workers(); ++w) applied += trainer_.loss_scaler(w).applied_steps();
+  return applied;
 }
 
 // The steps this process's workers skipped for a non-finite loss or gradient.

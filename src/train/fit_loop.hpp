@@ -76,9 +76,11 @@ class FitLoop {
   // process's (-1: none). A run early stopping ends inside an epoch has trained past it.
   std::int64_t test_logged_iteration_ = -1;
   int stop_signal_ = 0;  // the signal that stopped the run, 0 if none
-  // Whether a score of the epoch in progress was finite (or the epoch was resumed part-way, and
-  // so is not judged): under onNonFiniteLoss: skip, an epoch without one trained nothing.
-  bool finite_score_in_epoch_ = true;
+  // The steps this process's workers had applied when the epoch in progress started, or -1 for
+  // an epoch resumed part-way (not judged): under onNonFiniteLoss: skip, an epoch of which none
+  // was applied trained nothing.
+  std::int64_t applied_before_epoch_ = -1;
+  std::int64_t local_applied_steps();
   std::int64_t skips_before_epoch_ = 0;  // local_non_finite_skips at the epoch's start
   RankSummary this_rank_;  // this process's place and set-up, for the end's summary
   // DL_TRAIN_TEST_SYNC_PAUSE_MS (tests only): a pause at each sync point, so that a signal sent

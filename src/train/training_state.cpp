@@ -326,13 +326,14 @@ void TrainingState::restore_updater_states(const CheckpointState& state, const s
 }
 
 // Each worker's scaler from the checkpoint (global worker g from the saved worker g modulo those
-// saved, as for updater states). A checkpoint written without loss scaling leaves the initial scale.
+// saved, as for updater states): a dynamic scale, and every scaler's counts of skipped steps. A
+// checkpoint written without loss scaling by an older dl-train saved none: the initial state.
 void TrainingState::restore_loss_scalers(const CheckpointState& state, const std::string& path) {
   std::vector<const std::string*> saved;  // saved[w]: worker w's state, for w = 0, 1, ...
   while (const std::string* s =
              metadata(state, kLossScalerKeyPrefix + std::to_string(saved.size())))
     saved.push_back(s);
-  if (saved.empty() || !trainer_.loss_scaler(0).dynamic()) return;
+  if (saved.empty()) return;
   for (int w = 0; w < trainer_.workers(); ++w) {
     try {
       const auto g = static_cast<std::size_t>(trainer_.global(w));

@@ -133,3 +133,22 @@ grep -q "^predict: skipped 1 in $WORK/short.csv (data.onBadFile: skip)" "$WORK/s
 head -1 "$WORK/skip-predict.csv" | grep -q "^index,line,predicted," || fail "predict header: $(head -1 "$WORK/skip-predict.csv")"
 sed -n 5p "$WORK/skip-predict.csv" | grep -q "^3,6," || fail "row 3: $(sed -n 5p "$WORK/skip-predict.csv" | cut -c1-40)"
 echo "ok: predict under onBadFile: skip names the row it left out"
+
+# Steps skipped as non-finite (onNonFiniteLoss: skip; three rows of 3e38 make their batches'
+# loss overflow) are counted over the whole run across a resume: the count travels in the
+# checkpoint (a resumed run counted only its own).
+awk -F, 'NR == 1 || NR > 1001 {print; next} NR == 2 || NR == 101 || NR == 201 {$2 = "3e38"} 1' OFS=, \
+  <(head -n 1001 "$WORK/train.csv") >"$WORK/train-overflow.csv"
+overflow=(--set onNonFiniteLoss=skip --set epochs=2 --set output.console=quiet --set l2=0 --set l2Bias=0)
+csv_run "$WORK/train-overflow.csv" "${overflow[@]}" --set "output.directory=$WORK/skip-whole" \
+  2>"$WORK/skip-whole.err" >/dev/null || fail "skipping steps: $(tail -2 "$WORK/skip-whole.err")"
+csv_run "$WORK/train-overflow.csv" "${overflow[@]}" --set epochs=1 \
+  --set "output.directory=$WORK/skip-resumed" >/dev/null 2>&1 || fail "the first epoch failed"
+csv_run "$WORK/train-overflow.csv" "${overflow[@]}" --set "output.directory=$WORK/skip-resumed" \
+  --resume >/dev/null 2>&1 || fail "the resumed epoch failed"
+whole=$(grep -o '"skipped_non_finite_steps": [0-9]*' "$WORK/skip-whole/summary.json" | head -1)
+resumed=$(grep -o '"skipped_non_finite_steps": [0-9]*' "$WORK/skip-resumed/summary.json" | head -1)
+[ "$whole" != '"skipped_non_finite_steps": 0' ] || fail "no step was skipped: $whole"
+[ "$whole" = "$resumed" ] || fail "skipped steps: $whole uninterrupted, $resumed resumed"
+cmp -s "$WORK/skip-whole/scores.csv" "$WORK/skip-resumed/scores.csv" || fail "skipping: scores differ"
+echo "ok: steps skipped as non-finite counted across a resume ($whole)"
