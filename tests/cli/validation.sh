@@ -28,6 +28,10 @@ grep -E "^([0-9:]{8} )?epoch [0-9]+/[0-9]+ done in .*train loss [0-9.]+ - accura
 [ "$(wc -l <"$WORK/epochs.txt")" = 2 ] || fail "expected 2 epoch lines"
 grep -q "test set (final model): accuracy" "$WORK/split.txt" || fail "no final test line"
 cat "$WORK/epochs.txt"
+# Resumed once it has ended, the run keeps its test set's "final" record in metrics.jsonl (the
+# resume cut it as it cut the records past its checkpoint, and then trained nothing).
+expect_ended_run_left_alone "$WORK/split-again.log" "$WORK/split" "$DL_TRAIN" "${args[@]}" --resume
+grep -q '"final": *true' "$WORK/split/metrics.jsonl" || fail "the final record is gone"
 # The jsonl console spells them as metrics.jsonl does (it wrote validation_accuracy).
 mapfile -t jargs < <(small_args "$WORK/data" "$WORK/split-jsonl" epochs=1 data.validationSplit=0.2 \
   output.console=jsonl)

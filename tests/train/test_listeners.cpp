@@ -207,8 +207,13 @@ TEST_CASE("metrics.jsonl: a resume keeps the epochs before the checkpoint's", "[
   dl::test::write_bytes(fixture.file("metrics.jsonl"),
                         "{\"epoch\":0,\"test_loss\":1.0}\n{\"epoch\":1,\"test_loss\":0.9}\n"
                         "{\"epoch\":2,\"test_loss\":0.8}\n{\"epoch\":3,\"test_l");
+  const std::string before = dl::test::read_bytes(fixture.file("metrics.jsonl"));
   auto metrics = dl::make_metrics_jsonl(fixture.context());
   metrics->on_checkpoint_restore(checkpoint_at(2, 40), "ckpt");
+  // Cut when training goes on, not before: a resume of a run that has ended trains nothing and
+  // must leave the file whole (its test set's "final" record was dropped).
+  CHECK(dl::test::read_bytes(fixture.file("metrics.jsonl")) == before);
+  metrics->on_start(dl::RunInfo{});
   CHECK(dl::test::read_bytes(fixture.file("metrics.jsonl")) ==
         "{\"epoch\":0,\"test_loss\":1.0}\n{\"epoch\":1,\"test_loss\":0.9}\n");
 }

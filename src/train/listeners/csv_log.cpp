@@ -91,9 +91,9 @@ void CsvLog::on_checkpoint_restore(const CheckpointState& state, const std::stri
                      quoted_path(path_), fmt::join(damage, ", "), state.iteration)
               << std::endl;
   }
-  // Unchanged (a resume of a run that has ended, a kill right after a checkpoint), it is left as
-  // it is, untouched.
-  if (kept != text) write_file_atomically(path_, kept);
+  // Written when training goes on (on_start): a resume of a run that has ended leaves the file
+  // as it is. Unchanged (a kill right after a checkpoint), it is not written.
+  if (kept != text) kept_ = std::move(kept);
 }
 
 void CsvLog::on_checkpoint_save(CheckpointState& state) {
@@ -103,6 +103,8 @@ void CsvLog::on_checkpoint_save(CheckpointState& state) {
 
 void CsvLog::on_start(const RunInfo&) {
   if (resumed_) {
+    if (kept_) write_file_atomically(path_, *kept_);
+    kept_.reset();
     file_ = std::make_unique<AppendFile>(path_);
     return;
   }

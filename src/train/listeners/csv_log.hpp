@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,7 @@ class CsvLog : public TrainingListener {
   std::string path_;
   std::string header_;
   bool resumed_ = false;
+  std::optional<std::string> kept_;  // the rows a resume keeps, until training goes on
   std::int64_t last_iteration_ = 0;  // of the last row written (kept, on resume); 0 for none
   std::unique_ptr<AppendFile> file_;
 };

@@ -51,9 +51,14 @@ class MetricsJsonl final : public TrainingListener {
           epoch->get<std::int64_t>() < state.epoch)
         kept += line + "\n";
     }
-    // Unchanged (a resume of a run that has ended, a checkpoint at an epoch's end), it is left
-    // as it is, untouched.
-    if (kept != *text) write_file_atomically(path_, kept);
+    // Written when training goes on (on_start): a resume of a run that has ended leaves the file
+    // as it is, its test set's "final" record too (it was dropped). Unchanged, it is not written.
+    if (kept != *text) kept_ = std::move(kept);
+  }
+
+  void on_start(const RunInfo&) override {
+    if (kept_) write_file_atomically(path_, *kept_);
+    kept_.reset();
   }
 
   void on_epoch_end(EpochEnd& event) override {
@@ -83,6 +88,7 @@ class MetricsJsonl final : public TrainingListener {
 
  private:
   std::string path_;
+  std::optional<std::string> kept_;  // the records a resume keeps, until training goes on
 };
 
 }  // namespace
