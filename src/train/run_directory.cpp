@@ -163,9 +163,13 @@ Contents read_contents(const std::string& path) {
       note_unusable(contents, unusable_file(it->path(), type));
       continue;
     }
-    // The lock and the claim (with a claim's temporary files) say who runs here, not what ran.
+    // The lock and the claim (with a claim's temporary files) say who runs here, not what ran;
+    // nor does the marker's temporary file, which a start killed while writing the marker left
+    // (it made every later start, resume and overwrite refuse the directory).
     const std::string base = without_temporary_suffix(name);
-    if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0) continue;
+    if (base == RunDirectory::kLockName || base.rfind(RunDirectory::kClaimName, 0) == 0 ||
+        (base == RunDirectory::kMarkerName && base != name))
+      continue;
     contents.has_run = true;
     if (name == RunDirectory::kCheckpointsName || name == RunDirectory::kTensorBoardName)
       note_unusable(contents, unusable_subdirectory(it->path(), type));

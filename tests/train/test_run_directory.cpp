@@ -345,6 +345,25 @@ TEST_CASE("a run's file that is a link, a FIFO or a folder is refused, nothing r
   fs::remove(shared);
 }
 
+TEST_CASE("a start killed while writing the marker leaves a directory a start may take") {
+  const fs::path dir = fresh_directory("dl-run-directory-marker-cut");
+  fs::create_directories(dir);
+  const std::string dead = std::to_string(dead_process_id());
+  touch(dir / (std::string(dl::RunDirectory::kMarkerName) + ".tmp-" + dead));
+  touch(dir / dl::RunDirectory::kLockName);
+  // Every way back was refused: "holds files (.dl-train-run.tmp-N) but no dl-train marker".
+  for (const auto existing : {dl::RunDirectory::Existing::kRefuse,
+                              dl::RunDirectory::Existing::kResume,
+                              dl::RunDirectory::Existing::kOverwrite})
+    CHECK_NOTHROW(dl::RunDirectory::check(dir.string(), existing));
+  {
+    dl::RunDirectory run(dir.string(), dl::RunDirectory::Existing::kRefuse);
+    CHECK(fs::is_regular_file(dir / dl::RunDirectory::kMarkerName));
+    CHECK(run.remove_stale_temporary_files() == 1);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a FIFO as the marker is no marker, and is not replaced") {
   const fs::path dir = fresh_directory("dl-run-directory-fifo-marker");
   fs::create_directories(dir);
