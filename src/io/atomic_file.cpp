@@ -165,9 +165,14 @@ void write_file_atomically(const std::string& path, const std::vector<ByteSpan>&
 
 void refuse_output_over_inputs(const std::string& output, const std::string& option,
                                const std::vector<NamedInput>& inputs) {
-  struct stat target {};
-  // lstat: what the rename would replace is the entry at `output` itself.
-  if (output.empty() || ::lstat(output.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return;
+  struct stat entry {}, target {};
+  // What the rename would replace is the entry at `output` itself: a regular file, or a link,
+  // which an input may name or be read through (a data file kept as a link to a shared copy:
+  // predict -o over it replaced the link, breaking the config's path). Either is compared by
+  // the file it reaches.
+  if (output.empty() || ::lstat(output.c_str(), &entry) != 0) return;
+  if (!S_ISREG(entry.st_mode) && !S_ISLNK(entry.st_mode)) return;
+  if (::stat(output.c_str(), &target) != 0 || !S_ISREG(target.st_mode)) return;
   for (const NamedInput& input : inputs) {
     struct stat read {};
     if (input.path.empty() || ::stat(input.path.c_str(), &read) != 0) continue;

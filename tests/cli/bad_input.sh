@@ -122,6 +122,12 @@ checkpoint=$(ls "$WORK/run3/checkpoints/"*.dlck | head -1)
 expect_failure 6 "--predictions names the run's own checkpoint-e" -- \
   "$DL_TRAIN" eval -m "$model" --predictions "$checkpoint"
 cmp -s "$WORK/run3/scores.csv" "$WORK/scores-before.csv" || fail "a refused output changed scores.csv"
+# An input read through a link (a data file kept as a link to a shared copy) is refused as an
+# output too: the rename replaced the link with the CSV, breaking the config's path.
+ln -s "$WORK/data/t10k-labels-idx1-ubyte.gz" "$WORK/labels-link.gz"
+expect_failure 6 "labels-link.gz: --predictions names the file this command reads as the config's data file" -- \
+  "$DL_TRAIN" eval -m "$model" --set "data.testLabels=$WORK/labels-link.gz" --predictions "$WORK/labels-link.gz"
+[ -L "$WORK/labels-link.gz" ] || fail "a refused output replaced the link to an input"
 expect_failure 6 "--output names the file this command reads as a run's log" -- \
   "$DL_TRAIN" report "$WORK/run3" -o "$WORK/run3/scores.csv"
 # report -o over a run's file it does not read (the model, a checkpoint, the marker) destroyed
