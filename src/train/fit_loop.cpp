@@ -75,6 +75,9 @@ TrainOutcome FitLoop::run(const RunInfo& info) {
   last_report_time_ = RunProgress::Clock::now();
   TrainOutcome outcome;
   outcome.run_directory = info.run_directory;
+  // The run's epochs, those before a resume too: resumed at an epoch's end and stopped in the
+  // next, it said "0 epoch(s)" of a run that had trained 2.
+  outcome.epochs_completed = info.start.epoch;
   std::string stopped_by = "completed";
   int epoch = info.start.epoch;
   for (std::int64_t first_round = info.start.round; epoch < max_epochs; ++epoch, first_round = 0) {

@@ -43,6 +43,24 @@ PY
 "$DL_TRAIN" "${args[@]}" --resume >"$WORK/resumed.log"
 cmp "$WORK/straight/scores.csv" "$WORK/killed/scores.csv" || fail "resumed score log differs"
 
+# Resumed at an epoch's end and stopped inside the next epoch, the run counts the epochs it
+# trained before the resume (it said "0 epoch(s)" of a run that had trained one).
+mapfile -t boundary < <(small_args "$WORK/data" "$WORK/boundary" epochs=1)
+"$DL_TRAIN" "${boundary[@]}" >/dev/null || fail "the first epoch failed"
+rows=$(grep -c . "$WORK/boundary/scores.csv")
+DL_TRAIN_TEST_SYNC_PAUSE_MS=10 "$DL_TRAIN" "${boundary[@]}" --set epochs=2 --resume \
+  >"$WORK/boundary.log" 2>&1 &
+pid=$!
+wait_for_lines "$WORK/boundary/scores.csv" $((rows + 2)) 200 0.05
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 143 ] || fail "resumed at an epoch's end, SIGTERM: exit $rc"
+grep -q '"epochs": 1,' "$WORK/boundary/summary.json" ||
+  fail "epochs of a run resumed at an epoch's end: $(grep '"epochs"' "$WORK/boundary/summary.json")"
+tail -1 "$WORK/boundary.log" | grep -q "^stopped by signal 15: 1 epoch(s)" ||
+  fail "the last line: $(tail -1 "$WORK/boundary.log")"
+
 # SIGUSR1 writes a checkpoint and training goes on to a normal end.
 mapfile -t usr1 < <(small_args "$WORK/data" "$WORK/usr1" epochs=2)
 DL_TRAIN_TEST_SYNC_PAUSE_MS=10 "$DL_TRAIN" "${usr1[@]}" >"$WORK/usr1.log" 2>&1 &
