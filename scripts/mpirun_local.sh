@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # mpirun for several ranks on this one machine (development, tests, CI containers):
-#   scripts/mpirun_local.sh -np 2 build/src/cli/dl-train --config examples/lenet.yaml
+#   scripts/mpirun_local.sh -np 2 build/dl-train --config configs/mnist.yaml
 # The arguments go to mpirun after the flags below. With Open MPI they are:
 #   --oversubscribe   more ranks than cores is allowed (CI machines have two)
 #   --bind-to none    Open MPI binds each rank to one core when there are 2 or fewer ranks, but a

@@ -27,6 +27,7 @@
 #include "io/atomic_file.hpp"
 #include "io/checkpoint.hpp"
 #include "nn/model.hpp"
+#include "parallel/launcher_env.hpp"
 #include "parallel/parallel_trainer.hpp"
 #include "parallel/process_group.hpp"
 #include "parallel/thread_budget.hpp"
@@ -50,7 +51,10 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   options.processes = &processes;
   ConsoleWriter& console = ConsoleWriter::start(STDOUT_FILENO, &signals.stop_signal);
   options.log = &console.stream();
-  options.log_is_terminal = isatty(STDOUT_FILENO) == 1;
+  // Under a launcher (mpirun, srun) standard output is the launcher's forwarding, a terminal
+  // of its own even when the job's log is a file: the console's auto mode writes lines there,
+  // not a bar redrawn with carriage returns in the log.
+  options.log_is_terminal = isatty(STDOUT_FILENO) == 1 && !detect_launcher();
   const TrainOutcome outcome = train(config, options);
   // A reader that does not take the last lines in this time has stopped reading (a pager left
   // open, a stalled log shipper); the run's files are complete, so it ends without them, saying

@@ -17,6 +17,10 @@ mapfile -t ranks < <(small_args "$WORK/data" "$WORK/ranks" "${common[@]}" parall
 grep -q "processes: MPI" "$WORK/ranks.log" || fail "the ranks did not form one MPI group: $(head "$WORK/ranks.log")"
 grep -q "global workers: 2" "$WORK/ranks.log" || fail "expected 2 global workers"
 [ "$(grep -c '^done:' "$WORK/ranks.log")" = 1 ] || fail "only rank 0 should report"
+# output.console: auto writes lines into a job's log under mpirun, whose forwarding is a
+# terminal of its own: the log held a progress bar redrawn with carriage returns.
+! grep -q $'\r' "$WORK/ranks.log" || fail "the log under mpirun holds a redrawn progress bar"
+grep -qE "epoch 1/1 done in" "$WORK/ranks.log" || fail "no epoch line in the log under mpirun"
 "$COMPARE_MODELS" "$WORK/threads/model.dlm" "$WORK/ranks/model.dlm" 1e-5 ||
   fail "2 ranks x 1 worker differ from 1 process x 2 workers"
 
