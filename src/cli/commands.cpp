@@ -223,9 +223,15 @@ int run_inspect(const std::string& model_path, bool json) {
   // Escaped as --json escapes them: a file's strings are whatever its bytes are, and one holding
   // a newline or a terminal's escape sequence printed lines no file holds, or worked the
   // terminal.
-  for (const auto& [key, value] : state.metadata)
-    std::cout << "metadata." << message_text::escaped(key) << ": " << message_text::escaped(value)
+  // A value of many lines (the checkpoint's copy of its config) is counted here, whole in --json.
+  constexpr std::size_t kMostLines = 1;
+  for (const auto& [key, value] : state.metadata) {
+    const auto lines = static_cast<std::size_t>(std::count(value.begin(), value.end(), '\n'));
+    std::cout << "metadata." << message_text::escaped(key) << ": "
+              << (lines > kMostLines ? fmt::format("({} lines; --json holds them)", lines)
+                                     : message_text::escaped(value))
               << "\n";
+  }
   return 0;
 }
 

@@ -33,8 +33,12 @@ void flatten(const YAML::Node& node, const std::string& key,
 }  // namespace
 
 std::map<std::string, std::string> flat_config(const Config& config) {
+  return flat_config_dump(dump_config_yaml(config));
+}
+
+std::map<std::string, std::string> flat_config_dump(const std::string& dump) {
   std::map<std::string, std::string> values;
-  flatten(YAML::Load(dump_config_yaml(config)), "", values);
+  flatten(YAML::Load(dump), "", values);
   return values;
 }
 

@@ -33,6 +33,8 @@ std::string dump_config_yaml(const Config& config);
 // dump_config_yaml's values by dotted path ("updater.learningRate", "layers.0.dense.nOut"), a
 // null one as "~": for naming the keys in which two configs differ.
 std::map<std::string, std::string> flat_config(const Config& config);
+// The same of a dump's text (a checkpoint's copy); throws YAML::Exception on text that is not.
+std::map<std::string, std::string> flat_config_dump(const std::string& dump);
 
 // A stable 64-bit hash (FNV-1a) of dump_config_yaml's text: equal configs hash equal whatever
 // file they came from; checkpoints and ranks compare it.

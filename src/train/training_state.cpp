@@ -3,7 +3,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <exception>
 #include <limits>
+#include <map>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -25,6 +29,9 @@ constexpr const char* kEpochSumsKey = "epoch_train_sums";
 constexpr const char* kEpochPositionKey = "epoch_position";
 // The last score reported (RunProgress::last_score), exactly: "0.12345678901234568", "nan".
 constexpr const char* kLastScoreKey = "last_score";
+// The resolved config the checkpoint was written under (dump_config_yaml), for naming what a
+// resume changed.
+constexpr const char* kResolvedConfigKey = "resolved_config";
 // Followed by the global worker's index: "loss_scaler.0", "loss_scaler.1", ...
 constexpr const char* kLossScalerKeyPrefix = "loss_scaler.";
 // Config::deterministic and worker 0's Backend::convolution_algorithms(): a resume says when they
@@ -151,6 +158,7 @@ CheckpointState TrainingState::capture(const std::string& kind, const RunPositio
   }
   for (const auto& [key, value] : run_metadata_) state.metadata[key] = value;
   state.metadata[kDeterministicKey] = config_.deterministic ? "true" : "false";
+  if (kind == kCheckpointKind) state.metadata[kResolvedConfigKey] = dump_config_yaml(config_);
   const std::string algorithms = model.backend().convolution_algorithms();
   if (!algorithms.empty()) state.metadata[kConvolutionAlgorithmsKey] = algorithms;
   state.metadata[kTrainSecondsKey] = fmt::format("{:.6f}", progress_.run_seconds());
@@ -186,8 +194,7 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   }
   RunPosition position{static_cast<int>(state.epoch), state.round_in_epoch, state.iteration};
   check_data_order(state, path, position, log);
-  if (state.config_hash != config_hash(config_))
-    log.push_back("resume: note: the config differs from the one the checkpoint was saved with");
+  if (state.config_hash != config_hash(config_)) log.push_back(config_change_note(state));
   note_changed_algorithms(state, log);
   model.upload_parameters(state.parameters.data());
   trainer_.replicate_parameters();
@@ -207,6 +214,37 @@ RunPosition TrainingState::restore(const CheckpointState& state, const std::stri
   log.push_back(fmt::format("resume: {} ({}, iteration {})", path,
                             describe_position(position.epoch, position.round), position.iteration));
   return position;
+}
+
+// "resume: note: the config differs from the one the checkpoint was saved with", naming the
+// keys from the checkpoint's copy of its config (a checkpoint written before it kept one names
+// none): a copied run directory's output.directory, a changed console.
+std::string TrainingState::config_change_note(const CheckpointState& state) const {
+  constexpr std::size_t kKeysNamed = 3;
+  std::string note = "resume: note: the config differs from the one the checkpoint was saved with";
+  const std::string* saved_text = metadata(state, kResolvedConfigKey);
+  if (saved_text == nullptr) return note;
+  std::map<std::string, std::string> saved;
+  try {
+    saved = flat_config_dump(*saved_text);
+  } catch (const std::exception&) {
+    return note;  // a damaged copy names nothing; the run goes on as before
+  }
+  const std::map<std::string, std::string> now = flat_config(config_);
+  std::vector<std::string> changes;
+  for (const auto& [key, value] : now) {
+    const auto before = saved.find(key);
+    const std::string was = before == saved.end() ? "(none)" : before->second;
+    if (was != value) changes.push_back(fmt::format("{}: {} -> {}", key, was, value));
+  }
+  for (const auto& [key, value] : saved)
+    if (now.count(key) == 0) changes.push_back(fmt::format("{}: {} -> (none)", key, value));
+  if (changes.empty()) return note;
+  note += ": ";
+  for (std::size_t i = 0; i < changes.size() && i < kKeysNamed; ++i)
+    note += (i == 0 ? "" : ", ") + changes[i];
+  if (changes.size() > kKeysNamed) note += fmt::format(" and {} more", changes.size() - kKeysNamed);
+  return note;
 }
 
 // Not refused: the run goes on correctly, but its bits may differ from an uninterrupted run's.

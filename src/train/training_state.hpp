@@ -96,6 +96,7 @@ class TrainingState {
   void restore_updater_states(const CheckpointState& state, const std::string& path);
   void restore_loss_scalers(const CheckpointState& state, const std::string& path);
   void note_changed_algorithms(const CheckpointState& state, std::vector<std::string>& log) const;
+  std::string config_change_note(const CheckpointState& state) const;
 
   const Config& config_;
   ParallelTrainer& trainer_;

@@ -71,3 +71,15 @@ case "$help_line" in
   *) fail "--help's --restart-epoch line: $help_line" ;;
 esac
 echo "ok: straight and resumed runs agree; accuracy $accuracy; changed batch size refused"
+
+# A resume under a changed config names the keys that changed (from the checkpoint's copy of its
+# config): a copied run directory's output.directory and a changed console. It said only that the
+# config differs.
+mapfile -t original < <(small_args "$WORK/data" "$WORK/original" epochs=1 output.console=quiet)
+"$DL_TRAIN" "${original[@]}" >/dev/null 2>&1 || fail "the run to copy failed"
+cp -r "$WORK/original" "$WORK/copied"
+mapfile -t copied < <(small_args "$WORK/data" "$WORK/copied" epochs=2 output.console=epochs)
+"$DL_TRAIN" "${copied[@]}" --resume >"$WORK/copied.log" 2>&1 || fail "resuming the copy failed"
+grep -q "^resume: note: the config differs from the one the checkpoint was saved with: epochs: 1 -> 2, output.console: quiet -> epochs, output.directory: .*original -> .*copied$" \
+  "$WORK/copied.log" || fail "the changed keys are not named: $(grep 'resume: note' "$WORK/copied.log")"
+echo "ok: a resume names the config keys that changed"
