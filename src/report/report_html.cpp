@@ -69,9 +69,10 @@ std::string charts(const std::vector<RunRecord>& runs) {
   LineChart loss{"Training loss per iteration", "iteration", "loss", {}};
   LineChart epoch_loss{"Loss per epoch", "epoch", "loss", {}};
   LineChart accuracy{accuracy_title(runs), "epoch", "", {}};
-  epoch_loss.whole_x = accuracy.whole_x = true;
   LineChart rate{"Learning rate", "iteration", "learning rate", {}};
   LineChart speed{"Throughput", "iteration", "images/s", {}};
+  // Epochs and iterations are counted: a run of few of them had ticks at 1.95 and 2.05.
+  loss.whole_x = epoch_loss.whole_x = accuracy.whole_x = rate.whole_x = speed.whole_x = true;
   for (const RunRecord& run : runs) {
     const std::string set = evaluated_set(run);
     loss.series.push_back({label(run, ""), run.loss, false});
@@ -179,6 +180,10 @@ std::string confusion(const RunRecord& run) {
   const auto it =
       run.evaluation.is_object() ? run.evaluation.find("confusion") : run.evaluation.end();
   if (!run.evaluation.is_object() || it == run.evaluation.end() || !it->is_array()) {
+    // A damaged evaluation.json is not "no evaluation yet": the note at the page's end says why.
+    for (const std::string& why : run.left_out)
+      if (why.rfind(run_files::kEvaluationJson, 0) == 0)
+        return fmt::format("<p class=\"muted\">Not shown: {}.</p>\n", escape_html(why));
     return run.validation ? "<p class=\"muted\">The test set is evaluated once, by the final "
                             "model, when the run ends.</p>\n"
                           : "<p class=\"muted\">No evaluation yet.</p>\n";

@@ -161,14 +161,22 @@ std::string svg_line_chart(const LineChart& chart) {
     const char* color = kColors[i % std::size(kColors)];
     std::string path;
     bool pen_down = false;
-    for (const SeriesPoint& p : thinned(s.points)) {
+    const std::vector<SeriesPoint> points = thinned(s.points);
+    const auto finite_at = [&](std::size_t k) {
+      return k < points.size() && std::isfinite(points[k].y);
+    };
+    for (std::size_t k = 0; k < points.size(); ++k) {
+      const SeriesPoint& p = points[k];
       if (!std::isfinite(p.y)) {
         pen_down = false;
         continue;
       }
       path += fmt::format("{}{:.1f},{:.1f} ", pen_down ? "L" : "M", px(p.x), py(p.y));
+      // A point with no finite neighbour draws no line: a marker shows it (a run of one report
+      // had empty charts).
+      const bool alone = !pen_down && !finite_at(k + 1);
       pen_down = true;
-      if (s.markers)
+      if (s.markers || alone)
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>", px(p.x),
                            py(p.y), color);
     }

@@ -19,7 +19,7 @@ struct LineChart {
   std::string title, x_label, y_label;
   std::vector<ChartSeries> series;
   int width = 560, height = 260;
-  bool whole_x = false;  // x ticks only at whole numbers (epochs)
+  bool whole_x = false;  // x ticks only at whole numbers (epochs, iterations)
 };
 
 std::string svg_line_chart(const LineChart& chart);

@@ -149,7 +149,7 @@ TEST_CASE("evaluation.json and metrics.jsonl of other shapes than training write
     const dl::RunRecord run = dl::read_run_record(dir.path());
     REQUIRE(run.left_out.size() == 1);
     CHECK_THAT(run.left_out[0], StartsWith(std::string("evaluation.json: ") + why));
-    CHECK_THAT(dl::render_report({run}), Contains("No evaluation yet"));
+    CHECK_THAT(dl::render_report({run}), Contains("Not shown: evaluation.json: "));
   }
   // A record whose epoch or iteration is not a count: left out, like a line that is not JSON
   // (it ended the report with the JSON library's type error, exit 1).
@@ -219,6 +219,28 @@ TEST_CASE("a long series is thinned to a few thousand points, its last one kept"
   CHECK(segments > 1000);
   CHECK(segments < 2100);
   CHECK_THAT(svg, Contains("100000"));  // the x axis reaches the last iteration
+}
+
+TEST_CASE("a point with no neighbour is drawn, on whole-numbered ticks", "[report]") {
+  // One report (a run of two iterations), and one point between gaps: a line of one point was
+  // not drawn, and its iteration axis had ticks at 1.95 and 2.05.
+  dl::LineChart chart{"loss", "iteration", "loss", {}};
+  chart.whole_x = true;
+  chart.series.push_back({"loss", {{2.0, 0.5}}, false});
+  std::string svg = dl::svg_line_chart(chart);
+  CHECK(std::count(svg.begin(), svg.end(), 'L') == 0);
+  CHECK_THAT(svg, Contains("<circle"));
+  CHECK_THAT(svg, !Contains(">1.95<") && !Contains(">2.05<"));
+  chart.series.front().points = {{1.0, 0.5}, {2.0, std::nan("")}, {3.0, 0.4}, {4.0, 0.3}};
+  svg = dl::svg_line_chart(chart);
+  const auto circles = [](const std::string& text) {
+    std::size_t count = 0;
+    for (std::size_t at = text.find("<circle"); at != std::string::npos;
+         at = text.find("<circle", at + 1))
+      ++count;
+    return count;
+  };
+  CHECK(circles(svg) == 1);  // the first point alone; the last two are joined by a line
 }
 
 TEST_CASE("the report names the classes where evaluation.json does", "[report]") {
