@@ -140,21 +140,8 @@ done
 cmp -s "$model" "$WORK/model-before.dlm" || fail "a refused output changed the model"
 # A model whose weights are NaN (its checksums made valid again) is refused by the commands that
 # compute with it: predict wrote class 0 beside NaN probabilities, exit 0.
-"$PYTHON3" - "$model" "$WORK/nan-model.dlm" <<'PY' || fail "could not write the NaN model"
-import struct, sys, zlib
-data = open(sys.argv[1], "rb").read()
-(sections,) = struct.unpack_from("<I", data, 12)
-out, at = bytearray(data[:20]), 20
-for _ in range(sections):
-    tag, (length,) = data[at : at + 4], struct.unpack_from("<Q", data, at + 4)
-    payload = data[at + 16 : at + 16 + length]
-    at += 16 + length
-    if tag == b"PARM":
-        payload = struct.pack("<f", float("nan")) * (length // 4)
-    head = tag + struct.pack("<Q", len(payload))
-    out += head + struct.pack("<I", zlib.crc32(head + payload)) + payload
-open(sys.argv[2], "wb").write(out)
-PY
+"$PYTHON3" "$DL_SOURCE_DIR/tests/tools/edit_checkpoint.py" "$model" "$WORK/nan-model.dlm" nan-parameters ||
+  fail "could not write the NaN model"
 expect_failure 4 "nan-model.dlm: [0-9]+ of its [0-9]+ parameters are not finite" -- \
   "$DL_TRAIN" predict -m "$WORK/nan-model.dlm" -c "$WORK/run3/config.resolved.yaml" \
   -i "$WORK/data/t10k-images-idx3-ubyte.gz" -o "$WORK/nan-predictions.csv"

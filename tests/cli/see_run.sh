@@ -243,8 +243,8 @@ echo "ok: console modes, TensorBoard, report, provenance, --version, --json"
 # A file's strings are whatever its bytes are: inspect prints a metadata entry holding a newline
 # and a terminal's escape sequence escaped, one line, as --json does (they were printed raw:
 # lines the file does not hold, and red text).
-"$PY" "$DL_SOURCE_DIR/tests/tools/add_checkpoint_metadata.py" "$WORK/run/model.dlm" \
-  "$WORK/odd.dlm" "$(printf 'odd\nkey' | od -An -tx1 | tr -d ' \n')" \
+"$PY" "$DL_SOURCE_DIR/tests/tools/edit_checkpoint.py" "$WORK/run/model.dlm" \
+  "$WORK/odd.dlm" metadata "$(printf 'odd\nkey' | od -An -tx1 | tr -d ' \n')" \
   "$(printf '\033[31mred\377' | od -An -tx1 | tr -d ' \n')"
 "$DL_TRAIN" inspect --model "$WORK/odd.dlm" >"$WORK/odd.txt"
 grep -qxF 'metadata.odd\nkey: \x1b[31mred\xff' "$WORK/odd.txt" ||
