@@ -19,11 +19,11 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "core/memory_limits.hpp"
-#include "core/out_of_memory.hpp"
 #include "io/atomic_file.hpp"
 #include "io/byte_codec.hpp"
 #include "io/file_access.hpp"
+#include "io/network_signature.hpp"
+#include "io/section_buffer.hpp"
 
 namespace dl {
 
@@ -318,42 +318,7 @@ void check_not_sparse(const InputFile& file, const std::string& path, const char
       path, tag, length, file.allocated_bytes()));
 }
 
-// Sizes `buffer` for a section of `bytes` bytes; a file larger than memory allows is an
-// out-of-memory error naming the file and the size (it said only "out of memory" with a training
-// run's advice).
-template <class T>
-void resize_for_section(std::vector<T>& buffer, std::uint64_t count, const std::string& context,
-                        std::uint64_t bytes) {
-  try {
-    buffer.resize(static_cast<std::size_t>(count));
-  } catch (const std::bad_alloc&) {
-    const MemoryLimit memory = host_memory_limit();
-    throw Error(
-        ExitCode::kOutOfMemory,
-        fmt::format("out of memory reading {} ({}; {} of host memory may be used: {}); read "
-                    "the file where more memory is free",
-                    context, format_bytes(bytes), format_bytes(memory.bytes), memory.source));
-  }
-}
-
 }  // namespace
-
-std::optional<std::uint64_t> signature_parameter_count(const std::string& signature) {
-  if (signature.empty()) return std::nullopt;
-  std::uint64_t total = 0;
-  std::size_t start = 0;
-  while (start <= signature.size()) {
-    const std::size_t end = std::min(signature.find(',', start), signature.size());
-    const std::size_t colon = signature.rfind(':', end == 0 ? 0 : end - 1);
-    if (colon == std::string::npos || colon < start || colon + 1 >= end) return std::nullopt;
-    const std::string digits = signature.substr(colon + 1, end - colon - 1);
-    if (digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18)
-      return std::nullopt;
-    total += std::stoull(digits);
-    start = end + 1;
-  }
-  return total;
-}
 
 CheckpointState read_checkpoint(const std::string& path) {
   InputFile file(path);

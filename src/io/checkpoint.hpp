@@ -64,8 +64,4 @@ void write_checkpoint(const std::string& path, const CheckpointState& state);
 // before allocating anything for them).
 CheckpointState read_checkpoint(const std::string& path);
 
-// The parameter count a network signature ("convolution:520,subsampling:0,...") states, or
-// nothing for a signature of another form (an empty one: a file of an older dl-train).
-std::optional<std::uint64_t> signature_parameter_count(const std::string& signature);
-
 }  // namespace dl

@@ -30,7 +30,9 @@ class FitLoop {
 
  private:
   template <class Event>
-  void notify(void (TrainingListener::*handler)(Event&), Event& event);
+  void notify(void (TrainingListener::*handler)(Event&), Event& event) {
+    for (const auto& listener : listeners_) ((*listener).*handler)(event);
+  }
   SyncAction on_sync_point(const SyncPoint& point);
   void report_scores(SyncEvent& event);
   // A score that is not finite stops the run as diverged (exit 5): under onNonFiniteLoss: stop

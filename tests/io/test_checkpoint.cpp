@@ -9,6 +9,7 @@
 #include "core/random.hpp"
 #include "file_size_limit.hpp"
 #include "io/checkpoint.hpp"
+#include "io/network_signature.hpp"
 #include "temp_directory.hpp"
 
 namespace dl {
