@@ -128,6 +128,12 @@ int run_predict(const PredictOptions& options) {
   images.set_pipeline(saved.input);
   // A folder of class folders is labelled by them: they must be the model's classes.
   const std::vector<std::string>& folder_classes = images.origin().class_names;
+  // A model trained on numbered classes (IDX, CIFAR) has no names to match folders against.
+  if (!folder_classes.empty() && saved.class_names.empty())
+    throw DataError(fmt::format(
+        "{}: its images are in class folders ({}), but the model was trained on numbered "
+        "classes (data.format: {}), which no folder names; give a folder of the images alone",
+        options.input_path, fmt::join(folder_classes, ", "), data_format(config.data.format).name));
   if (!folder_classes.empty() && folder_classes != saved.class_names)
     throw DataError(fmt::format(
         "{}: its class folders ({}) are not the classes the model was "

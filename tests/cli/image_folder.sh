@@ -63,6 +63,10 @@ echo "ok: predict on one JPEG: $(cut -d, -f1-3 "$WORK/predict.csv" | tail -1)"
 grep -q "predict: $test_count images from $WORK/folder/test (28x28), accuracy $(printf '%.4f' "$folder_accuracy")" \
   "$WORK/predict.err" || fail "predict on the folder: $(cat "$WORK/predict.err")"
 echo "ok: predict on the test folder: $(cat "$WORK/predict.err")"
+# A model trained on numbered classes (IDX) has no names for class folders: said so (it said the
+# folders "are not the classes the model was trained on ()").
+expect_failure 3 "folder/test: its images are in class folders \(.*\), but the model was trained on numbered classes \(data.format: idx\)" -- \
+  "$DL_TRAIN" predict -m "$WORK/run-idx/model.dlm" -i "$WORK/folder/test" --input-format imagefolder
 # Each row names its file under the folder, so rows match files whatever was left out.
 grep -q "^1,Ankle_boot/[^,]*\.png,[0-9],[A-Za-z_-]*,0\?[.0-9e-]*," "$WORK/folder.csv" ||
   fail "predict rows do not name their files: $(sed -n 2,3p "$WORK/folder.csv")"
