@@ -41,6 +41,7 @@ int run_train(const CommonOptions& common, const TrainFlags& flags, ProcessGroup
   const Config config = load_config_file(common.config_path, common.overrides);
   // Given back when this returns or throws: nothing reads the signals' atomics after the run.
   SignalHandlers handlers;
+  if (processes.size() > 1) handlers.name_rank(processes.rank());
   SignalState& signals = handlers.state();
   TrainOptions options;
   options.resume = flags.resume;

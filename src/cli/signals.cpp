@@ -7,7 +7,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <iostream>
 #include <thread>
 
@@ -20,14 +23,24 @@ namespace {
 
 SignalState g_state;
 
+// The second interrupt's line, written by the handler as it is (write(2) is all a handler may
+// call): composed beforehand, with the rank where the job has several.
+constexpr char kSecondInterruptText[] =
+    "a second interrupt: stopped at once, without the checkpoint of the first; --resume "
+    "continues from the last one written\n";
+char g_second_interrupt_line[sizeof kSecondInterruptText + 32] = "";
+
+void compose_second_interrupt_line(const char* who) {
+  std::snprintf(g_second_interrupt_line, sizeof g_second_interrupt_line, "\ndl-train: %s%s", who,
+                kSecondInterruptText);
+}
+
 void on_stop_signal(int signal_number) {
   // A second interrupt means "now": the user has seen the first one being honoured too slowly.
   if (signal_number == SIGINT && g_state.stop_signal.load() == SIGINT) {
-    // write(2) is all a handler may call; a job's log must still say why the run ended here.
-    static constexpr char kLine[] =
-        "\ndl-train: a second interrupt: stopped at once, without the checkpoint of the first; "
-        "--resume continues from the last one written\n";
-    [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, kLine, sizeof kLine - 1);
+    // A job's log must still say why the run ended here.
+    [[maybe_unused]] const ssize_t written =
+        ::write(STDERR_FILENO, g_second_interrupt_line, std::strlen(g_second_interrupt_line));
     _exit(static_cast<int>(ExitCode::kInterrupted));
   }
   g_state.stop_signal.store(signal_number);
@@ -56,6 +69,7 @@ void SignalHandlers::install(int signal_number, void (*handler)(int)) {
 // its checkpoint. A thread started before this call (the standard error writer) may still take a
 // signal; it computes nothing.
 SignalHandlers::SignalHandlers() {
+  compose_second_interrupt_line("");
   install(SIGTERM, on_stop_signal);
   // Started under nohup (SIGHUP ignored), the job asked to outlive its terminal; started in the
   // background by a script (`dl-train ... &`: SIGINT ignored), it asked not to be stopped by the
@@ -98,6 +112,11 @@ void SignalHandlers::restore() {
 
 SignalState& SignalHandlers::state() {
   return g_state;
+}
+
+void SignalHandlers::name_rank(int rank) {
+  const std::string who = "rank " + std::to_string(rank) + ": ";
+  compose_second_interrupt_line(who.c_str());
 }
 
 void pause_before_exit_for_tests() {

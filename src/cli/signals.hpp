@@ -36,6 +36,9 @@ class SignalHandlers {
 
   // What the handlers set; it lives for the whole process.
   SignalState& state();
+  // A job of several processes: the line a second interrupt writes names this one's rank, as
+  // every other message of the job does.
+  void name_rank(int rank);
 
  private:
   void install(int signal_number, void (*handler)(int));
