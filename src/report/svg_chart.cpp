@@ -136,7 +136,8 @@ std::string svg_line_chart(const LineChart& chart) {
         kLeft, kLeft + plot_w, py(t), kLeft - 6, py(t) + 4, tick_label(t));
   }
   for (double t : nice_ticks(xs.low, xs.high, 6)) {
-    if (chart.whole_x && t != std::floor(t)) continue;
+    // Ticks are sums of a step (0.2 five times is not 1.0 exactly): whole within rounding.
+    if (chart.whole_x && std::abs(t - std::round(t)) > 1e-9 * std::max(1.0, std::abs(t))) continue;
     svg += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"middle\">{}"
         "</text>\n",

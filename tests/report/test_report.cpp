@@ -241,6 +241,12 @@ TEST_CASE("a point with no neighbour is drawn, on whole-numbered ticks", "[repor
     return count;
   };
   CHECK(circles(svg) == 1);  // the first point alone; the last two are joined by a line
+  // Two epochs: both whole ticks shown (the second was summed to 2.0000000000000004 and left
+  // out, so a 2-epoch chart labelled epoch 1 alone).
+  chart.series.front().points = {{1.0, 0.5}, {2.0, 0.4}};
+  svg = dl::svg_line_chart(chart);
+  CHECK_THAT(svg, Contains("text-anchor=\"middle\">1</text>") &&
+                      Contains("text-anchor=\"middle\">2</text>"));
 }
 
 TEST_CASE("the report names the classes where evaluation.json does", "[report]") {
