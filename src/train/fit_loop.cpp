@@ -172,8 +172,11 @@ void FitLoop::check_score_finite(const SyncPoint& point, double score) {
   // but every loss from them is not, and the run went on "completed" at chance accuracy. In
   // synchronous mode every rank counts alike; averaging workers each judge their own, and the
   // first rank that finds none applied ends the job.
-  if (point.end_of_epoch && applied_before_epoch_ >= 0 &&
-      local_applied_steps() == applied_before_epoch_ && parameters_finite)
+  // Only skip's rule: dynamic loss scaling's overflows are steps not applied too, and have
+  // their own end (the scale falling below its minimum).
+  if (config_.onNonFiniteLoss == NonFiniteAction::kSkip && point.end_of_epoch &&
+      applied_before_epoch_ >= 0 && local_applied_steps() == applied_before_epoch_ &&
+      parameters_finite)
     throw DivergenceError(fmt::format(
         "epoch {}: every step of the epoch was skipped, its loss or gradient not finite "
         "(onNonFiniteLoss: skip), so the epoch trained nothing; lower updater.learningRate",
